@@ -1,7 +1,7 @@
 """The paper-scale DiffUse sweep on WMT23 en-de: all pairs x 10 seeds x 40 budgets (5..200).
 
 Target: <= 120 s on 2 cores once embeddings are cached. The script first warms the embedding cache
-(timed separately), then runs ``evalsift.sim.pairwise_bench`` with ``diffuse`` and ``random`` over
+(timed separately), then runs ``evalsift.bench.pairwise_bench`` with ``diffuse`` and ``random`` over
 every pair, and prints the sweep time and its ratio to the 120 s target.
 
 For a ratio against a baseline on the same data, it also runs a re-clustering DiffUse (one
@@ -32,7 +32,7 @@ from evalsift.embed import embed_texts  # noqa: E402
 from evalsift.io import load  # noqa: E402
 from evalsift.select import DiffUse, selector  # noqa: E402
 from evalsift.select.diffuse import pick_representative  # noqa: E402
-from evalsift.sim import pairwise_bench  # noqa: E402
+from evalsift.bench import pairwise_bench  # noqa: E402
 
 BUDGETS = list(range(5, 201, 5))
 TARGET_S = 120.0

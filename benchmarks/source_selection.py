@@ -1,7 +1,7 @@
 """Source-based selection on real data: an artificial crowd and a distilled estimator (Zouhar et al. 2025, Sec. 4).
 
 Both answer "which items should I have judged before my systems have produced outputs?". Every
-number below comes from ``evalsift.sim.subset_bench`` (80% item subsamples, one per seed; random's
+number below comes from ``evalsift.bench.subset_bench`` (80% item subsamples, one per seed; random's
 targets from seeds disjoint from the evaluated ones; Kendall tau-b and cluster count;
 "needed to match" by the first-crossing rule and the stays-above rule, 1.0 = random, lower = better).
 
@@ -67,7 +67,7 @@ from evalsift.pool import Pool  # noqa: E402
 from evalsift.select import build_selector, selector  # noqa: E402
 from evalsift.select.source import ArtificialCrowd, Distilled  # noqa: E402
 from evalsift.select.utility import UtilitySelector  # noqa: E402
-from evalsift.sim.subset import subset_bench  # noqa: E402
+from evalsift.bench.subset import subset_bench  # noqa: E402
 from evalsift.stats import spearman, standard_error  # noqa: E402
 
 WMT = "wmt23/mt-metrics-eval-v2/wmt23/en-de"
@@ -413,7 +413,7 @@ def main() -> None:
         print_cross(cross)
 
     res = {"settings": {k: v for k, v in vars(args).items() if k != "quiet"},
-           "protocol": "evalsift.sim.subset_bench: 80% subsamples, Kendall tau-b / cluster count, needed to match "
+           "protocol": "evalsift.bench.subset_bench: 80% subsamples, Kendall tau-b / cluster count, needed to match "
                        "(first crossing and stays-above rules; 1.0 = random)",
            "artificial_crowd": crowd, "distilled_within_wmt23": within, "distilled_cross": cross,
            "total_s": round(time.perf_counter() - t0, 1)}

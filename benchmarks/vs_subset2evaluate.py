@@ -26,7 +26,7 @@ One run measures:
    - a ladder that re-implements their protocol with evalsift's statistics and then changes one
      protocol choice at a time (Wilcoxon mode, identical-systems rule, chaining rule, crossing
      rule, whose orderings), so the size of each effect can be read off;
-   - ours: ``evalsift.sim.subset.subset_bench`` with Spearman and Kendall, on the whole pool and
+   - ours: ``evalsift.bench.subset.subset_bench`` with Spearman and Kendall, on the whole pool and
      with its default 80% subsample x 10 seeds.
 
    The ladder's first step (L0) reproduces their clusters and Kendall numbers exactly. Their Spearman
@@ -68,7 +68,7 @@ from evalsift.io import load  # noqa: E402
 from evalsift.pool import Pool  # noqa: E402
 from evalsift.select import make_selector  # noqa: E402
 from evalsift.select.utility import utilities_of  # noqa: E402
-from evalsift.sim.subset import subset_bench  # noqa: E402
+from evalsift.bench.subset import subset_bench  # noqa: E402
 from evalsift.stats import (kendall_tau_b, kendall_tau_b_rows, needed_to_match, prefix_cluster_counts,  # noqa: E402
                             signed_rank_p_values, spearman, spearman_rows, standard_error)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import evalsift.embed
+import evalsift
 from evalsift.embed import (
     CACHE_FILENAME,
     CacheWarning,
@@ -28,7 +28,7 @@ from evalsift.embed import (
 )
 from evalsift.errors import DataError, ParameterError, UnknownNameError
 
-SRC = Path(evalsift.embed.__file__).resolve().parents[1]  # the src folder evalsift was imported from
+SRC = Path(evalsift.__file__).resolve().parents[1]  # the src folder evalsift was imported from
 DATA_ROOT = Path(os.environ.get("EVALSIFT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 WMT_ENDE = DATA_ROOT / "wmt23" / "mt-metrics-eval-v2" / "wmt23" / "system-outputs" / "en-de"
 

@@ -5,8 +5,9 @@ import pytest
 
 from _fakes import DictEncoder, vec_text
 from evalsift.errors import DataError, ParameterError, UnknownNameError
+from evalsift.metrics.ngrams import _PackedLCS
 from evalsift.metrics import (
-    _PackedLCS,
+
     item_diversity,
     pairwise_similarity,
     reference_metrics,

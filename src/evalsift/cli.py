@@ -315,7 +315,7 @@ def _run_bench(args: argparse.Namespace, run) -> tuple[dict[str, Any], Path]:
 def cmd_bench_pairwise(args: argparse.Namespace) -> int:
     """``evalsift bench pairwise``."""
     from .report import success_plot
-    from .sim import pairwise_bench
+    from .bench import pairwise_bench
 
     iterative = None
     if args.iterative:
@@ -352,7 +352,7 @@ def _print_bench(res: dict[str, Any]) -> None:
 def cmd_bench_subset(args: argparse.Namespace) -> int:
     """``evalsift bench subset``."""
     from .report import subset_plot
-    from .sim.subset import PROPS, subset_bench
+    from .bench.subset import PROPS, subset_bench
 
     res, out = _run_bench(args, lambda pool, methods: subset_bench(
         pool, args.human_metric, methods, metric=args.metric, seeds=args.seeds, props=args.props or PROPS,

@@ -14,10 +14,9 @@ evalsift.errors.UnknownNameError: Unknown selector 'metrc_var'. Did you mean 'me
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Callable, Generic, Iterator, TypeVar
 
-from .errors import UnknownNameError
+from .errors import ParameterError, UnknownNameError, unknown_name_message
 
 T = TypeVar("T")
 
@@ -35,7 +34,7 @@ class Registry(Generic[T]):
 
         def deco(obj: T) -> T:
             if name in self._entries and self._entries[name] is not obj:
-                raise ValueError(f"{self.kind} '{name}' is registered twice")
+                raise ParameterError(f"{self.kind} '{name}' is registered twice; choose another name")
             self._entries[name] = obj
             doc = help or (getattr(obj, "__doc__", None) or "").strip().splitlines()[:1]
             self._help[name] = doc if isinstance(doc, str) else (doc[0] if doc else "")
@@ -52,14 +51,11 @@ class Registry(Generic[T]):
         try:
             return self._entries[name]
         except KeyError:
-            raise UnknownNameError(self.unknown_message(name)) from None
+            raise UnknownNameError(self.unknown_message(name), field=self.kind) from None
 
     def unknown_message(self, name: str) -> str:
         """The uniform 'Unknown <kind> ...' message for ``name``."""
-        names = sorted(self._entries)
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-        hint = f" Did you mean '{close[0]}'?" if close else ""
-        return f"Unknown {self.kind} '{name}'.{hint} Available: {', '.join(names) or '(none)'}"
+        return unknown_name_message(self.kind, name, self._entries)
 
     def describe(self) -> dict[str, str]:
         """Name -> one-line description, sorted by name."""

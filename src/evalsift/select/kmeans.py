@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import DataError
 from ..pool import Pool
 from .base import Selector, selector
-from .diffuse import kmeans_picks
+from .clustering import kmeans_picks
 
 SPACES = ("input", "output")
 

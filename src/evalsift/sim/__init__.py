@@ -1,5 +1,6 @@
-"""Benchmark harnesses over real data (simulated oracles from score columns)."""
+"""Former name of :mod:`evalsift.bench` (the benchmark harness); kept so old imports keep working."""
 
-from .pairwise import pairwise_bench
+from ..bench import pairwise_bench
+from ..bench.subset import subset_bench
 
-__all__ = ["pairwise_bench"]
+__all__ = ["pairwise_bench", "subset_bench"]

@@ -1,16 +1,12 @@
-"""Statistics shared by selection, sessions and benchmarks: risk bounds and stop rules.
+"""Ranking agreement: how well does a subset of judged items reproduce the ranking of many systems?
 
-The risk of a pairwise decision (DiffUse, Ashury-Tahan et al. 2024, Sec. 4.2): if ``k`` of ``n``
-judged items favour the leading system and the pool has ``M`` items, the chance of seeing at least
-``k`` such votes when the leader in fact wins at most half of the pool is the hypergeometric
-survival function ``sf(k - 1; M, M/2, n)``. The paper's example::
-
-    >>> round(hypergeometric_risk(8, 10, 500), 4)   # 8 of 10 votes, pool of 500
-    0.0529
-
-It is a heuristic: DiffUse's items are not a random sample, and ties in the judged set count
-against the leader (they stay in ``n``), which makes the paper's rule conservative. The
-``tie_aware`` rule drops ties from ``n`` (only decisive votes count). See ``docs/diffuse.md``.
+(Zouhar et al., TACL 2025, the ``subset2evaluate`` package.) A selector orders the items; for a
+prefix of that order we take each system's mean score and compare the prefix ranking with the
+full-pool ranking by rank correlation, by the number of statistically separable clusters of
+systems, and by soft pairwise accuracy. These numbers are computed for methods x seeds x
+proportions, so the prefix functions gather the order once and use cumulative sums.
+Formulas, the cluster chaining rule, the Wilcoxon mode and the needed-to-match rules are in
+``docs/ranking-stats.md``.
 """
 
 from __future__ import annotations
@@ -18,158 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtr, stdtr
-from scipy.stats import hypergeom
+from scipy.special import stdtr
 
-from .errors import DataError, ParameterError
-
-RISK_RULES = ("paper", "tie_aware")
-
-
-def hypergeometric_risk(wins: int, labels: int, pool: int) -> float:
-    """``sf(wins - 1; pool, floor(pool / 2), labels)``: the paper's risk for ``wins`` of ``labels``.
-
-    ``pool`` is the number of items in the test pool (M). For odd M the "at most half" boundary is
-    ``floor(M / 2)`` items, the largest count with which the leader does not win the pool.
-
-    >>> round(hypergeometric_risk(8, 10, 500), 4)
-    0.0529
-    >>> hypergeometric_risk(0, 0, 10)   # nothing judged: no evidence at all
-    1.0
-    """
-    wins, labels, pool = int(wins), int(labels), int(pool)
-    if pool < 1:
-        raise ParameterError(f"hypergeometric_risk: pool must be >= 1, got {pool}")
-    if not 0 <= wins <= labels <= pool:
-        raise ParameterError(
-            f"hypergeometric_risk: need 0 <= wins <= labels <= pool, got wins={wins}, labels={labels}, pool={pool}"
-        )
-    if labels == 0:
-        return 1.0
-    return float(hypergeom.sf(wins - 1, pool, pool // 2, labels))
-
-
-@dataclass(frozen=True)
-class RiskAssessment:
-    """The leader among judged items and the risk that it does not win the pool."""
-
-    leader: str | None  # 'a', 'b', or None when the votes are level
-    wins: int
-    labels: int
-    risk: float
-    rule: str
-
-
-def pairwise_risk(wins_a: int, wins_b: int, ties: int, pool: int, rule: str = "paper") -> RiskAssessment:
-    """Risk of declaring the current leader the winner, by ``rule``.
-
-    - ``paper``: n counts every judged item, ties included (conservative).
-    - ``tie_aware``: n counts only decisive items (wins_a + wins_b); ties leave n.
-
-    With level votes there is no leader and the risk is 1.
-
-    >>> r = pairwise_risk(8, 1, 1, 500)            # n = 10, k = 8
-    >>> r.leader, round(r.risk, 4)
-    ('a', 0.0529)
-    >>> round(pairwise_risk(8, 1, 1, 500, "tie_aware").risk, 4)   # n = 9, k = 8
-    0.0187
-    """
-    if rule not in RISK_RULES:
-        raise ParameterError(f"Unknown risk rule {rule!r}; choose one of {', '.join(RISK_RULES)}")
-    if min(wins_a, wins_b, ties) < 0:
-        raise ParameterError(f"pairwise_risk: counts must be >= 0, got {wins_a}, {wins_b}, {ties}")
-    n = wins_a + wins_b + (ties if rule == "paper" else 0)
-    if wins_a == wins_b:
-        return RiskAssessment(None, wins_a, n, 1.0, rule)
-    leader, k = ("a", wins_a) if wins_a > wins_b else ("b", wins_b)
-    return RiskAssessment(leader, k, n, hypergeometric_risk(k, n, pool), rule)
-
-
-def count_verdicts(verdicts) -> tuple[int, int, int]:
-    """(wins of a, wins of b, ties) from an iterable of 'a' | 'b' | 'tie'.
-
-    >>> count_verdicts(["a", "b", "a", "tie"])
-    (2, 1, 1)
-    """
-    v = np.asarray(list(verdicts), dtype=object)
-    return int((v == "a").sum()), int((v == "b").sum()), int((v == "tie").sum())
-
-
-def majority(wins_a: int, wins_b: int) -> str:
-    """'a', 'b' or 'tie': who won more items.
-
-    >>> majority(3, 2), majority(2, 2)
-    ('a', 'tie')
-    """
-    return "a" if wins_a > wins_b else "b" if wins_b > wins_a else "tie"
-
-
-def standard_error(values) -> float:
-    """Standard error of the mean (sample std with ddof=1 over sqrt(n)); 0 for fewer than 2 values.
-
-    >>> round(standard_error([0.0, 1.0, 1.0, 0.0]), 4)   # std 0.5774 / 2
-    0.2887
-    """
-    v = np.asarray(values, dtype=float)
-    v = v[~np.isnan(v)]
-    if v.size < 2:
-        return 0.0
-    return float(v.std(ddof=1) / np.sqrt(v.size))
-
-
-# =================================================================================================
-# Ranking agreement
-# =================================================================================================
-# How well does a subset of judged items reproduce the ranking of many systems on the full pool?
-# (Zouhar et al., TACL 2025, the ``subset2evaluate`` package.) A selector orders the items; for a
-# prefix of that order we take each system's mean score and compare the prefix ranking with the
-# full-pool ranking by rank correlation, by the number of statistically separable clusters of
-# systems, and by soft pairwise accuracy. These numbers are computed for methods x seeds x
-# proportions, so the prefix functions gather the order once and use cumulative sums.
-# Formulas, the cluster chaining rule, the Wilcoxon mode and the needed-to-match rules are in
-# ``docs/ranking-stats.md``.
+from ..errors import DataError, ParameterError
+from .ranks import _rank_rows, _row_chunks
+from .wilcoxon import WILCOXON_TEST, signed_rank_p_values
 
 CORRELATION_KINDS = ("kendall", "spearman")
 CLUSTER_CHAINS = ("top", "previous")
 MATCH_RULES = ("first", "stays")
-WILCOXON_TEST = (
-    "one-sided Wilcoxon signed-rank, normal approximation "
-    "(zero_method='wilcox', tie-corrected variance, no continuity correction)"
-)
-_CHUNK = 1 << 22  # elements per temporary block in the row-wise functions (~32 MB of float64)
-
-
-def _row_chunks(n_rows: int, row_cost: int):
-    step = max(1, _CHUNK // max(1, row_cost))
-    for start in range(0, n_rows, step):
-        yield slice(start, min(n_rows, start + step))
-
-
-def _rank_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Average ranks (1-based) and tie-group sizes of each row of ``a``; NaN ranks last, as NaN.
-
-    One stable argsort per row; group boundaries come from comparing sorted neighbours.
-    """
-    m, n = a.shape
-    ranks = np.full((m, n), np.nan)
-    ties = np.zeros((m, n), dtype=np.int64)
-    if n == 0:
-        return ranks, ties
-    idx = np.argsort(a, axis=1, kind="stable")
-    s = np.take_along_axis(a, idx, axis=1)
-    pos = np.broadcast_to(np.arange(n), (m, n))
-    starts = np.ones((m, n), dtype=bool)
-    starts[:, 1:] = s[:, 1:] != s[:, :-1]  # NaN != NaN: every NaN is its own group
-    ends = np.ones((m, n), dtype=bool)
-    ends[:, :-1] = starts[:, 1:]
-    first = np.maximum.accumulate(np.where(starts, pos, 0), axis=1)
-    last = np.minimum.accumulate(np.where(ends, pos, n - 1)[:, ::-1], axis=1)[:, ::-1]
-    np.put_along_axis(ranks, idx, (first + last) / 2.0 + 1.0, axis=1)
-    np.put_along_axis(ties, idx, last - first + 1, axis=1)
-    nan = np.isnan(a)
-    ranks[nan] = np.nan
-    ties[nan] = 0
-    return ranks, ties
 
 
 def _rows_and_target(X, y, fn: str) -> tuple[np.ndarray, np.ndarray]:
@@ -275,54 +128,6 @@ def spearman(x, y) -> float:
     """
     x, y = _pair_vectors(x, y, "spearman")
     return float(spearman_rows(x, y)[0])
-
-
-def signed_rank_p_values(diffs, alternative: str = "less"):
-    """Wilcoxon signed-rank p-values for every row of ``diffs`` (m x n paired differences), at once.
-
-    A 1-D ``diffs`` is one row and gives one float.
-
-    The normal approximation with scipy's defaults: zero differences are dropped
-    (``zero_method='wilcox'``), the variance is tie-corrected, no continuity correction. Equal to
-    ``scipy.stats.wilcoxon(d, alternative=..., method='asymptotic')`` (``'approx'`` in older scipy)
-    on every row that has a non-zero difference. A row of only zeros has no evidence either way and
-    gets p = 1.0 (scipy gives NaN). ``alternative='less'``: the differences tend to be negative.
-    Padding a row with zeros does not change its p-value, so rows of unequal length can share an array.
-
-    >>> signed_rank_p_values([[-1, -2, -3, -4, -5], [0, 0, 0, 0, 0]]).round(4).tolist()
-    [0.0216, 1.0]
-    >>> round(signed_rank_p_values([-1, -2, -3, -4, -5], "greater"), 4)
-    0.9784
-    """
-    if alternative not in ("less", "greater", "two-sided"):
-        raise ParameterError(
-            f"signed_rank_p_values: alternative must be 'less', 'greater' or 'two-sided', got {alternative!r}"
-        )
-    d = np.asarray(diffs, dtype=float)
-    squeeze = d.ndim == 1
-    d = np.atleast_2d(d)
-    if d.ndim != 2:
-        raise DataError(f"signed_rank_p_values: diffs must be 1-D or 2-D, got shape {d.shape}")
-    if np.isnan(d).any():
-        raise DataError("signed_rank_p_values: diffs contain NaN; drop incomplete items first")
-    nonzero = d != 0
-    count = nonzero.sum(axis=1).astype(float)
-    ranks, ties = _rank_rows(np.abs(d))
-    ranks = ranks - (d.shape[1] - count)[:, None]  # zeros rank first; shift them out
-    r_plus = np.where(d > 0, ranks, 0.0).sum(axis=1)
-    tie_term = np.where(nonzero, ties.astype(float) ** 2 - 1.0, 0.0).sum(axis=1)  # = sum over groups t^3 - t
-    mean = count * (count + 1) / 4.0
-    var = (count * (count + 1) * (2 * count + 1) - tie_term / 2.0) / 24.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        z = (r_plus - mean) / np.sqrt(var)
-    if alternative == "less":
-        p = ndtr(z)
-    elif alternative == "greater":
-        p = ndtr(-z)
-    else:
-        p = np.minimum(1.0, 2.0 * ndtr(-np.abs(z)))
-    p = np.where(count > 0, p, 1.0)
-    return float(p[0]) if squeeze else p
 
 
 def _scores_matrix(scores, fn: str) -> np.ndarray:

@@ -1,0 +1,153 @@
+"""The DiffUse paper's pairwise protocol: does a small judged sample pick the pool's winner?
+
+For every system pair and seed, ``subsample`` (80%) of the items scored for both systems is the
+test set; its winner under the oracle metric (more items won) is the truth. Each method is fitted
+once per (pair, seed) and asked for every budget; a run succeeds when the majority on the selected
+items equals the test-set winner (a tie on the sample is a failure). Test sets whose own result is
+a tie are skipped and counted. The success rate per budget is the mean over all (pair, seed) runs;
+its standard error is taken across seeds (the per-seed mean over pairs), since runs of one seed
+share nothing but runs of one pair are correlated.
+
+The iterative table runs :class:`evalsift.session.Session` with the same fitted selectors:
+mean annotations, success / error / inconclusive shares, and the mean test winning distance
+(``|wins_a - wins_b| / test size`` on the test set) per outcome.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import defaultdict
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..embed import embed_texts
+from ..errors import ParameterError
+from ..oracle.metric import MetricOracle
+from ..pool import Pool
+from ..select import build_selector, make_selector
+from ..session import Session
+from ..stats import count_verdicts, majority, standard_error
+from ..progress import progress_bar
+
+OUTCOMES = ("success", "error", "inconclusive")
+
+
+def choose_pairs(systems: Sequence[str], max_pairs: int | None, seed: int = 0) -> list[tuple[str, str]]:
+    """All unordered system pairs, or a seeded sample of ``max_pairs`` of them (same for every method)."""
+    pairs = list(itertools.combinations(systems, 2))
+    if max_pairs is not None and max_pairs < len(pairs):
+        keep = np.sort(np.random.default_rng(seed).choice(len(pairs), size=max_pairs, replace=False))
+        pairs = [pairs[i] for i in keep]
+    return pairs
+
+
+def _warm_embeddings(pool: Pool, systems: set[str], methods: Sequence[str], encoder: Any, quiet: bool) -> None:
+    texts = [o for s in pool.systems if s in systems for o in pool.outputs[s] if o is not None]
+    if "input_clusters" in methods:
+        texts += [t for t in pool.inputs if t]
+    embed_texts(texts, encoder, progress=not quiet)
+
+
+def pairwise_bench(pool: Pool, oracle_metric: str, methods: Sequence[str], budgets: Sequence[int], *,
+                   seeds: int = 10, subsample: float = 0.8, max_pairs: int | None = None,
+                   iterative: dict[str, Any] | None = None, higher_is_better: bool = True,
+                   tie_tolerance: float = 0.0, encoder: Any = "minilm", quiet: bool = False) -> dict[str, Any]:
+    """Run the protocol; returns the ``results.json`` dictionary (see module doc and docs/cli.md).
+
+    ``iterative`` (e.g. ``{"risk": 0.2, "min_labels": 5, "max_labels": 200}``) adds the iterative table.
+    """
+    if not 0 < subsample <= 1:
+        raise ParameterError(f"subsample must be in (0, 1], got {subsample}")
+    if seeds < 1:
+        raise ParameterError(f"seeds must be >= 1, got {seeds}")
+    pool.check_metric(oracle_metric)
+    for m in methods:
+        make_selector(m)  # fail fast on an unknown name
+    oracle = MetricOracle(oracle_metric, higher_is_better=higher_is_better, tie_tolerance=tie_tolerance)
+    pairs = choose_pairs(pool.systems, max_pairs)
+    t_start = time.perf_counter()
+    _warm_embeddings(pool, {s for p in pairs for s in p}, methods, encoder, quiet)
+    t_embed = time.perf_counter() - t_start
+
+    hits: dict[str, dict[int, list[list[float]]]] = {m: defaultdict(lambda: [[] for _ in range(seeds)]) for m in methods}
+    iters: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+    select_time: dict[str, float] = defaultdict(float)
+    iter_time = 0.0
+    skipped_ties, n_items = 0, []
+    with progress_bar(len(pairs) * seeds, "pairs x seeds", quiet) as advance:
+        for a, b in pairs:
+            pp = pool.pair(a, b).complete(oracle_metric)
+            truth_all = oracle.verdicts(pp, np.arange(pp.n_items), a, b)
+            n_items.append(pp.n_items)
+            m_size = max(1, int(round(subsample * pp.n_items)))
+            for seed in range(seeds):
+                idx = np.sort(np.random.default_rng(seed).choice(pp.n_items, size=m_size, replace=False))
+                truth = truth_all[idx]
+                wa, wb, _ = count_verdicts(truth)
+                true_winner = majority(wa, wb)
+                advance()
+                if true_winner == "tie":
+                    skipped_ties += 1
+                    continue
+                sub = pp.subset(idx)
+                distance = abs(wa - wb) / m_size
+                for method in methods:
+                    t0 = time.perf_counter()
+                    sel = build_selector(method, seed, {"encoder": encoder}).fit(sub)
+                    for budget in budgets:
+                        if budget <= m_size:
+                            sa, sb, _ = count_verdicts(truth[sel.select(budget).items])
+                            hits[method][budget][seed].append(float(majority(sa, sb) == true_winner))
+                    select_time[method] += time.perf_counter() - t0
+                    if iterative:
+                        t0 = time.perf_counter()
+                        d = Session(None, sel, **iterative).run(oracle)
+                        outcome = "inconclusive" if d.outcome != "winner" else (
+                            "success" if (d.winner == a) == (true_winner == "a") else "error")
+                        iters[method].append({"outcome": outcome, "labels": d.labels_used, "distance": distance})
+                        iter_time += time.perf_counter() - t0
+    curves = {m: {str(bud): _curve_point(per_seed) for bud, per_seed in sorted(hits[m].items())} for m in methods}
+    result: dict[str, Any] = {
+        "data": pool.name,
+        "oracle_metric": oracle_metric,
+        "oracle": {"higher_is_better": higher_is_better, "tie_tolerance": tie_tolerance},
+        "n_items": int(np.median(n_items)) if n_items else 0,
+        "n_items_per_pair": {"min": int(min(n_items, default=0)), "max": int(max(n_items, default=0))},
+        "subsample": subsample,
+        "n_pairs": len(pairs),
+        "pairs": [list(p) for p in pairs],
+        "seeds": seeds,
+        "budgets": [int(b) for b in budgets],
+        "methods": list(methods),
+        "encoder": encoder if isinstance(encoder, str) else getattr(encoder, "name", str(encoder)),
+        "skipped_tied_runs": skipped_ties,
+        "se": "standard error across seeds of the per-seed mean over pairs",
+        "curves": curves,
+    }
+    if iterative:
+        result["iterative_params"] = dict(iterative)
+        result["iterative"] = {m: _iterative_row(iters[m]) for m in methods}
+    total = time.perf_counter() - t_start
+    result["timing_s"] = {"embed": round(t_embed, 3), "select": {m: round(t, 3) for m, t in select_time.items()},
+                          "iterative": round(iter_time, 3), "total": round(total, 3)}
+    return result
+
+
+def _curve_point(per_seed: list[list[float]]) -> dict[str, float]:
+    flat = [x for s in per_seed for x in s]
+    seed_means = [float(np.mean(s)) for s in per_seed if s]
+    return {"success": float(np.mean(flat)) if flat else float("nan"), "se": standard_error(seed_means), "runs": len(flat)}
+
+
+def _iterative_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(rows)
+    if not n:
+        return {"runs": 0, "annotations": float("nan"), **{o: float("nan") for o in OUTCOMES}, "distance": {}}
+    out: dict[str, Any] = {"runs": n, "annotations": float(np.mean([r["labels"] for r in rows]))}
+    for o in OUTCOMES:
+        out[o] = sum(r["outcome"] == o for r in rows) / n
+    out["distance"] = {o: float(np.mean([r["distance"] for r in rows if r["outcome"] == o]))
+                       for o in OUTCOMES if any(r["outcome"] == o for r in rows)}
+    return out

@@ -1,0 +1,236 @@
+"""The subset2evaluate protocol: how well does the first part of a selector's ordering rank systems?
+
+For each seed, ``subsample`` (80%) of the items scored by the human metric for every system is the
+pool. Each method is fitted on it (deterministic methods too: the subsample varies), and its
+ordering is scored at every prefix size from 5 items to the whole subsample:
+
+- **correlation**: rank correlation (Kendall tau-b by default, or Spearman) between the systems'
+  human means on the prefix and on the whole subsample;
+- **clusters**: the statistical cluster count of the prefix (:func:`evalsift.stats.system_clusters`).
+
+Curves are reported at the proportions ``props`` (mean and standard error over seeds).
+
+**Needed to match** (the paper's Eq. 11): random selection's mean curve over ``random_targets``
+orderings, with seeds different from the ones that evaluate random as a method, gives a target at
+each proportion B; the method's curve gives the smallest proportion p reaching it; p / B is
+averaged over B. Two rules: ``first`` (the paper's: first crossing) and ``stays`` (from there on the
+curve never falls below the target). Values are normalised by random-as-a-method's own value on
+the same seeds (and, for an artificial crowd, judged on the same systems), so random is 1.0 (as
+subset2evaluate's ``eval_clucor_randnorm``); the raw values are reported too. A target never reached within the subsample is censored at 1.0 / B and counted.
+
+Selectors whose picks for different budgets are not nested (k-means) are fitted per size on a
+coarser grid (every 1% of the subsample) and cost more.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..pool import Pool
+from ..progress import progress_bar
+from ..select import build_selector, make_selector
+from ..select.random import RandomSelector
+from ..select.utility import UtilitySelector
+from ..stats import (CORRELATION_KINDS, cluster_count, needed_to_match, prefix_cluster_counts,
+                     prefix_correlation, prefix_sizes, spearman, kendall_tau_b, standard_error)
+
+PROPS = tuple(round(0.05 * k, 2) for k in range(1, 11))
+MIN_PREFIX = 5
+TARGET_SEED_BASE = 10_000
+STATS = ("correlation", "clusters")
+
+
+def _nested(sel: Any) -> bool:
+    return isinstance(sel, (UtilitySelector, RandomSelector))
+
+
+def _grid(n: int, nested: bool) -> np.ndarray:
+    lo = min(MIN_PREFIX, n)
+    if nested:
+        return np.arange(lo, n + 1)
+    step = max(1, n // 100)
+    return np.unique(np.r_[np.arange(lo, n + 1, step), n])
+
+
+class _Evaluator:
+    """Curves of orderings on one subsample's human scores (items x systems)."""
+
+    def __init__(self, H: np.ndarray, kind: str, alpha: float) -> None:
+        self.H, self.kind, self.alpha = H, kind, alpha
+        self.ref = H.mean(axis=0)
+
+    def nested(self, orders: np.ndarray, sizes: np.ndarray) -> dict[str, np.ndarray]:
+        return {"correlation": prefix_correlation(self.H, orders, sizes, kind=self.kind, reference=self.ref),
+                "clusters": prefix_cluster_counts(self.H, orders, sizes, alpha=self.alpha).astype(float)}
+
+    def per_size(self, picks: dict[int, np.ndarray]) -> dict[str, np.ndarray]:
+        corr_fn = kendall_tau_b if self.kind == "kendall" else spearman
+        corr, clus = [], []
+        for size, items in picks.items():
+            means = self.H[items].mean(axis=0)
+            c = corr_fn(means, self.ref)
+            corr.append(0.0 if np.isnan(c) else c)
+            clus.append(cluster_count(self.H[items], alpha=self.alpha))
+        return {"correlation": np.array(corr), "clusters": np.array(clus, dtype=float)}
+
+
+def _check(pool: Pool, human_metric: str, props: Sequence[float], seeds: int, subsample: float, kind: str) -> Pool:
+    if not pool.is_human(human_metric):
+        raise ParameterError(f"{human_metric!r} is not a human metric of pool {pool.name!r}; human metrics: "
+                             f"{', '.join(sorted(pool.human_metrics)) or '(none)'}")
+    if kind not in CORRELATION_KINDS:
+        raise ParameterError(f"correlation must be one of {', '.join(CORRELATION_KINDS)}, got {kind!r}")
+    if seeds < 1 or not 0 < subsample <= 1 or not props or any(not 0 < p <= 1 for p in props):
+        raise ParameterError("need seeds >= 1, 0 < subsample <= 1 and proportions in (0, 1]")
+    full = pool.complete(human_metric)
+    if full.n_items < 2 * MIN_PREFIX or full.n_systems < 2:
+        raise ParameterError(f"pool {pool.name!r} has {full.n_items} items scored by {human_metric!r} for all "
+                             f"{pool.n_systems} systems; need at least {2 * MIN_PREFIX} items and 2 systems")
+    return full
+
+
+def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metric: str | None = None,
+                 seeds: int = 10, props: Sequence[float] = PROPS, subsample: float = 0.8,
+                 random_targets: int = 10, correlation: str = "kendall", alpha: float = 0.05,
+                 encoder: Any = "minilm", quiet: bool = False) -> dict[str, Any]:
+    """Run the protocol; returns the ``results.json`` dictionary (see the module doc and docs/cli.md)."""
+    full = _check(pool, human_metric, props, seeds, subsample, correlation)
+    for m in methods:
+        make_selector(m)  # fail fast on an unknown name
+    shared = {"metric": metric, "encoder": encoder}
+    props = tuple(float(p) for p in props)
+    per_seed: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
+    ntm: dict[str, dict[str, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    censored: dict[str, int] = defaultdict(int)
+    baseline: dict[str, str] = {}  # method -> random judged on the same systems
+    timing: dict[str, float] = defaultdict(float)
+    t_start = time.perf_counter()
+    evaluated = list(dict.fromkeys(["random", *methods]))
+    with progress_bar(seeds * len(evaluated), "seeds x methods", quiet) as advance:
+        for seed in range(seeds):
+            n = max(2 * MIN_PREFIX, int(round(subsample * full.n_items)))
+            idx = np.sort(np.random.default_rng(seed).choice(full.n_items, size=n, replace=False))
+            sub = full.subset(idx)
+            targets = _Targets(sub.score(human_metric), correlation, alpha, props, seed, random_targets)
+            fitted = {}
+            for method in evaluated:
+                t0 = time.perf_counter()
+                fitted[method] = _fit(sub, method, seed, shared)
+                timing[method] += time.perf_counter() - t0
+                advance()
+            t0 = time.perf_counter()
+            for method, (grid, curve, systems) in _curves(sub, fitted, human_metric, correlation, alpha).items():
+                baseline[method] = _random_key(systems)
+                ev_props, tv = targets.values(systems)
+                for stat in STATS:
+                    per_seed[method][stat].append(np.interp(props, grid, curve[stat]))
+                    for rule in ("first", "stays"):
+                        r = needed_to_match(grid, curve[stat], ev_props, tv[stat], rule=rule)
+                        ntm[method][stat][rule].append(r.value)
+                        censored[method] += r.n_censored if rule == "first" else 0
+            timing["evaluation"] += time.perf_counter() - t0
+    return _results(pool, full, human_metric, metric, methods, seeds, subsample, props, correlation, alpha,
+                    random_targets, per_seed, ntm, baseline, censored, timing, time.perf_counter() - t_start)
+
+
+class _Targets:
+    """Random selection's mean curve at the target proportions, per evaluated system set."""
+
+    def __init__(self, H, kind, alpha, props, seed, n_orders) -> None:
+        self.H, self.kind, self.alpha, self.props = H, kind, alpha, props
+        n = H.shape[0]
+        base = TARGET_SEED_BASE + seed * n_orders
+        self.orders = np.stack([np.random.default_rng(base + r).permutation(n) for r in range(n_orders)])
+        self.sizes = prefix_sizes(props, n)
+        self.cache: dict[tuple[int, ...] | None, dict[str, np.ndarray]] = {}
+
+    def values(self, systems: tuple[int, ...] | None):
+        if systems not in self.cache:
+            H = self.H if systems is None else self.H[:, list(systems)]
+            curves = _Evaluator(H, self.kind, self.alpha).nested(self.orders, self.sizes)
+            self.cache[systems] = {k: v.mean(axis=0) for k, v in curves.items()}
+        return self.sizes / self.H.shape[0], self.cache[systems]
+
+
+def _fit(sub: Pool, method: str, seed: int, shared: dict):
+    """The fitted selector and the systems to evaluate it on (None = all)."""
+    sel = build_selector(method, seed, shared).fit(sub)
+    crowd_rest = getattr(sel, "evaluated_systems_", None)  # artificial crowd: judge the systems outside it
+    return sel, (tuple(sub.system_index(s) for s in crowd_rest) if crowd_rest else None)
+
+
+def _curves(sub: Pool, fitted: dict, human_metric: str, kind: str, alpha: float) -> dict[str, tuple]:
+    """Per method (grid proportions, {stat: curve}, systems). Nested orderings that share a system
+    set are evaluated together, in one vectorised pass over the prefix sizes."""
+    H, n = sub.score(human_metric), sub.n_items
+    out: dict[str, tuple] = {}
+    groups: dict[tuple[int, ...] | None, list[str]] = defaultdict(list)
+    for method, (sel, systems) in fitted.items():
+        if _nested(sel):
+            groups[systems].append(method)
+            continue
+        ev = _Evaluator(H if systems is None else H[:, list(systems)], kind, alpha)
+        sizes = _grid(n, nested=False)
+        out[method] = (sizes / n, ev.per_size({int(k): sel.select(int(k)).items for k in sizes}), systems)
+    sizes = _grid(n, nested=True)
+    for systems in {s for _, s in fitted.values()} - {None}:  # random judged on the same systems, to normalise
+        groups[systems].append(_random_key(systems))
+    for systems, names in groups.items():
+        ev = _Evaluator(H if systems is None else H[:, list(systems)], kind, alpha)
+        orders = np.stack([fitted[m.partition("@")[0]][0].select(n).items for m in names])
+        curves = ev.nested(orders, sizes)
+        for row, m in enumerate(names):
+            out[m] = (sizes / n, {k: v[row] for k, v in curves.items()}, systems)
+    return out
+
+
+def _random_key(systems: tuple[int, ...] | None) -> str:
+    """Name under which random-as-a-method is kept for a set of evaluated systems."""
+    return "random" if systems is None else "random@" + ",".join(map(str, systems))
+
+
+def _results(pool, full, human_metric, metric, methods, seeds, subsample, props, kind, alpha, random_targets,
+             per_seed, ntm, baseline, censored, timing, total) -> dict[str, Any]:
+    curves = {}
+    for m in methods:
+        curves[m] = {}
+        for i, p in enumerate(props):
+            cell = {}
+            for stat in STATS:
+                vals = [c[i] for c in per_seed[m][stat]]
+                cell[stat] = float(np.mean(vals))
+                cell[f"{stat}_se"] = standard_error(vals)
+            curves[m][f"{p:g}"] = cell
+    out: dict[str, Any] = {"needed_to_match": {}, "needed_to_match_stays": {}, "needed_to_match_raw": {}}
+    for m in methods:
+        for key, rule, norm in (("needed_to_match", "first", True), ("needed_to_match_stays", "stays", True),
+                                ("needed_to_match_raw", "first", False)):
+            row = {}
+            for stat in STATS:
+                vals = np.asarray(ntm[m][stat][rule])
+                if norm:
+                    vals = vals / np.mean(ntm[baseline[m]][stat][rule])
+                row[stat] = float(vals.mean())
+                row[f"{stat}_se"] = standard_error(vals)
+            out[key][m] = row
+    return {
+        "data": pool.name, "human_metric": human_metric, "metric": metric, "n_items": full.n_items,
+        "n_items_subsample": max(2 * MIN_PREFIX, int(round(subsample * full.n_items))), "n_systems": full.n_systems,
+        "seeds": seeds, "subsample": subsample, "props": list(props), "methods": list(methods),
+        "correlation": kind, "alpha": alpha,
+        "random_targets": {"orders_per_seed": random_targets,
+                           "seeds": f"{TARGET_SEED_BASE} + seed * {random_targets} + r (disjoint from evaluation seeds)"},
+        "rules": {"needed_to_match": "first crossing, normalised by random-as-a-method (random = 1.0)",
+                  "needed_to_match_stays": "from the crossing on the curve stays at or above the target, normalised",
+                  "needed_to_match_raw": "first crossing, not normalised"},
+        "censored_targets": {m: censored[m] for m in methods},
+        "curves": curves,
+        **out,
+        "timing_s": {"fit": {m: round(timing[m], 3) for m in methods}, "evaluation": round(timing["evaluation"], 3),
+                     "total": round(total, 3)},
+    }

@@ -1,0 +1,25 @@
+"""Text encoders and a cache that embeds each distinct text once.
+
+DiffUse and the diversity selectors need one vector per system output. Two modules:
+
+- :mod:`evalsift.embed.encoders`: the :class:`Encoder` interface, the ``encoders`` registry
+  (``minilm`` -- the default, offline --, ``st:<model>``, ``tfidf``) and :func:`get_encoder`;
+- :mod:`evalsift.embed.cache`: :func:`embed_texts`, which embeds each distinct text once through
+  an in-process memo and an on-disk SQLite cache (:class:`EmbeddingCache`).
+
+>>> enc = get_encoder("tfidf")
+>>> embed_texts(["a cat", "a dog", "a cat"], enc, progress=False).shape[0]
+3
+"""
+
+from ..vectors import unit_rows
+from .cache import (CACHE_FILENAME, CacheWarning, EmbeddingCache, clear_memo, default_cache_dir, embed_texts,
+                    text_hash)
+from .encoders import (DEFAULT_ENCODER, MINILM_MODEL, Encoder, EncoderLike, MiniLMEncoder, SentenceTransformerEncoder,
+                       TfidfEncoder, encoders, get_encoder)
+
+__all__ = [
+    "CACHE_FILENAME", "DEFAULT_ENCODER", "MINILM_MODEL", "CacheWarning", "EmbeddingCache", "Encoder", "EncoderLike",
+    "MiniLMEncoder", "SentenceTransformerEncoder", "TfidfEncoder", "clear_memo", "default_cache_dir", "embed_texts",
+    "encoders", "get_encoder", "text_hash", "unit_rows",
+]

@@ -1,0 +1,31 @@
+"""Statistics shared by selection, sessions and benchmarks, one module per job.
+
+- :mod:`~evalsift.stats.risk`: the risk of a pairwise decision and its stop rules
+  (:func:`hypergeometric_risk`, :func:`pairwise_risk`) and verdict counts.
+- :mod:`~evalsift.stats.ranking`: ranking agreement between a subset and the full pool (rank
+  correlations, statistical cluster count, soft pairwise accuracy, prefix curves, needed to match).
+- :mod:`~evalsift.stats.wilcoxon`: the signed-rank test behind the cluster count, vectorised.
+- :mod:`~evalsift.stats.intervals`: standard errors of repeated measurements.
+
+Everything public is importable from ``evalsift.stats`` directly.
+
+>>> from evalsift.stats import hypergeometric_risk, kendall_tau_b
+>>> round(hypergeometric_risk(8, 10, 500), 4), kendall_tau_b([1, 2, 3], [1, 2, 3])
+(0.0529, 1.0)
+"""
+
+from .intervals import standard_error
+from .ranking import (CLUSTER_CHAINS, CORRELATION_KINDS, MATCH_RULES, NeededToMatch, SystemClusters, cluster_count,
+                      kendall_tau_b, kendall_tau_b_rows, needed_to_match, paired_t_p_values, prefix_cluster_counts,
+                      prefix_correlation, prefix_means, prefix_sizes, soft_pairwise_accuracy, spearman, spearman_rows,
+                      system_clusters)
+from .risk import RISK_RULES, RiskAssessment, count_verdicts, hypergeometric_risk, majority, pairwise_risk
+from .wilcoxon import WILCOXON_TEST, signed_rank_p_values
+
+__all__ = [
+    "CLUSTER_CHAINS", "CORRELATION_KINDS", "MATCH_RULES", "NeededToMatch", "RISK_RULES", "RiskAssessment",
+    "SystemClusters", "WILCOXON_TEST", "cluster_count", "count_verdicts", "hypergeometric_risk", "kendall_tau_b",
+    "kendall_tau_b_rows", "majority", "needed_to_match", "paired_t_p_values", "pairwise_risk",
+    "prefix_cluster_counts", "prefix_correlation", "prefix_means", "prefix_sizes", "signed_rank_p_values",
+    "soft_pairwise_accuracy", "spearman", "spearman_rows", "standard_error", "system_clusters",
+]
