@@ -129,11 +129,32 @@ def test_invalid_inputs():
         knapsack_select([1.0, 2.0], [1.0], 1.0)
 
 
-def test_real_size_is_fast_and_feasible():
-    # 1000 items with time-model-like costs: solved to optimality, and no unpicked item still fits
+def test_real_size_is_feasible_and_filled():
+    # 1000 items with time-model-like costs: whatever the solver had time for (a busy machine may stop
+    # it at the limit), the answer fits and the greedy fill leaves no unpicked item that still fits
     rng = np.random.default_rng(0)
     u, c = rng.normal(size=1000), rng.uniform(30, 120, size=1000)
     res = knapsack_select(u, c, 20_000.0, time_limit=5.0)
     unpicked = np.setdiff1d(np.arange(1000), res.items)
     assert res.total_cost <= 20_000.0 and 20_000.0 - res.total_cost < c[unpicked].min()
-    assert res.status == "optimal"
+    assert res.status in ("optimal", "time_limit") and res.solver in ("milp", "milp+greedy")
+
+
+def _dp_best(value, costs, budget):
+    """Exact 0-1 knapsack by dynamic programming over integer costs: the best total value."""
+    best = np.zeros(budget + 1)
+    for v, w in zip(value, costs):
+        best[w:] = np.maximum(best[w:], best[:-w or None][: budget + 1 - w] + v)
+    return best[budget]
+
+
+def test_small_instances_are_solved_exactly():
+    # against an exact dynamic program: the solver's answer reaches the optimum (no time pressure here)
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        u, c = rng.uniform(0, 10, size=30), rng.integers(1, 20, size=30)
+        budget = int(c.sum() // 3)
+        res = knapsack_select(u, c.astype(float), float(budget), time_limit=60.0)
+        shifted = u - u.min()  # the objective knapsack_select maximises (documented)
+        assert shifted[res.items].sum() == pytest.approx(_dp_best(shifted, c, budget), rel=1e-4)
+        assert res.total_cost <= budget

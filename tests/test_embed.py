@@ -29,7 +29,8 @@ from evalsift.embed import (
 from evalsift.errors import DataError, ParameterError, UnknownNameError
 
 SRC = Path(evalsift.__file__).resolve().parents[1]  # the src folder evalsift was imported from
-DATA_ROOT = Path(os.environ.get("EVALSIFT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+from _data import DATA_ROOT, need  # noqa: E402
+
 WMT_ENDE = DATA_ROOT / "wmt23" / "mt-metrics-eval-v2" / "wmt23" / "system-outputs" / "en-de"
 
 
@@ -113,8 +114,15 @@ def test_tfidf_is_never_cached(tmp_path):
     np.testing.assert_array_equal(x[:5], TfidfEncoder().encode(TEXTS))  # one call on the distinct texts
 
 
-@pytest.mark.skipif(not WMT_ENDE.is_dir(), reason=f"WMT23 en-de system outputs not found under {WMT_ENDE}")
+def test_tests_never_touch_the_user_cache(user_cache_untouched):
+    from evalsift.embed import default_cache_dir
+
+    assert default_cache_dir().is_relative_to(user_cache_untouched)
+    assert not default_cache_dir().is_relative_to(Path.home() / ".cache")
+
+
 def test_tfidf_on_wmt23_outputs():
+    need("wmt23/mt-metrics-eval-v2/wmt23/system-outputs/en-de/ONLINE-A.txt")
     lines = (WMT_ENDE / "ONLINE-A.txt").read_text(encoding="utf-8").splitlines()[:400]
     x = embed_texts(lines, "tfidf", progress=False)
     assert x.shape == (400, 256) and np.isfinite(x).all()

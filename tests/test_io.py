@@ -6,14 +6,17 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import math
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _data import need as _need
 from scipy.stats import spearmanr
 
-from evalsift.errors import DataError, MissingDependencyError, ParameterError, UnknownNameError
+from evalsift.errors import DataError, DataWarning, MissingDependencyError, ParameterError, UnknownNameError
 from evalsift.io import (data_root, detect_format, find_datasets, load, make_demo_pool, read_alpaca,
                          read_mtme, read_s2e_jsonl, read_summeval, read_table, write_s2e_jsonl, write_table)
 
@@ -21,10 +24,7 @@ NAN = np.nan
 
 
 def need(data_dir: Path, rel: str) -> Path:
-    path = data_dir / rel
-    if not path.exists():
-        pytest.skip(f"real data not found: set EVALSIFT_DATA to the shared data folder (missing {path})")
-    return path
+    return _need(rel)
 
 
 def write_jsonl(path: Path, records: list) -> Path:
@@ -335,6 +335,272 @@ def test_table_parquet_without_pyarrow(tmp_path, monkeypatch):
     (tmp_path / "t.parquet").write_bytes(b"")
     with pytest.raises(MissingDependencyError, match=r"pip install 'evalsift\[parquet\]'"):
         read_table(tmp_path / "t.parquet")
+
+
+# ------------------------------------------------------------------- files that cannot be read as text
+LATIN1_CSV = "item_id,system,output\ni1,A,caf\u00e9\n".encode("latin-1")
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"
+
+
+def _latin1_lines(*lines: str) -> bytes:
+    return "".join(line + "\n" for line in lines).encode("latin-1")
+
+
+@pytest.mark.parametrize("name, data, read, line, column, byte", [
+    ("s.jsonl", _latin1_lines('{"src": "a", "tgt": {"A": "x"}}', '{"src": "caf\u00e9", "tgt": {"A": "y"}}'),
+     read_s2e_jsonl, 2, 13, "0xe9"),
+    ("s.jsonl", _latin1_lines('{"src": "caf\u00e9", "tgt": {"A": "y"}}'), load, 1, 13, "0xe9"),  # format detection
+    ("t.jsonl", _latin1_lines('{"item_id": 1, "system": "A", "output": "ol\u00e9"}'), read_table, 1, 44, "0xe9"),
+    ("t.csv", LATIN1_CSV, read_table, 2, 9, "0xe9"),
+    ("t.csv", LATIN1_CSV, load, 2, 9, "0xe9"),
+    ("t.tsv", LATIN1_CSV.replace(b",", b"\t"), read_table, 2, 9, "0xe9"),
+    ("summeval.json", '{"d1": {"src": "caf\u00e9"}}'.encode("latin-1"), read_summeval, 1, 20, "0xe9"),
+])
+def test_non_utf8_files_name_the_line(tmp_path, name, data, read, line, column, byte):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(DataError) as e:
+        read(str(path))
+    assert str(e.value) == (f"{path}: line {line} is not valid UTF-8 (byte {byte} at column {column}: "
+                            "invalid continuation byte); re-save the file as UTF-8.")
+
+
+@pytest.mark.parametrize("name", ["x.jsonl", "x.csv", "x.tsv"])
+def test_binary_file_renamed_as_text(tmp_path, name):
+    (tmp_path / name).write_bytes(PNG)
+    with pytest.raises(DataError, match=rf"{name}: line 1 is not valid UTF-8 \(byte 0x89 at column 1: invalid start "
+                                        r"byte\); re-save the file as UTF-8\. It looks like a PNG image"):
+        load(str(tmp_path / name))
+
+
+def test_gzip_renamed_csv_and_broken_gzip(tmp_path):
+    (tmp_path / "t.csv").write_bytes(gzip.compress(b"item_id,system,output\ni1,A,x\n"))
+    with pytest.raises(DataError, match=r"t\.csv: line 1 is not valid UTF-8 \(byte 0x8b at column 2.*"
+                                        r"It looks like gzip-compressed data, not a text file\."):
+        load(str(tmp_path / "t.csv"))
+
+
+def test_alpaca_files_that_are_not_utf8_or_not_gzip(tmp_path):
+    root = make_alpaca(tmp_path / "ae")
+    prefs = root / "preferences_all_annotators.csv.gz"
+    prefs.write_bytes(b"model_dir,preference\nmA,1.5\n")  # plain text with a .gz name
+    with pytest.raises(DataError, match=r"preferences_all_annotators\.csv\.gz: not a valid gzip file \(Not a gzipped"):
+        read_alpaca(root)
+    prefs.write_bytes(gzip.compress(b"model_dir,preference\n" * 50)[:-10])  # truncated download
+    with pytest.raises(DataError, match=r"preferences_all_annotators\.csv\.gz: not a valid gzip file"):
+        read_alpaca(root)
+    prefs.write_bytes(gzip.compress(_latin1_lines("model_dir,annotator_config", "caf\u00e9,x")))
+    with pytest.raises(DataError, match=r"preferences_all_annotators\.csv\.gz: line 2 is not valid UTF-8 \(byte 0xe9"):
+        read_alpaca(root)
+    prefs.unlink()
+    (root / "instructions.jsonl").write_bytes(_latin1_lines('{"instruction_idx": 0, "instruction": "caf\u00e9"}'))
+    with pytest.raises(DataError, match=r"instructions\.jsonl: line 1 is not valid UTF-8 \(byte 0xe9 at column 43"):
+        read_alpaca(root)
+    (root / "model_outputs" / "mB.json").write_bytes("\ufeff[]".encode("utf-16"))
+    with pytest.raises(DataError, match=r"mB\.json: line 1 is not valid UTF-8 \(byte 0xff at column 1: invalid start "
+                                        r"byte\); re-save the file as UTF-8\. It looks like UTF-16 text\."):
+        read_alpaca(root)
+    (root / "model_outputs" / "mB.json").write_text("[{bad")  # syntax errors stay DataErrors
+    with pytest.raises(DataError, match=r"mB\.json: not valid JSON \(.*line 1 column 3\)"):
+        read_alpaca(root)
+
+
+def test_utf8_bom_is_dropped(tmp_path):
+    (tmp_path / "t.csv").write_bytes(b"\xef\xbb\xbf" + CSV_TEXT.encode("utf-8"))
+    assert read_table(tmp_path / "t.csv").item_ids == ("i1", "i2")  # first column is item_id, not '\ufeffitem_id'
+    s2e = tmp_path / "s.jsonl"
+    s2e.write_bytes(b"\xef\xbb\xbf" + json.dumps(S2E[0]).encode("utf-8") + b"\n")
+    assert detect_format(s2e) == "s2e" and read_s2e_jsonl(s2e).item_ids == ("7",)
+
+
+def test_not_parquet_folder_missing_and_unreadable_files(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow.parquet")
+    (tmp_path / "t.parquet").write_text("item_id,system,output\ni1,A,x\n")
+    with pytest.raises(DataError, match=r"t\.parquet: not a readable Parquet file \(Parquet magic bytes not found"):
+        read_table(tmp_path / "t.parquet")
+    (tmp_path / "d.csv").mkdir()
+    with pytest.raises(DataError, match=r"d\.csv is a folder, but a file was expected here"):
+        read_table(tmp_path / "d.csv")
+    with pytest.raises(DataError, match=r"nope\.jsonl: no such file; check the path\."):
+        read_s2e_jsonl(tmp_path / "nope.jsonl")
+    with pytest.raises(DataError, match=r"summeval\.json: no such file"):
+        read_summeval(tmp_path)  # a folder without summeval.json
+    locked = tmp_path / "locked.csv"
+    locked.write_text(CSV_TEXT)
+
+    def denied(self):
+        raise PermissionError(13, "Permission denied", str(self))
+    monkeypatch.setattr(Path, "read_bytes", denied)  # chmod does not stop root, so fake the OS answer
+    with pytest.raises(DataError, match=r"locked\.csv: permission denied; cannot read the file"):
+        load(str(locked))
+
+
+# ----------------------------------------------------------------------------- numbers in long tables
+def test_missing_value_tokens_are_nan_and_negative_numbers_stay():
+    from evalsift.io._common import MISSING_TOKENS, to_float
+    assert {"n/a", "N/A", "NULL", "-", "NA", "null", ""} <= MISSING_TOKENS
+    for token in MISSING_TOKENS:
+        assert math.isnan(to_float(token)) and math.isnan(to_float(f" {token} "))
+    assert to_float("-1") == -1.0 and to_float("-2.5e1") == -25.0 and to_float(-3) == -3.0
+    for bad in ("--", "n.a.", "abc"):
+        with pytest.raises(ValueError):
+            to_float(bad)
+
+
+def test_table_missing_tokens_keep_human_column_numeric(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("item_id,system,output,human,bleu\n"
+                    "i1,A,a,-1,n/a\ni1,B,b,N/A,30\ni2,A,c,NULL,-\ni2,B,d,-,-2.5\ni3,A,e,NA,\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        pool = read_table(path)
+    assert pool.human_metrics == {"human"} and set(pool.scores) == {"human", "bleu"}
+    np.testing.assert_array_equal(pool.score("human"), [[-1, NAN], [NAN, NAN], [NAN, NAN]])
+    np.testing.assert_array_equal(pool.score("bleu"), [[NAN, 30], [NAN, -2.5], [NAN, NAN]])
+
+
+def test_table_human_column_with_text_is_an_error_naming_line_and_value(tmp_path):
+    path = tmp_path / "judged.csv"
+    path.write_text("item_id,system,output,human,annotator\ni1,A,a,0.5,ann1\ni1,B,b,bad,ann2\ni2,A,c,,ann1\n")
+    with pytest.raises(DataError) as e:
+        load(str(path))
+    assert str(e.value) == (
+        f"{path}: line 3: human score column 'human' holds 'bad', which is not a number. Blank the cell (a missing "
+        "value) or put a number there; if 'human' is not a score, rename it (human and human_* name human metrics).")
+    assert (e.value.field, e.value.item_id, e.value.system) == ("human", "i1", "B")
+    jl = tmp_path / "judged.jsonl"  # JSONL line numbers count blank lines; the count of bad cells is given
+    jl.write_text('{"item_id": 1, "system": "A", "output": "o", "human_mqm": -2}\n\n'
+                  '{"item_id": 1, "system": "B", "output": "o", "human_mqm": "major"}\n'
+                  '{"item_id": 2, "system": "B", "output": "o", "human_mqm": [1]}\n')
+    with pytest.raises(DataError, match=r"judged\.jsonl: line 3: human score column 'human_mqm' holds 'major', which is "
+                                        r"not a number \(2 cells of the column are not numbers\)\. Blank the cell"):
+        read_table(jl)
+
+
+def test_table_column_listed_in_human_metrics_must_be_numeric(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("item_id,system,output,rating\ni1,A,a,3\ni1,B,b,three\n")
+    with pytest.raises(DataError, match=r"t\.csv: line 3: human score column 'rating' \(listed in human_metrics\) holds "
+                                        r"'three', which is not a number\..*leave it out of human_metrics"):
+        read_table(path, human_metrics=["rating"])
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+    pq.write_table(pa.Table.from_pylist([{"item_id": "1", "system": "A", "output": "o", "rating": "3"},
+                                         {"item_id": "1", "system": "B", "output": "o", "rating": "three"}]),
+                   tmp_path / "t.parquet")
+    with pytest.raises(DataError, match=r"t\.parquet: row 2: human score column 'rating' \(listed in human_metrics\) "
+                                        r"holds 'three'"):
+        read_table(tmp_path / "t.parquet", human_metrics=["rating"])
+
+
+def test_table_cost_must_be_numeric(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("item_id,system,output,cost\ni1,A,a,1.5\ni2,A,b,slow\n")
+    with pytest.raises(DataError, match=r"t\.csv: line 3: column 'cost' \(the item's annotation cost\) holds 'slow'"):
+        read_table(path)
+
+
+def test_table_mostly_numeric_column_with_text_warns_and_stays_metadata(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("item_id,system,output,human,bleu,note\n"
+                    "i1,A,a,1,30,ok\ni1,B,b,0,n.a.,meh\ni2,A,c,1,25,3\ni2,B,d,0,-2.5,\n")
+    with pytest.warns(DataWarning, match=r"m\.csv: column 'bleu' has 1 non-numeric cell among 3 numbers "
+                                         r"\(first on line 3: 'n\.a\.'\); kept as per-item metadata, not as a metric; "
+                                         r"blank or fix those cells to use it as a metric\.") as record:
+        pool = load(str(path))
+    assert len(record) == 1 and "'bleu'" in str(record[0].message)  # 'note' (mostly text) is silent
+    assert record[0].filename == __file__  # points at the caller, not into evalsift.io
+    assert "bleu" not in pool.scores and pool.metrics == ("human",) and pool.human_metrics == {"human"}
+    assert pool.metadata["bleu"] == ("30", "25") and pool.metadata["note"] == ("ok", "3")
+
+
+def test_table_text_columns_are_silent_metadata(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(CSV_TEXT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        pool = read_table(path)
+    assert pool.metadata["note"] == ("ok", None) and "note" not in pool.scores
+
+
+# ------------------------------------------------------------------------------- s2e outputs and refs
+def test_s2e_null_output_is_missing(tmp_path):
+    path = write_jsonl(tmp_path / "x.jsonl", [{"i": 0, "src": "s", "tgt": {"A": None, "B": "b"}}])
+    pool = read_s2e_jsonl(path)
+    assert pool.systems == ("A", "B") and pool.outputs["A"] == (None,) and pool.outputs["B"] == ("b",)
+
+
+@pytest.mark.parametrize("output, shown", [(3, "a number 3"), (["x", "y"], 'a list ["x", "y"]'),
+                                           ({"t": 1}, 'an object {"t": 1}'), (True, "a boolean true")])
+def test_s2e_output_that_is_not_a_string(tmp_path, output, shown):
+    path = write_jsonl(tmp_path / "x.jsonl", [{"i": 0, "src": "s", "tgt": {"A": "a"}},
+                                              {"i": 5, "src": "s", "tgt": {"B": "b", "A": output}}])
+    with pytest.raises(DataError) as e:
+        read_s2e_jsonl(path)
+    assert str(e.value) == (f"{path}: line 2: output of system 'A' in 'tgt' is {shown}, expected a string "
+                            "(the system's output text) or null for a missing output.")
+    assert (e.value.field, e.value.system, e.value.item_id) == ("tgt", "A", "5")
+
+
+@pytest.mark.parametrize("ref, shown", [(3, "a number 3"), ({"a": "x"}, 'an object {"a": "x"}'),
+                                        (["r", 2], 'a list ["r", 2]')])
+def test_s2e_ref_of_the_wrong_type(tmp_path, ref, shown):
+    path = write_jsonl(tmp_path / "x.jsonl", [{"src": "s", "ref": ref, "tgt": {"A": "a"}}])
+    with pytest.raises(DataError) as e:
+        read_s2e_jsonl(path)
+    assert str(e.value) == (f"{path}: line 1: field 'ref' is {shown}, expected a reference string, a list of reference "
+                            "strings, or null for none.")
+    assert e.value.field == "ref"
+    path = write_jsonl(tmp_path / "ok.jsonl", [{"src": "s", "ref": None, "tgt": {"A": "a"}},
+                                               {"src": "t", "ref": ["r", None], "tgt": {"A": "b"}}])
+    assert read_s2e_jsonl(path).references == {"ref_0": (None, "r"), "ref_1": (None, None)}
+
+
+# ------------------------------------------------------------------------------------------ empty files
+TABLE_EXPECTED = "expected a header line with item_id, system, output (and score columns), then one line per (item, system)."
+
+
+@pytest.mark.parametrize("name, text, read, message", [
+    ("e.csv", "", read_table, f"the file is empty, so there are no rows; {TABLE_EXPECTED}"),
+    ("e.csv", "\n\n", read_table, f"the file holds only blank lines, so there are no rows; {TABLE_EXPECTED}"),
+    ("h.csv", "item_id,system,output,human\n", load, f"the file has only a header line, so there are no rows; {TABLE_EXPECTED}"),
+    ("h.tsv", "item_id\tsystem\toutput\n", read_table, f"the file has only a header line, so there are no rows; {TABLE_EXPECTED}"),
+    ("e.jsonl", "", read_table, "the file is empty, so there are no rows; expected one JSON object per line with "
+                                "item_id, system, output (and scores)."),
+    ("b.jsonl", "\n \n\n", read_s2e_jsonl, "the file holds only blank lines, so there are no items; expected one JSON "
+                                           "object per line with 'src' and 'tgt'."),
+    ("e.jsonl", "", load, "the file is empty, so there are no items; expected one JSON object per line: "
+                          "subset2evaluate items ({src, tgt, scores}) or long-table rows ({item_id, system, output, ...})."),
+    ("summeval.json", " \n", read_summeval, "the file holds only blank lines, so there are no records; expected a JSON "
+                                            "object mapping doc_id -> {src, ref_summs, sys_summs}."),
+])
+def test_empty_files_say_what_was_expected(tmp_path, name, text, read, message):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(DataError) as e:
+        read(str(path))
+    assert str(e.value) == f"{path}: {message}"
+
+
+def test_empty_alpaca_instructions_and_mtme_sources(tmp_path):
+    root = make_alpaca(tmp_path / "ae", prefs=False)
+    (root / "instructions.jsonl").write_text("")
+    with pytest.raises(DataError, match=r"instructions\.jsonl: the file is empty, so there are no instructions; "
+                                        r"expected one JSON object per line with instruction_idx and instruction\."):
+        read_alpaca(root)
+    mt = make_mtme(tmp_path / "mt")
+    (mt.parent / "sources" / "xx-yy.txt").write_text("")
+    with pytest.raises(DataError, match=r"xx-yy\.txt: the file is empty, so there are no segments"):
+        read_mtme(mt)
+
+
+def test_empty_parquet_table(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+    schema = pa.schema([("item_id", pa.string()), ("system", pa.string()), ("output", pa.string())])
+    pq.write_table(schema.empty_table(), tmp_path / "e.parquet")
+    with pytest.raises(DataError, match=r"e\.parquet: the file holds a table with 0 rows, so there are no rows"):
+        read_table(tmp_path / "e.parquet")
 
 
 # --------------------------------------------------------------------------------------------- demo

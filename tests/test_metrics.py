@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 import pytest
+from _data import need
 
 from _fakes import DictEncoder, vec_text
 from evalsift.errors import DataError, ParameterError, UnknownNameError
@@ -191,8 +192,7 @@ def test_item_diversity_embedding_cosine_by_hand():
 @pytest.fixture(scope="module")
 def summeval(data_dir):
     path = data_dir / "summeval" / "summeval.json"
-    if not path.exists():
-        pytest.skip(f"real data not found: {path} (set EVALSIFT_DATA to the shared data folder)")
+    need("summeval/summeval.json")
     from evalsift.io import load
 
     return load(str(path))
@@ -219,8 +219,7 @@ def test_summeval_reference_metrics(summeval):
 
 def test_wmt23_reference_metrics_reproduce_the_official_segment_scores(data_dir):
     # mt-metrics-eval ships WMT23's own sacreBLEU segment scores (chrF-refA, BLEU-refA): ours must equal them
-    if not (data_dir / "wmt23" / "mt-metrics-eval-v2" / "wmt23" / "sources" / "en-de.txt").exists():
-        pytest.skip(f"real data not found: {data_dir / 'wmt23'} (set EVALSIFT_DATA to the shared data folder)")
+    need("wmt23/mt-metrics-eval-v2/wmt23/sources/en-de.txt")
     from evalsift.io import read_mtme
 
     pool = read_mtme(data_dir / "wmt23" / "mt-metrics-eval-v2" / "wmt23" / "en-de").subset(range(60))

@@ -7,6 +7,7 @@ seconds. The numbers behind the thresholds come from benchmarks/source_selection
 
 import numpy as np
 import pytest
+from _data import need
 
 from evalsift.embed import TfidfEncoder
 from evalsift.io import load
@@ -20,9 +21,7 @@ METRIC = "MetricX-23-refA"
 
 @pytest.fixture(scope="module")
 def wmt(data_dir):
-    if not (data_dir / "wmt23/mt-metrics-eval-v2/wmt23/sources/en-de.txt").exists():
-        pytest.skip(f"real data not found: {data_dir / 'wmt23/mt-metrics-eval-v2/wmt23'} "
-                    "(set EVALSIFT_DATA to the shared data folder)")
+    need("wmt23/mt-metrics-eval-v2/wmt23/sources/en-de.txt")
     return load(str(data_dir / "wmt23/mt-metrics-eval-v2/wmt23/en-de"))
 
 

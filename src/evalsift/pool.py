@@ -1,4 +1,4 @@
-"""The Pool: items x systems, immutable, with outputs, score matrices and per-item metadata.
+"""The Pool: items x systems, immutable, with outputs, score matrices and per-item columns.
 
 A Pool is what every reader returns and every selector, oracle and session consumes::
 
@@ -11,46 +11,406 @@ A Pool is what every reader returns and every selector, oracle and session consu
 
 Conventions: ``scores[metric]`` is a float array of shape ``(n_items, n_systems)`` with NaN where a
 system has no score for an item; ``outputs[system][i]`` is the text or ``None`` where missing;
-``metadata[field][i]`` holds per-item values such as ``domain``, ``doc`` or ``cost``. Views
-(:meth:`subset`, :meth:`pair`, :meth:`complete`) return new Pools and never change this one.
+``metadata[field][i]`` holds per-item values such as ``domain``, ``doc`` or ``cost`` (the per-item
+*columns*, see :meth:`Pool.with_columns` and :meth:`Pool.column`). ``inputs`` is a tuple of texts
+(``None`` where missing), or for non-text data a read-only numpy array of shape ``(n_items, ...)`` or
+a tuple of arbitrary objects (:attr:`Pool.inputs_are_text` tells which). Views (:meth:`~Pool.subset`,
+:meth:`~Pool.pair`, :meth:`~Pool.complete`, :meth:`~Pool.resample`, ...) return new Pools and never
+change this one. They skip re-validation, share every read-only part they do not change, take the
+score rows with numpy and gather tuple columns (outputs, references, metadata) lazily, on first read,
+with one C-level ``itemgetter`` call each -- so a subset costs little more than the numpy take of its
+score rows, and a view that never reads outputs never pays for gathering them. (Until a column of a
+view is read, the view keeps the source column alive.)
+
+**Deeply read-only.** ``outputs``, ``scores``, ``references`` and ``metadata`` are read-only mappings
+(:class:`types.MappingProxyType`); each column is a tuple (Python values) or a numpy array with
+``writeable=False`` (numbers; ``setflags(write=True)`` on it raises). Dicts and lists nested in
+column values (e.g. the ``_record`` dicts of the subset2evaluate reader) are frozen recursively into
+:class:`ReadOnlyDict` / :class:`ReadOnlyList`, which compare equal to (and are instances of) ``dict``
+/ ``list`` but refuse every change. Arbitrary other objects (an image object, say) are kept as they
+are. Every array and sequence given to the constructor is copied, so a Pool never aliases its
+caller's data. For a mutable copy use ``dict(pool.outputs)``, ``list(pool.outputs["A"])``,
+``np.array(pool.scores["human"])`` (``np.array`` copies), ``dict(record)`` / ``list(value)``.
+(Deliberate workarounds -- ``object.__setattr__``, ``dict.__setitem__`` on a read-only dict, the
+flags of an array's ``.base`` -- are not prevented; they are not supported either.)::
+
+    >>> p.outputs["A"] = ["z0", "z1"]
+    Traceback (most recent call last):
+    ...
+    TypeError: 'mappingproxy' object does not support item assignment
+    >>> m = np.array(p.scores["human"]); m[0, 0] = 0.0   # a writeable copy
+    >>> float(p.scores["human"][0, 0])
+    1.0
 """
 
 from __future__ import annotations
 
-import difflib
-from typing import Any, Iterable, Mapping, Sequence
+import numbers
+from collections.abc import Mapping as _MappingABC
+from operator import itemgetter
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .errors import DataError
+from .errors import DataError, suggest
+
+__all__ = ["Pool", "ReadOnlyDict", "ReadOnlyList", "freeze"]
+
+SOURCE_ITEM = "source_item"
+"""The column :meth:`Pool.resample` adds: the original item id of every row."""
 
 
-def _suggest(name: str, options: Sequence[str]) -> str:
-    close = difflib.get_close_matches(name, list(options), n=1, cutoff=0.5)
-    return f" Did you mean '{close[0]}'?" if close else ""
+# ---------------------------------------------------------------------------------- read-only values
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> None:
+    kind = "dict" if isinstance(self, dict) else "list"
+    raise TypeError(f"{type(self).__name__} is read-only (it belongs to a Pool); "
+                    f"{kind}(value) gives a mutable copy")
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=float, copy=True)
+class ReadOnlyDict(dict):
+    """A dict that refuses every change; its values are frozen recursively (see :func:`freeze`).
+
+    It is a ``dict`` (``isinstance`` checks, ``json.dumps`` and ``==`` work as for the original), so
+    code written for plain records keeps working. ``dict(d)`` gives a mutable (shallow) copy.
+
+    >>> d = ReadOnlyDict({"src": "x", "ref": ["a", "b"]})
+    >>> d == {"src": "x", "ref": ["a", "b"]}, type(d["ref"]).__name__
+    (True, 'ReadOnlyList')
+    >>> d["src"] = "y"
+    Traceback (most recent call last):
+    ...
+    TypeError: ReadOnlyDict is read-only (it belongs to a Pool); dict(value) gives a mutable copy
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "ReadOnlyDict":
+        src = args[0] if len(args) == 1 and not kwargs and type(args[0]) is dict else dict(*args, **kwargs)
+        self = dict.__new__(cls)
+        if set(map(type, src.values())) <= _ATOMIC:  # the common case: nothing to freeze inside
+            dict.update(self, src)
+        else:
+            dict.update(self, {k: freeze(v) for k, v in src.items()})
+        return self
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # filled in __new__; re-init is a no-op
+        pass
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple:
+        return (ReadOnlyDict, (dict(self),))
+
+    def __copy__(self) -> "ReadOnlyDict":
+        return self
+
+    def __repr__(self) -> str:
+        return dict.__repr__(self)
+
+
+class ReadOnlyList(list):
+    """A list that refuses every change; its items are frozen recursively (see :func:`freeze`).
+
+    It is a ``list`` (``==`` with a list, ``isinstance`` and ``json.dumps`` work as for the original).
+    ``list(value)`` gives a mutable (shallow) copy.
+
+    >>> v = ReadOnlyList(["a", "b"])
+    >>> v == ["a", "b"], v + ["c"]
+    (True, ['a', 'b', 'c'])
+    >>> v.append("c")
+    Traceback (most recent call last):
+    ...
+    TypeError: ReadOnlyList is read-only (it belongs to a Pool); list(value) gives a mutable copy
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, iterable: Iterable[Any] = ()) -> "ReadOnlyList":
+        self = list.__new__(cls)
+        items = iterable if type(iterable) in (list, tuple) else list(iterable)
+        list.extend(self, items if set(map(type, items)) <= _ATOMIC else map(freeze, items))
+        return self
+
+    def __init__(self, iterable: Iterable[Any] = ()) -> None:  # filled in __new__; re-init is a no-op
+        pass
+
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = sort = reverse = _refuse  # type: ignore[assignment]
+    __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple:
+        return (ReadOnlyList, (list(self),))
+
+    def __copy__(self) -> "ReadOnlyList":
+        return self
+
+    def __repr__(self) -> str:
+        return list.__repr__(self)
+
+
+_ATOMIC = frozenset({str, int, float, bool, complex, bytes, type(None), np.str_, np.bytes_, np.float64,
+                     np.float32, np.int64, np.int32, np.bool_, ReadOnlyDict, ReadOnlyList})
+
+
+def _lock(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a``, which the caller owns and nobody else references.
+
+    The base is made read-only too, so ``view.setflags(write=True)`` raises (an array that does not
+    own its memory, e.g. some fancy-indexing results, is copied first so that no writeable owner
+    stays behind).
+    """
+    if a.base is not None:
+        a = a.copy()
     a.setflags(write=False)
-    return a
+    return a.view()
 
 
+def freeze(value: Any) -> Any:
+    """A read-only version of ``value``, recursively: Mapping -> :class:`ReadOnlyDict`, list ->
+    :class:`ReadOnlyList`, tuple -> tuple of frozen values, set -> frozenset, bytearray -> bytes,
+    numpy array -> read-only copy. Strings, numbers, None and other objects are returned as they are.
+
+    >>> freeze({"a": [1, {"b": 2}]})["a"][1]["b"]
+    2
+    >>> type(freeze([1, 2])).__name__, freeze((1, [2]))
+    ('ReadOnlyList', (1, [2]))
+    """
+    t = type(value)
+    if t in _ATOMIC:
+        return value
+    if t is dict:
+        return ReadOnlyDict(value)
+    if t is list:
+        return ReadOnlyList(value)
+    if isinstance(value, np.ndarray):
+        return _lock(np.array(value, copy=True))
+    if isinstance(value, np.generic):
+        return value
+    if isinstance(value, _MappingABC):
+        return ReadOnlyDict(value)
+    if isinstance(value, list):
+        return ReadOnlyList(value)
+    if isinstance(value, tuple):
+        items = [freeze(v) for v in value]
+        return t._make(items) if hasattr(t, "_make") else tuple(items)  # namedtuples keep their type
+    if isinstance(value, (set, frozenset)):
+        return frozenset(value)
+    if isinstance(value, bytearray):
+        return bytes(value)
+    return value
+
+
+def _frozen_tuple(values: Iterable[Any]) -> tuple:
+    """``values`` as a tuple of frozen values (a copy; cheap when they are all str/numbers/None)."""
+    col = tuple(values)
+    if set(map(type, col)) <= _ATOMIC:
+        return col
+    return tuple(map(freeze, col))
+
+
+def _describe(col: Any) -> str:
+    if isinstance(col, np.ndarray):
+        return f"{col.dtype} array of shape {col.shape}"
+    return "tuple"
+
+
+# ---------------------------------------------------------------------------------- gathering rows
+class _Gather:
+    """Take the same rows of many columns with C-level gathers (itemgetter, numpy take)."""
+
+    __slots__ = ("rows", "_get")
+
+    def __init__(self, rows: np.ndarray) -> None:
+        self.rows = rows
+        pos = rows.tolist()
+        if len(pos) == 0:
+            self._get: Callable[[Any], tuple] = lambda col: ()
+        elif len(pos) == 1:
+            p = pos[0]
+            self._get = lambda col: (col[p],)
+        else:
+            self._get = itemgetter(*pos)
+
+    def __call__(self, col: Any) -> Any:
+        if isinstance(col, np.ndarray):
+            return _lock(col.take(self.rows, axis=0))
+        return self._get(col)
+
+
+class _Pending:
+    """A column not gathered yet: rows ``rows`` of the (materialised) column ``src``."""
+
+    __slots__ = ("src", "rows")
+
+    def __init__(self, src: tuple, rows: np.ndarray) -> None:
+        self.src, self.rows = src, rows
+
+
+class _Columns(dict):
+    """The mapping behind ``Pool.outputs`` / ``references`` / ``metadata`` (users only ever see it
+    through a :class:`types.MappingProxyType`, so it cannot be changed from outside).
+
+    Materialised columns live in the dict itself, so ``pool.outputs[s]`` runs at dict speed. A view
+    (subset, resample) does not gather its tuple columns at once: each is a :class:`_Pending` (the
+    source column and the rows) until first read, then gathered with one C-level itemgetter call
+    and kept. Gathering Python objects touches every object (reference counts), which for many long
+    texts costs far more than the numpy take of the score rows; done lazily, views that only read
+    scores never pay it. Numpy columns are taken at once (cheap). Iteration, ``len``, ``in``,
+    ``keys/items/values``, ``==`` and ``repr`` all go through the key order in ``_keys``.
+    """
+
+    __slots__ = ("_keys", "_pending", "_gathers")
+
+    @classmethod
+    def _new(cls, entries: Mapping[str, Any]) -> "_Columns":
+        self = dict.__new__(cls)
+        pending = {k: v for k, v in entries.items() if type(v) is _Pending}
+        dict.update(self, ((k, v) for k, v in entries.items() if type(v) is not _Pending))
+        self._keys = tuple(entries)
+        self._pending = pending
+        self._gathers: dict[int, _Gather] = {}
+        return self
+
+    def __missing__(self, key: Any) -> Any:
+        p = self._pending.get(key)
+        if p is None:
+            if dict.__contains__(self, key):  # materialised by another thread meanwhile
+                return dict.__getitem__(self, key)
+            raise KeyError(key)
+        take = self._gathers.get(id(p.rows))
+        if take is None or take.rows is not p.rows:
+            take = self._gathers[id(p.rows)] = _Gather(p.rows)
+        col = take(p.src)
+        dict.__setitem__(self, key, col)
+        self._pending.pop(key, None)
+        if not self._pending:
+            self._gathers.clear()
+        return col
+
+    # views over the entries (materialised columns or _Pending), for deriving new mappings
+    def _entries(self) -> dict[str, Any]:
+        out = {}
+        for k in self._keys:
+            v = self._pending.get(k)
+            out[k] = v if v is not None else dict.__getitem__(self, k)
+        return out
+
+    def gathered(self, take: "_Gather") -> "_Columns":
+        """The same columns at rows ``take.rows`` (tuple columns pending, arrays taken now)."""
+        composed: dict[int, np.ndarray] = {}
+        entries: dict[str, Any] = {}
+        for k, v in self._entries().items():
+            if type(v) is _Pending:
+                r = composed.get(id(v.rows))
+                if r is None:
+                    r = composed[id(v.rows)] = v.rows.take(take.rows)
+                entries[k] = _Pending(v.src, r)
+            elif isinstance(v, np.ndarray):
+                entries[k] = take(v)
+            else:
+                entries[k] = _Pending(v, take.rows)
+        return _Columns._new(entries)
+
+    def selected(self, keys: Iterable[str]) -> "_Columns":
+        entries = self._entries()
+        return _Columns._new({k: entries[k] for k in keys})
+
+    def replaced(self, updates: Mapping[str, Any]) -> "_Columns":
+        entries = self._entries()
+        entries.update(updates)
+        return _Columns._new(entries)
+
+    def _ordered(self) -> dict[str, Any]:
+        return {k: self[k] for k in self._keys}
+
+    # the read-only Mapping protocol, in key order
+    def __iter__(self) -> Any:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Any:
+        return reversed(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._pending or dict.__contains__(self, key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def keys(self) -> Any:
+        return dict.fromkeys(self._keys).keys()
+
+    def values(self) -> Any:
+        return self._ordered().values()
+
+    def items(self) -> Any:
+        return self._ordered().items()
+
+    def copy(self) -> dict[str, Any]:
+        return self._ordered()
+
+    def __eq__(self, other: Any) -> Any:
+        if isinstance(other, _MappingABC):
+            return self._ordered() == dict(other.items())
+        return NotImplemented
+
+    def __ne__(self, other: Any) -> Any:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __or__(self, other: Any) -> Any:
+        return self._ordered() | dict(other) if isinstance(other, _MappingABC) else NotImplemented
+
+    def __ror__(self, other: Any) -> Any:
+        return dict(other) | self._ordered() if isinstance(other, _MappingABC) else NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(self._ordered())
+
+    def __reduce__(self) -> tuple:
+        return (_Columns._new, (self._ordered(),))
+
+
+def _restore(state: dict[str, Any]) -> "Pool":
+    """Rebuild a pickled (or deep-copied) Pool; arrays come back writeable and are locked again."""
+    relock = lambda c: _lock(c) if isinstance(c, np.ndarray) else c  # noqa: E731
+    return Pool._make(
+        item_ids=state["item_ids"], inputs=relock(state["inputs"]), systems=state["systems"],
+        outputs=state["outputs"], scores={m: _lock(a) for m, a in state["scores"].items()},
+        human_metrics=frozenset(state["human_metrics"]), references=state["references"],
+        metadata={f: relock(c) for f, c in state["metadata"].items()}, name=state["name"],
+    )
+
+
+# ---------------------------------------------------------------------------------- the Pool
 class Pool:
-    """Items x systems with outputs, scores and metadata. Immutable; views are cheap copies.
+    """Items x systems with outputs, scores and per-item columns. Deeply immutable; views are cheap.
 
     Parameters are validated once here, and every error names the offending field, system or
     metric. Inputs are copied, so the caller's lists and arrays are never changed or aliased.
+
+    ``inputs``: texts (``None`` where missing; a 1-D numpy string array is taken as texts too), a
+    numpy array of shape ``(n_items, ...)`` of any dtype (token ids, images), or a sequence of
+    arbitrary objects; omitted, every input is ``""``. ``metadata``: per-item columns; a numpy array
+    (other than dtype object) is kept as a read-only array of its dtype, anything else becomes a
+    tuple (see :meth:`with_columns` for the rule).
     """
 
     __slots__ = ("item_ids", "inputs", "systems", "outputs", "scores", "human_metrics",
-                 "references", "metadata", "name", "_sys_index")
+                 "references", "metadata", "name", "_sys_index", "_text", "_outs", "_refs", "_meta", "_idset")
 
     def __init__(
         self,
         *,
         item_ids: Sequence[Any],
-        inputs: Sequence[str | None] | None = None,
+        inputs: Sequence[Any] | np.ndarray | None = None,
         systems: Sequence[str],
         outputs: Mapping[str, Sequence[str | None]] | None = None,
         scores: Mapping[str, Any] | None = None,
@@ -61,65 +421,101 @@ class Pool:
     ) -> None:
         item_ids = tuple(str(i) for i in item_ids)
         n = len(item_ids)
-        if len(set(item_ids)) != n:
+        id_set = frozenset(item_ids)
+        if len(id_set) != n:
             seen: set[str] = set()
             dup = next(i for i in item_ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
-            raise DataError(f"Pool {name!r}: item_id {dup!r} appears more than once; item ids must be unique.")
+            raise DataError(f"Pool {name!r}: item_id {dup!r} appears more than once; item ids must be unique.",
+                            field="item_ids", item_id=dup)
         systems = tuple(str(s) for s in systems)
         if len(set(systems)) != len(systems):
-            raise DataError(f"Pool {name!r}: system names must be unique, got {list(systems)}.")
-        inputs = tuple(inputs) if inputs is not None else tuple("" for _ in item_ids)
-        if len(inputs) != n:
-            raise DataError(f"Pool {name!r}: 'inputs' has {len(inputs)} entries but there are {n} items.")
-        outs: dict[str, tuple[str | None, ...]] = {}
+            raise DataError(f"Pool {name!r}: system names must be unique, got {list(systems)}.", field="systems")
+        inputs_ = _inputs_column(inputs, n, name)
+        outs: dict[str, tuple[Any, ...]] = {}
         for s, col in (outputs or {}).items():
             if s not in systems:
-                raise DataError(f"Pool {name!r}: outputs given for system {s!r}, which is not in systems {list(systems)}.")
-            col = tuple(col)
+                raise DataError(f"Pool {name!r}: outputs given for system {s!r}, which is not in systems "
+                                f"{list(systems)}.{suggest(str(s), systems)}", field="outputs", system=str(s))
+            col = _frozen_tuple(col)
             if len(col) != n:
-                raise DataError(f"Pool {name!r}: outputs of system {s!r} have {len(col)} entries but there are {n} items.")
+                raise DataError(f"Pool {name!r}: outputs of system {s!r} have {len(col)} entries but there are "
+                                f"{n} items.", field="outputs", system=s)
             outs[s] = col
-        for s in systems:
-            outs.setdefault(s, tuple(None for _ in item_ids))
-        sc: dict[str, np.ndarray] = {}
-        for m, arr in (scores or {}).items():
-            a = np.asarray(arr, dtype=float)
-            if a.shape != (n, len(systems)):
-                raise DataError(
-                    f"Pool {name!r}: scores[{m!r}] has shape {a.shape}, expected (n_items, n_systems) = "
-                    f"({n}, {len(systems)}). Put NaN where a system has no score for an item."
-                )
-            sc[str(m)] = _readonly(a)
+        missing = (None,) * n
+        outs = {s: outs.get(s, missing) for s in systems}
+        sc = {str(m): _score_matrix(m, arr, n, len(systems), name) for m, arr in (scores or {}).items()}
         human = frozenset(str(h) for h in human_metrics)
         unknown = human - set(sc)
         if unknown:
-            raise DataError(f"Pool {name!r}: human_metrics {sorted(unknown)} have no score matrix; known metrics: {sorted(sc)}.")
-        refs: dict[str, tuple[str | None, ...]] = {}
+            raise DataError(f"Pool {name!r}: human_metrics {sorted(unknown)} have no score matrix; known metrics: "
+                            f"{sorted(sc)}.", field="human_metrics")
+        refs: dict[str, tuple[Any, ...]] = {}
         for r, col in (references or {}).items():
-            col = tuple(col)
+            col = _frozen_tuple(col)
             if len(col) != n:
-                raise DataError(f"Pool {name!r}: reference {r!r} has {len(col)} entries but there are {n} items.")
+                raise DataError(f"Pool {name!r}: reference {r!r} has {len(col)} entries but there are {n} items.",
+                                field=str(r))
             refs[str(r)] = col
-        meta: dict[str, tuple[Any, ...]] = {}
+        meta: dict[str, Any] = {}
         for f, col in (metadata or {}).items():
-            col = tuple(col)
+            col = _column(col, None, name, str(f))
             if len(col) != n:
-                raise DataError(f"Pool {name!r}: metadata field {f!r} has {len(col)} entries but there are {n} items.")
+                raise DataError(f"Pool {name!r}: metadata field {f!r} has {len(col)} entries but there are {n} "
+                                "items.", field=str(f))
             meta[str(f)] = col
+        self._init(item_ids, inputs_, systems, outs, sc, human, refs, meta, name, None, None)
+        object.__setattr__(self, "_idset", id_set)
+
+    # the private fast path: every part is already valid, read-only and owned by Pools
+    def _init(self, item_ids: tuple, inputs: Any, systems: tuple, outputs: Any, scores: Any,
+              human: frozenset, references: Any, metadata: Any, name: str,
+              sys_index: dict[str, int] | None, text: bool | None) -> None:
+        cols = lambda d: d if type(d) is _Columns else _Columns._new(d)  # noqa: E731
+        outputs, references, metadata = cols(outputs), cols(references), cols(metadata)
         set_ = object.__setattr__
         set_(self, "item_ids", item_ids)
         set_(self, "inputs", inputs)
         set_(self, "systems", systems)
-        set_(self, "outputs", outs)
-        set_(self, "scores", sc)
+        set_(self, "_outs", outputs)
+        set_(self, "outputs", MappingProxyType(outputs))
+        set_(self, "scores", scores if type(scores) is MappingProxyType else MappingProxyType(scores))
         set_(self, "human_metrics", human)
-        set_(self, "references", refs)
-        set_(self, "metadata", meta)
+        set_(self, "_refs", references)
+        set_(self, "references", MappingProxyType(references))
+        set_(self, "_meta", metadata)
+        set_(self, "metadata", MappingProxyType(metadata))
         set_(self, "name", name)
-        set_(self, "_sys_index", {s: j for j, s in enumerate(systems)})
+        set_(self, "_sys_index", sys_index if sys_index is not None else {s: j for j, s in enumerate(systems)})
+        set_(self, "_text", False if isinstance(inputs, np.ndarray) else text)
+        set_(self, "_idset", None)
+
+    @classmethod
+    def _make(cls, *, item_ids: tuple, inputs: Any, systems: tuple, outputs: Any, scores: Any,
+              human_metrics: frozenset, references: Any, metadata: Any, name: str,
+              sys_index: dict[str, int] | None = None, text: bool | None = None) -> "Pool":
+        """A Pool from parts that are already valid and frozen: no checks, no copies."""
+        self = object.__new__(cls)
+        self._init(item_ids, inputs, systems, outputs, scores, human_metrics, references, metadata, name,
+                   sys_index, text)
+        return self
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError("Pool is immutable; use subset(), pair(), with_scores() to derive a new one")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError("Pool is immutable; use subset(), pair(), with_scores() to derive a new one")
+
+    # ------------------------------------------------------------------ pickle and copy
+    def __reduce__(self) -> tuple:
+        """Pickle (and ``copy.deepcopy``) through plain dicts; the copy is read-only again."""
+        return (_restore, ({
+            "item_ids": self.item_ids, "inputs": self.inputs, "systems": self.systems,
+            "outputs": dict(self.outputs), "scores": dict(self.scores), "human_metrics": set(self.human_metrics),
+            "references": dict(self.references), "metadata": dict(self.metadata), "name": self.name,
+        },))
+
+    def __copy__(self) -> "Pool":
+        return self
 
     # ------------------------------------------------------------------ sizes and lookups
     @property
@@ -137,6 +533,24 @@ class Pool:
         """Metric names, sorted (human ones included)."""
         return tuple(sorted(self.scores))
 
+    @property
+    def inputs_are_text(self) -> bool:
+        """True when every input is a ``str`` or ``None`` (False for array inputs and other objects).
+
+        Callers that need text (embeddings of the inputs, the annotation-time model) should refuse
+        other pools clearly.
+
+        >>> Pool(item_ids=["a"], systems=["S"]).inputs_are_text
+        True
+        >>> Pool(item_ids=["a", "b"], systems=["S"], inputs=np.zeros((2, 8), dtype=np.int32)).inputs_are_text
+        False
+        """
+        if self._text is None:
+            text = set(map(type, self.inputs)) <= {str, type(None)} or all(
+                x is None or isinstance(x, str) for x in self.inputs)
+            object.__setattr__(self, "_text", text)
+        return self._text  # type: ignore[return-value]
+
     def __len__(self) -> int:
         return self.n_items
 
@@ -145,110 +559,376 @@ class Pool:
                 f"metrics={list(self.metrics)})")
 
     def system_index(self, system: str) -> int:
-        """Column of ``system``; an unknown name raises DataError with a suggestion."""
+        """Column of ``system``; an unknown name raises DataError with a suggestion.
+
+        >>> Pool(item_ids=["i"], systems=["A", "B"]).system_index("B")
+        1
+        """
         try:
             return self._sys_index[system]
         except KeyError:
             raise DataError(
-                f"Unknown system {system!r} in pool {self.name!r}.{_suggest(system, self.systems)} "
-                f"Available systems: {', '.join(self.systems)}"
+                f"Unknown system {system!r} in pool {self.name!r}.{suggest(system, self.systems)} "
+                f"Available systems: {', '.join(self.systems)}", system=str(system)
             ) from None
 
     def check_metric(self, metric: str) -> str:
-        """Return ``metric`` if the pool has it, else raise DataError listing what it has."""
+        """Return ``metric`` if the pool has it, else raise DataError listing what it has.
+
+        >>> Pool(item_ids=["i"], systems=["A"], scores={"m": [[1.0]]}).check_metric("m")
+        'm'
+        """
         if metric not in self.scores:
             raise DataError(
-                f"Unknown metric {metric!r} in pool {self.name!r}.{_suggest(metric, list(self.scores))} "
-                f"Available metrics: {', '.join(self.metrics) or '(none)'}"
+                f"Unknown metric {metric!r} in pool {self.name!r}.{suggest(metric, list(self.scores))} "
+                f"Available metrics: {', '.join(self.metrics) or '(none)'}", field=str(metric)
             )
         return metric
 
     def score(self, metric: str, system: str | None = None) -> np.ndarray:
-        """The (items x systems) matrix of ``metric``, or one system's column."""
+        """The (items x systems) matrix of ``metric``, or one system's column (both read-only).
+
+        >>> p = Pool(item_ids=["i", "j"], systems=["A", "B"], scores={"m": [[1.0, 2.0], [3.0, 4.0]]})
+        >>> p.score("m", "B").tolist()
+        [2.0, 4.0]
+        """
         a = self.scores[self.check_metric(metric)]
         return a if system is None else a[:, self.system_index(system)]
 
     def is_human(self, metric: str) -> bool:
-        """True when ``metric`` holds human judgments."""
+        """True when ``metric`` holds human judgments.
+
+        >>> Pool(item_ids=["i"], systems=["A"], scores={"h": [[1.0]]}, human_metrics=["h"]).is_human("h")
+        True
+        """
         return self.check_metric(metric) in self.human_metrics
 
+    # ------------------------------------------------------------------ per-item columns
+    def column(self, name: str, dtype: Any = None) -> Any:
+        """The per-item column ``name`` (a tuple or a read-only array, as stored in ``metadata``).
+
+        With ``dtype`` (e.g. ``float``), the column converted by the rule of :meth:`with_columns`:
+        a read-only array, ``None`` -> NaN for floats; a value that does not convert raises DataError
+        naming the item. An unknown name raises DataError suggesting the closest column.
+
+        >>> p = Pool(item_ids=["a", "b"], systems=["S"], metadata={"cost": [1.5, None]})
+        >>> p.column("cost"), p.column("cost", float).tolist()
+        ((1.5, None), [1.5, nan])
+        >>> p.column("cots")
+        Traceback (most recent call last):
+        ...
+        evalsift.errors.DataError: Pool '' has no column 'cots'. Did you mean 'cost'? Columns: cost
+        """
+        try:
+            col = self.metadata[name]
+        except KeyError:
+            raise DataError(
+                f"Pool {self.name!r} has no column {name!r}.{suggest(name, self.metadata)} "
+                f"Columns: {', '.join(self.metadata) or '(none)'}", field=str(name)
+            ) from None
+        if dtype is None:
+            return col
+        return _column(col, dtype, self, str(name))
+
+    def with_columns(self, columns: Mapping[str, Any] | None = None, /, *, dtype: Any = None,
+                     **named: Any) -> "Pool":
+        """A Pool with per-item columns added to (or replaced in) ``metadata``; nothing else changes.
+
+        Columns come as a mapping, as keywords, or both: ``with_columns({"len": x}, cost=c)``. (A
+        column named ``dtype`` must go in the mapping.) Each needs one value per item, in pool order,
+        else DataError names the column with the length got and expected. Columns are subset, paired
+        and resampled along with the items. The rule for what is stored:
+
+        - ``dtype=None`` (default): a numpy array keeps its dtype and shape ``(n_items, ...)``
+          (copied, read-only); an array of dtype object and every other sequence become a tuple
+          (values frozen as by :func:`freeze`) -- numbers stay Python numbers, nothing is guessed.
+        - ``dtype=float`` (any numpy dtype): every column becomes a read-only array of that dtype.
+          For floats a column may hold only numbers, ``None`` and NaN (``None`` -> NaN); a string
+          or other value raises DataError naming the item. Use this for transparency dimensions
+          (one float per item, NaN where undefined) and costs.
+
+        >>> p = Pool(item_ids=["a", "b", "c"], systems=["S"])
+        >>> q = p.with_columns(length=np.array([3, 5, 8]), lang=["de", "en", None])
+        >>> q.column("length").dtype.kind, q.column("lang")
+        ('i', ('de', 'en', None))
+        >>> q.with_columns({"clarity": [0.5, None, float("nan")]}, dtype=float).column("clarity").tolist()
+        [0.5, nan, nan]
+        >>> q.subset([2, 0]).column("length").tolist()
+        [8, 3]
+        """
+        cols = dict(columns or {})
+        both = sorted(set(map(str, cols)) & set(named))
+        if both:
+            raise DataError(f"with_columns: column {both[0]!r} is given both in the mapping and as a keyword.",
+                            field=both[0])
+        cols.update(named)
+        meta: dict[str, Any] = {}
+        n = self.n_items
+        for f, values in cols.items():
+            f = str(f)
+            if dtype is not None and not isinstance(values, np.ndarray):
+                values = tuple(values)
+                if len(values) != n:  # the length first: a short column is not a bad value
+                    raise _length_error(self.name, f, len(values), n)
+            col = _column(values, dtype, self, f)
+            if len(col) != n:
+                raise _length_error(self.name, f, len(col), n)
+            meta[f] = col
+        return self._derive(metadata=self._meta.replaced(meta))
+
     # ------------------------------------------------------------------ views
-    def _derive(self, rows: np.ndarray | None = None, cols: Sequence[int] | None = None, **changes: Any) -> "Pool":
-        rows_ = np.arange(self.n_items) if rows is None else np.asarray(rows, dtype=int)
-        cols_ = list(range(self.n_systems)) if cols is None else list(cols)
-        systems = [self.systems[j] for j in cols_]
-        pick = lambda col: [col[i] for i in rows_]  # noqa: E731
-        kw: dict[str, Any] = dict(
-            item_ids=pick(self.item_ids),
-            inputs=pick(self.inputs),
-            systems=systems,
-            outputs={s: pick(self.outputs[s]) for s in systems},
-            scores={m: a[np.ix_(rows_, cols_)] for m, a in self.scores.items()},
-            human_metrics=self.human_metrics,
-            references={r: pick(c) for r, c in self.references.items()},
-            metadata={f: pick(c) for f, c in self.metadata.items()},
-            name=self.name,
-        )
-        kw.update(changes)
-        return Pool(**kw)
+    def _derive(self, rows: "np.ndarray | _Gather | None" = None, cols: Sequence[int] | None = None, **changes: Any) -> "Pool":
+        """A view through the fast path: ``rows`` (valid non-negative positions) and ``cols`` (system
+        positions) are gathered; unchanged parts are shared, since they are read-only."""
+        if rows is None:
+            take = None
+            item_ids, inputs, refs, meta = self.item_ids, self.inputs, self._refs, self._meta
+            text = self._text
+        else:
+            take = rows if isinstance(rows, _Gather) else _Gather(np.asarray(rows, dtype=np.intp))
+            item_ids, inputs = take(self.item_ids), take(self.inputs)
+            refs, meta = self._refs.gathered(take), self._meta.gathered(take)
+            text = True if self._text is True else None
+        if cols is None:
+            systems, sys_index = self.systems, self._sys_index
+            outputs: Any = self._outs if take is None else self._outs.gathered(take)
+            scores: Any = self.scores if take is None else {m: take(a) for m, a in self.scores.items()}
+        else:
+            cols = list(cols)
+            systems, sys_index = tuple(self.systems[j] for j in cols), None
+            outputs = self._outs.selected(systems)
+            if take is None:
+                scores = {m: _lock(a[:, cols]) for m, a in self.scores.items()}
+            else:
+                outputs = outputs.gathered(take)
+                ix = np.ix_(take.rows, cols)
+                scores = {m: _lock(a[ix]) for m, a in self.scores.items()}
+        parts: dict[str, Any] = dict(item_ids=item_ids, inputs=inputs, systems=systems, outputs=outputs,
+                                     scores=scores, human_metrics=self.human_metrics, references=refs,
+                                     metadata=meta, name=self.name, sys_index=sys_index, text=text)
+        parts.update(changes)
+        view = Pool._make(**parts)
+        if rows is None and "item_ids" not in changes:
+            object.__setattr__(view, "_idset", self._idset)
+        return view
+
+    def _positions(self, idx: Any, where: str) -> np.ndarray:
+        """``idx`` (positions or a boolean mask) as valid non-negative positions."""
+        idx = np.asarray(idx)
+        n = self.n_items
+        if idx.dtype == bool:
+            if idx.shape != (n,):
+                raise DataError(f"{where}: boolean mask has shape {idx.shape}, expected ({n},)", field="idx")
+            return np.flatnonzero(idx)
+        if idx.ndim != 1:
+            raise DataError(f"{where}: item positions must be a 1-D sequence of integers, got shape {idx.shape}",
+                            field="idx")
+        if idx.size == 0:
+            return np.empty(0, dtype=np.intp)
+        if idx.dtype.kind not in "iu" and (idx.dtype.kind != "f" or not np.array_equal(idx, np.round(idx))):
+            raise DataError(f"{where}: item positions must be integers, got {idx.dtype} values", field="idx")
+        rows = idx.astype(np.intp)  # a copy
+        lo, hi = rows.min(), rows.max()
+        if lo < -n or hi >= n:
+            raise DataError(f"{where}: item positions must be in [0, {n}), got {lo}..{hi}", field="idx")
+        if lo < 0:
+            rows[rows < 0] += n
+        return rows
 
     def subset(self, idx: Sequence[int] | np.ndarray) -> "Pool":
-        """A Pool of the items at positions ``idx`` (in that order)."""
-        idx = np.asarray(idx)
-        if idx.dtype == bool:
-            if idx.shape != (self.n_items,):
-                raise DataError(f"subset: boolean mask has shape {idx.shape}, expected ({self.n_items},)")
-            idx = np.flatnonzero(idx)
-        idx = idx.astype(int)
-        if idx.size and (idx.min() < -self.n_items or idx.max() >= self.n_items):
-            raise DataError(f"subset: item positions must be in [0, {self.n_items}), got {idx.min()}..{idx.max()}")
-        return self._derive(rows=idx)
+        """A Pool of the items at positions ``idx`` (in that order), or where a boolean mask is True.
+
+        Each position may appear once (item ids stay unique); for repeated positions (bootstrap
+        resamples) use :meth:`resample`. Every column, output, reference and score row comes along.
+
+        >>> p = Pool(item_ids=["a", "b", "c"], systems=["S"], scores={"m": [[1.0], [2.0], [3.0]]})
+        >>> q = p.subset([2, 0])
+        >>> q.item_ids, q.score("m", "S").tolist()
+        (('c', 'a'), [3.0, 1.0])
+        >>> p.subset([0, 0])
+        Traceback (most recent call last):
+        ...
+        evalsift.errors.DataError: Pool '': subset: item_id 'a' (position 0) appears more than once; item ids must be unique. For a resample with repeated items use pool.resample(idx).
+        """
+        rows = self._positions(idx, "subset")
+        if rows.size > 1:
+            seen = np.zeros(self.n_items, dtype=bool)
+            seen[rows] = True
+            if np.count_nonzero(seen) != rows.size:
+                met: set[int] = set()
+                p = next(int(r) for r in rows.tolist() if r in met or met.add(r))  # type: ignore[func-returns-value]
+                dup = self.item_ids[p]
+                raise DataError(
+                    f"Pool {self.name!r}: subset: item_id {dup!r} (position {p}) appears more than once; item ids "
+                    "must be unique. For a resample with repeated items use pool.resample(idx).",
+                    field="idx", item_id=dup, hint="pool.resample(idx)")
+        return self._derive(rows=rows)
+
+    def resample(self, idx: Sequence[int] | np.ndarray) -> "Pool":
+        """A Pool of the items at positions ``idx``, which may repeat (a bootstrap resample).
+
+        The first copy of an item keeps its id; the 2nd, 3rd, ... copies get ``"<id>#2"``,
+        ``"<id>#3"``, ... (should that already be an id of this pool, the number goes up until it is
+        not, so a new id never names another item of this pool).
+        The column ``source_item`` holds the original id of every row; when the pool already has
+        that column (a resample of a resample) it is carried along, so it always names the item of
+        the pool that was first resampled. Scores, outputs and every other column are copied row by row.
+
+        >>> p = Pool(item_ids=["a", "b"], systems=["S"], scores={"m": [[1.0], [2.0]]})
+        >>> r = p.resample([1, 0, 1, 1])
+        >>> r.item_ids, r.column("source_item"), r.score("m", "S").tolist()
+        (('b', 'a', 'b#2', 'b#3'), ('b', 'a', 'b', 'b'), [2.0, 1.0, 2.0, 2.0])
+        """
+        rows = self._positions(idx, "resample")
+        take = _Gather(rows)
+        picked = take(self.item_ids)
+        ids = picked
+        k = rows.size
+        if k > 1 and np.count_nonzero(np.bincount(rows, minlength=self.n_items)) != k:  # some rows repeat
+            order = np.argsort(rows, kind="stable")
+            srt = rows[order]
+            first = np.r_[True, srt[1:] != srt[:-1]]
+            start = np.maximum.accumulate(np.where(first, np.arange(k), 0))
+            copy_no = np.empty(k, dtype=np.intp)
+            copy_no[order] = np.arange(k) - start + 1  # 1 for the first copy, 2 for the second, ...
+            rep = np.flatnonzero(copy_no > 1)
+            new = [f"{picked[p]}#{c}" for p, c in zip(rep.tolist(), copy_no[rep].tolist())]
+            # "<id>#<c>" are distinct among themselves (c has no '#'); they must not be ids of this pool
+            known = self._id_set()
+            if not known.isdisjoint(new):
+                taken, new = set(known), []
+                for p, c in zip(rep.tolist(), copy_no[rep].tolist()):
+                    cand = f"{picked[p]}#{c}"
+                    while cand in taken:
+                        c += 1
+                        cand = f"{picked[p]}#{c}"
+                    taken.add(cand)
+                    new.append(cand)
+            ids_ = list(picked)
+            for p, cand in zip(rep.tolist(), new):
+                ids_[p] = cand
+            ids = tuple(ids_)
+        meta = self._meta.gathered(take)
+        if SOURCE_ITEM not in meta:
+            meta = meta.replaced({SOURCE_ITEM: picked})
+        return self._derive(rows=take, item_ids=ids, metadata=meta)
+
+    def _id_set(self) -> frozenset:
+        if self._idset is None:
+            object.__setattr__(self, "_idset", frozenset(self.item_ids))
+        return self._idset  # type: ignore[return-value]
+
+    def bootstrap(self, seed: int | np.random.Generator | None = 0) -> "Pool":
+        """A bootstrap resample: ``n_items`` positions drawn with replacement by
+        ``numpy.random.default_rng(seed)``, then :meth:`resample` (ids ``"<id>#<k>"`` for repeated
+        copies, column ``source_item``). The same seed gives the same resample.
+
+        >>> p = Pool(item_ids=[f"i{k}" for k in range(5)], systems=["S"])
+        >>> b = p.bootstrap(seed=1)
+        >>> b.n_items, b.item_ids == p.bootstrap(seed=1).item_ids, set(b.column("source_item")) <= set(p.item_ids)
+        (5, True, True)
+        """
+        n = self.n_items
+        rows = np.random.default_rng(seed).integers(0, n, size=n) if n else np.empty(0, dtype=np.intp)
+        return self.resample(rows)
 
     def with_systems(self, systems: Sequence[str]) -> "Pool":
-        """A Pool restricted to ``systems`` (in that order)."""
+        """A Pool restricted to ``systems`` (in that order).
+
+        >>> Pool(item_ids=["i"], systems=["A", "B", "C"]).with_systems(["C", "A"]).systems
+        ('C', 'A')
+        """
+        systems = [str(s) for s in systems]
+        if len(set(systems)) != len(systems):
+            raise DataError(f"Pool {self.name!r}: system names must be unique, got {systems}.", field="systems")
         return self._derive(cols=[self.system_index(s) for s in systems])
 
     def pair(self, a: str, b: str) -> "Pool":
-        """A two-system Pool (``a`` first, then ``b``)."""
+        """A two-system Pool (``a`` first, then ``b``).
+
+        >>> Pool(item_ids=["i"], systems=["A", "B", "C"]).pair("C", "A").systems
+        ('C', 'A')
+        """
         if a == b:
-            raise DataError(f"pair: the two systems must differ, got {a!r} twice.")
+            raise DataError(f"pair: the two systems must differ, got {a!r} twice.", system=str(a))
         return self.with_systems([a, b])
 
     def complete(self, metric: str) -> "Pool":
-        """Items where every system has a score for ``metric``."""
+        """Items where every system has a score for ``metric``.
+
+        >>> p = Pool(item_ids=["a", "b"], systems=["S", "T"], scores={"m": [[1.0, 2.0], [3.0, float("nan")]]})
+        >>> p.complete("m").item_ids
+        ('a',)
+        """
         ok = ~np.isnan(self.score(metric)).any(axis=1)
         return self._derive(rows=np.flatnonzero(ok))
 
     def with_scores(self, metric: str, values: Any, *, human: bool = False) -> "Pool":
-        """A new Pool with one more (or a replaced) score matrix."""
+        """A new Pool with one more (or a replaced) score matrix of shape ``(n_items, n_systems)``.
+
+        >>> p = Pool(item_ids=["a"], systems=["S", "T"])
+        >>> q = p.with_scores("h", [[1.0, 0.0]], human=True)
+        >>> q.metrics, q.is_human("h")
+        (('h',), True)
+        """
+        metric = str(metric)
         scores = dict(self.scores)
-        scores[metric] = values
+        scores[metric] = _score_matrix(metric, values, self.n_items, self.n_systems, self.name)
         hm = set(self.human_metrics) - {metric}
         if human:
             hm.add(metric)
-        return self._derive(scores=scores, human_metrics=hm)
+        return self._derive(scores=scores, human_metrics=frozenset(hm))
 
     def with_name(self, name: str) -> "Pool":
-        """The same Pool under another name."""
+        """The same Pool under another name (everything else is shared, not copied).
+
+        >>> Pool(item_ids=["a"], systems=["S"]).with_name("toy").name
+        'toy'
+        """
         return self._derive(name=name)
 
     # ------------------------------------------------------------------ summaries
     def coverage(self) -> dict[str, Any]:
         """Per system the fraction of items with an output; per metric the fraction of cells scored
-        and the number of items scored for every system."""
-        out_cov = {s: sum(o is not None for o in self.outputs[s]) / max(self.n_items, 1) for s in self.systems}
+        and the number of items scored for every system.
+
+        >>> Pool(item_ids=["a", "b"], systems=["S"], outputs={"S": ["x", None]}).coverage()["outputs"]
+        {'S': 0.5}
+        """
+        n = self.n_items
+        out_cov = {s: (n - self.outputs[s].count(None)) / max(n, 1) for s in self.systems}
         met = {}
         for m in self.metrics:
             a = self.scores[m]
+            scored = ~np.isnan(a)
             met[m] = {
                 "human": m in self.human_metrics,
-                "cells": float(np.mean(~np.isnan(a))) if a.size else 0.0,
-                "complete_items": int((~np.isnan(a)).all(axis=1).sum()),
+                "cells": float(np.mean(scored)) if a.size else 0.0,
+                "complete_items": int(scored.all(axis=1).sum()),
             }
         return {"outputs": out_cov, "metrics": met}
 
+    def inputs_info(self) -> dict[str, Any]:
+        """What the inputs are: ``{"kind": "text"}``, ``{"kind": "array", "shape": [...], "dtype": ...}``
+        or ``{"kind": "objects", "types": [type names]}``.
+
+        >>> Pool(item_ids=["a", "b"], systems=["S"], inputs=np.zeros((2, 3, 4), np.uint8)).inputs_info()
+        {'kind': 'array', 'shape': [2, 3, 4], 'dtype': 'uint8'}
+        """
+        if isinstance(self.inputs, np.ndarray):
+            return {"kind": "array", "shape": list(self.inputs.shape), "dtype": str(self.inputs.dtype)}
+        if self.inputs_are_text:
+            return {"kind": "text"}
+        return {"kind": "objects", "types": sorted({type(x).__name__ for x in self.inputs})}
+
     def info(self) -> dict[str, Any]:
-        """A JSON-ready summary: name, sizes, systems, metrics (human flagged), metadata fields, coverage."""
+        """A JSON-ready summary: name, sizes, systems, metrics (human flagged), references, metadata
+        fields (with ``columns``: how each is stored), what the inputs are, coverage.
+
+        >>> i = Pool(item_ids=["a"], systems=["S"], metadata={"d": ["x"]}).info()
+        >>> i["n_items"], i["inputs"], i["metadata"], i["columns"]
+        (1, {'kind': 'text'}, ['d'], {'d': 'tuple'})
+        """
         cov = self.coverage()
         return {
             "name": self.name,
@@ -259,5 +939,106 @@ class Pool:
             "human_metrics": sorted(self.human_metrics),
             "references": sorted(self.references),
             "metadata": sorted(self.metadata),
+            "columns": {f: _describe(self.metadata[f]) for f in sorted(self.metadata)},
+            "inputs": self.inputs_info(),
             "output_coverage": cov["outputs"],
         }
+
+
+# ---------------------------------------------------------------------------------- validation helpers
+class _BadValue(Exception):
+    def __init__(self, pos: int, value: Any, wanted: str) -> None:
+        super().__init__(pos, value, wanted)
+        self.pos, self.value, self.wanted = pos, value, wanted
+
+
+def _column(values: Any, dtype: Any, pool: "Pool | str", field: str) -> Any:
+    """:func:`_meta_column` with its failures as DataError naming the column (and the item)."""
+    name = pool if isinstance(pool, str) else pool.name
+    try:
+        return _meta_column(values, dtype)
+    except _BadValue as e:
+        if e.pos < 0:
+            raise DataError(f"Pool {name!r}: column {field!r} must be a sequence with one value per item, "
+                            f"got {e.value!r}.", field=field) from None
+        iid = pool.item_ids[e.pos] if not isinstance(pool, str) and e.pos < pool.n_items else None
+        at = f"item {iid!r}" if iid is not None else f"position {e.pos}"
+        raise DataError(f"Pool {name!r}: column {field!r}: {at} has {e.value!r} ({type(e.value).__name__}), "
+                        f"which is not {e.wanted}.", field=field, item_id=iid) from None
+
+
+def _length_error(name: str, field: str, got: int, n: int) -> DataError:
+    return DataError(f"Pool {name!r}: column {field!r} has {got} values but there are {n} items; give one value "
+                     "per item, in pool order.", field=field)
+
+
+def _is_number(v: Any) -> bool:
+    return v is None or (isinstance(v, (numbers.Real, np.bool_)) and not isinstance(v, (str, bytes)))
+
+
+def _meta_column(values: Any, dtype: Any) -> Any:
+    """A per-item column by the rule of :meth:`Pool.with_columns` (length not checked here).
+
+    Raises :class:`_BadValue` when a value does not convert to ``dtype``.
+    """
+    if dtype is None:
+        if isinstance(values, np.ndarray):
+            if values.ndim == 0:
+                raise _BadValue(-1, values, "a sequence with one value per item")
+            if values.dtype != object:
+                return _lock(np.array(values, copy=True))
+        elif isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise _BadValue(-1, values, "a sequence with one value per item")
+        return _frozen_tuple(values)
+    dt = np.dtype(dtype)
+    if isinstance(values, np.ndarray) and values.dtype != object:
+        try:
+            return _lock(values.astype(dt))  # astype copies
+        except (TypeError, ValueError):
+            values = values.tolist()
+    values = list(values)
+    if dt.kind in "fc":
+        for i, v in enumerate(values):
+            if not _is_number(v):
+                raise _BadValue(i, v, f"a number, None or NaN (dtype={dt})")
+        return _lock(np.array([np.nan if v is None else v for v in values], dtype=dt))
+    try:
+        return _lock(np.array(values, dtype=dt))
+    except (TypeError, ValueError, OverflowError):
+        for i, v in enumerate(values):
+            try:
+                np.array([v], dtype=dt)
+            except (TypeError, ValueError, OverflowError):
+                raise _BadValue(i, v, f"convertible to {dt}") from None
+        raise
+
+
+def _inputs_column(inputs: Any, n: int, name: str) -> Any:
+    if inputs is None:
+        return ("",) * n
+    if isinstance(inputs, np.ndarray):
+        if inputs.ndim == 0:
+            raise DataError(f"Pool {name!r}: 'inputs' must have one entry per item, got a 0-d array.", field="inputs")
+        if inputs.ndim == 1 and inputs.dtype.kind == "U":
+            col: Any = tuple(inputs.tolist())  # texts
+        else:
+            col = _lock(np.array(inputs, copy=True))
+    else:
+        col = _frozen_tuple(inputs)
+    if len(col) != n:
+        raise DataError(f"Pool {name!r}: 'inputs' has {len(col)} entries but there are {n} items.", field="inputs")
+    return col
+
+
+def _score_matrix(metric: Any, arr: Any, n: int, n_systems: int, name: str) -> np.ndarray:
+    try:
+        a = np.array(arr, dtype=float, copy=True)
+    except (TypeError, ValueError) as e:
+        raise DataError(f"Pool {name!r}: scores[{metric!r}] is not numeric ({e}); use NaN where a system has no "
+                        "score for an item.", field=str(metric)) from None
+    if a.shape != (n, n_systems):
+        raise DataError(
+            f"Pool {name!r}: scores[{metric!r}] has shape {a.shape}, expected (n_items, n_systems) = "
+            f"({n}, {n_systems}). Put NaN where a system has no score for an item.", field=str(metric)
+        )
+    return _lock(a)

@@ -17,6 +17,7 @@ item JSONL), ``table`` (long CSV/TSV/JSONL/Parquet), ``mtme`` (mt-metrics-eval `
 from __future__ import annotations
 
 import inspect
+import io
 import json
 import re
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any, Callable, Iterable
 from ..errors import DataError, ParameterError
 from ..pool import Pool
 from ..registry import Registry
+from ._common import blank_state, empty_file_error, read_text
 from .alpaca import read_alpaca
 from .datasets import ENV_VAR, data_root, find_datasets, resolve_dataset
 from .demo import make_demo_pool
@@ -51,16 +53,18 @@ _TABLE_SUFFIXES = {".csv", ".tsv", ".tab", ".parquet", ".pq"}
 
 
 def _jsonl_kind(path: Path) -> str:
-    """``s2e`` when the first record has a ``tgt`` key, else ``table``."""
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
-                    return "table"  # the reader reports the line
-                return "s2e" if isinstance(rec, dict) and "tgt" in rec else "table"
-    raise DataError(f"{path}: the file is empty; expected JSON lines.")
+    """``s2e`` when the first record has a ``tgt`` key, else ``table``; DataError for an empty or unreadable file."""
+    text = read_text(path)
+    for line in io.StringIO(text, newline=None):  # the line breaks of iter_jsonl (not U+2028)
+        if line.strip():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                return "table"  # the reader reports the line
+            return "s2e" if isinstance(rec, dict) and "tgt" in rec else "table"
+    raise empty_file_error(path, blank_state(text), "items",
+                           "one JSON object per line: subset2evaluate items ({src, tgt, scores}) or "
+                           "long-table rows ({item_id, system, output, ...})")
 
 
 def _dir_kind(path: Path) -> str:

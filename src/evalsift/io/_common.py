@@ -1,28 +1,156 @@
-"""Small helpers shared by the readers: text files, numbers, score matrices, human flags."""
+"""Small helpers shared by the readers: text files, numbers, score matrices, human flags.
+
+Every reader gets a file's text through :func:`read_text` (or :func:`read_lines`,
+:func:`iter_jsonl`, :func:`load_json`, built on it), so every file problem reads the same: a missing
+file, a folder, an unreadable file, a broken ``.gz`` or bytes that are not UTF-8 all raise
+:class:`~evalsift.errors.DataError` naming the path (and the line for bad UTF-8). No reader opens a
+file for reading on its own.
+"""
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import math
+import os
 import re
+import sys
+import warnings
+import zlib
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, DataWarning
+
+#: Cell texts that mean "no value" (read as NaN, never as text). Exact matches after stripping
+#: blanks, so ``-`` is missing but ``-1`` is a number.
+MISSING_TOKENS = frozenset({"", "None", "none", "null", "NULL", "NA", "N/A", "n/a", "NaN", "nan", "-"})
+
+_SIGNATURES = ((b"\x1f\x8b", "gzip-compressed data, not a text file"), (b"\x89PNG", "a PNG image, not a text file"),
+               (b"PK\x03\x04", "a zip archive (or an Excel workbook), not a text file"),
+               (b"PAR1", "a Parquet file, not a text file"), (b"%PDF", "a PDF document, not a text file"),
+               (b"\xff\xd8\xff", "a JPEG image, not a text file"),
+               (b"\xff\xfe", "UTF-16 text"), (b"\xfe\xff", "UTF-16 text"))
+
+
+def check_file(path: str | Path, what: str = "file") -> Path:
+    """``path`` as a Path after checking it exists and is not a folder; DataError naming it otherwise.
+
+    >>> check_file("/nonexistent/x.csv")
+    Traceback (most recent call last):
+    ...
+    evalsift.errors.DataError: /nonexistent/x.csv: no such file; check the path.
+    """
+    path = Path(path)
+    try:
+        if path.is_dir():
+            raise DataError(f"{path} is a folder, but a {what} was expected here; give the path of the file itself.")
+        if not path.exists():
+            raise DataError(f"{path}: no such {what}; check the path.")
+    except OSError as e:  # e.g. a parent folder that cannot be searched
+        raise DataError(f"{path}: cannot access the {what} ({e.strerror or e}).") from None
+    return path
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of the file at ``path`` (gunzipped when the name ends in ``.gz``); DataError naming it on failure."""
+    path = check_file(path)
+    try:
+        data = path.read_bytes()
+    except PermissionError:
+        raise DataError(f"{path}: permission denied; cannot read the file (check its permissions).") from None
+    except OSError as e:
+        raise DataError(f"{path}: cannot read the file ({e.strerror or e}).") from None
+    if path.suffix.lower() == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:
+            raise DataError(f"{path}: not a valid gzip file ({e}); the file is corrupt or not compressed -- "
+                            "re-download it, or drop the '.gz' from its name if it is plain text.") from None
+    return data
+
+
+def decode_utf8(data: bytes, path: str | Path, *, strip_bom: bool = True) -> str:
+    """``data`` decoded as UTF-8 (without a leading BOM unless ``strip_bom=False``); DataError naming
+    the line (and column) otherwise.
+
+    >>> decode_utf8(b"\\xef\\xbb\\xbfa,b\\n", "t.csv")
+    'a,b\\n'
+    >>> decode_utf8(b"a,b\\ncaf\\xe9,1\\n", "t.csv")
+    Traceback (most recent call last):
+    ...
+    evalsift.errors.DataError: t.csv: line 2 is not valid UTF-8 (byte 0xe9 at column 4: invalid continuation byte); re-save the file as UTF-8.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        start = data.rfind(b"\n", 0, e.start) + 1
+        line = data.count(b"\n", 0, e.start) + 1
+        column = len(data[start:e.start].decode("utf-8", "replace")) + 1
+        kind = next((name for magic, name in _SIGNATURES if data.startswith(magic)), None)
+        note = f" It looks like {kind}." if kind else ""
+        raise DataError(f"{path}: line {line} is not valid UTF-8 (byte 0x{data[e.start]:02x} at column {column}: "
+                        f"{e.reason}); re-save the file as UTF-8.{note}", hint="re-save the file as UTF-8") from None
+    return text.removeprefix("\ufeff") if strip_bom else text
+
+
+def read_text(path: str | Path, *, strip_bom: bool = True) -> str:
+    """The text of a UTF-8 file (a ``.gz`` is decompressed first; a UTF-8 BOM is dropped unless
+    ``strip_bom=False``).
+
+    Raises DataError naming the path for a missing file, a folder, an unreadable file, a broken
+    gzip file, or bytes that are not UTF-8 (then with the line number).
+    """
+    return decode_utf8(read_bytes(path), path, strip_bom=strip_bom)
+
+
+def warn_data(message: str) -> None:
+    """Issue ``message`` as a :class:`~evalsift.errors.DataWarning` pointing at the first caller outside ``evalsift.io``."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, DataWarning, stacklevel=level + 1)
+
+
+def empty_file_error(path: str | Path, state: str, what: str, expected: str) -> DataError:
+    """The one shape of "nothing to read" errors: ``<path>: the file <state>, so there are no <what>; expected ...``.
+
+    >>> str(empty_file_error("x.jsonl", "is empty", "items", "one JSON object per line"))
+    'x.jsonl: the file is empty, so there are no items; expected one JSON object per line.'
+    """
+    return DataError(f"{path}: the file {state}, so there are no {what}; expected {expected}.",
+                     hint=f"expected {expected}")
+
+
+def blank_state(text: str) -> str:
+    """``is empty`` or ``holds only blank lines`` -- how to describe a file with no data in it."""
+    return "is empty" if not text else "holds only blank lines"
+
+
+def load_json(path: str | Path, expected: str) -> Any:
+    """Parse a whole-file JSON document; DataError naming the file for an empty file or bad JSON."""
+    text = read_text(path)
+    if not text.strip():
+        raise empty_file_error(path, blank_state(text), "records", expected)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DataError(f"{path}: not valid JSON ({e.msg}, line {e.lineno} column {e.colno}).") from None
 
 
 def read_lines(path: Path) -> list[str]:
     """Lines of a UTF-8 text file split on ``\\n`` only (a segment may hold other line breaks).
 
-    A trailing newline does not make an extra empty line; a trailing ``\\r`` is dropped.
+    A trailing newline does not make an extra empty line; a trailing ``\\r`` is dropped. The text is
+    kept exactly, a leading BOM included: these are line-aligned segment files (mt-metrics-eval),
+    where a BOM is part of what the system wrote -- WMT23's AIRC en-de output starts with one, and
+    the official segment scores include it.
     """
-    try:
-        text = Path(path).read_bytes().decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = Path(path).read_bytes()[: e.start].count(b"\n") + 1
-        raise DataError(f"{path}: line {line} is not valid UTF-8 ({e.reason}); re-save the file as UTF-8.") from None
+    text = read_text(path, strip_bom=False)
     if not text:
         return []
     lines = text.split("\n")
@@ -31,29 +159,45 @@ def read_lines(path: Path) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(line_number, object)`` for every non-blank line of a JSONL file (1-based line numbers)."""
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                yield lineno, json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DataError(
-                    f"{path}: line {lineno} is not valid JSON ({e.msg} at column {e.colno}); "
-                    "each line must hold one JSON object."
-                ) from None
+def iter_jsonl(path: Path, *, what: str = "items", expected: str | None = None) -> Iterator[tuple[int, Any]]:
+    """``(line_number, object)`` for every non-blank line of a JSONL file (1-based line numbers).
+
+    Lines end at ``\\n``, ``\\r\\n`` or ``\\r``. With ``expected`` (what a line should hold), a file
+    with no non-blank line raises the uniform "no <what>" DataError instead of yielding nothing.
+    """
+    text = read_text(path)
+    found = False
+    for lineno, line in enumerate(io.StringIO(text, newline=None), 1):
+        if not line.strip():
+            continue
+        found = True
+        try:
+            yield lineno, json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DataError(
+                f"{path}: line {lineno} is not valid JSON ({e.msg} at column {e.colno}); "
+                "each line must hold one JSON object."
+            ) from None
+    if not found and expected is not None:
+        raise empty_file_error(path, blank_state(text), what, expected)
 
 
 def to_float(value: Any) -> float:
-    """``value`` as a float; None, '', 'None', 'NaN' and 'null' become NaN. Raises ValueError otherwise."""
+    """``value`` as a float; None and the :data:`MISSING_TOKENS` ('', 'NA', 'N/A', 'null', '-', ...) become NaN.
+
+    Raises ValueError (TypeError for containers) otherwise.
+
+    >>> to_float("-"), to_float(" -2.5 "), to_float("N/A"), to_float(3)
+    (nan, -2.5, nan, 3.0)
+    """
     if value is None:
         return math.nan
     if isinstance(value, (int, float, np.integer, np.floating)):
         return float(value)
+    if isinstance(value, (list, tuple, dict, set)):
+        raise TypeError(f"expected a number, got a {type(value).__name__}")
     s = str(value).strip()
-    if s in ("", "None", "none", "null", "NA", "NaN", "nan"):
+    if s in MISSING_TOKENS:
         return math.nan
     return float(s)
 
@@ -86,13 +230,16 @@ def first_seen(names: Iterable[str]) -> list[str]:
 
 
 def json_default(o: Any) -> Any:
-    """``json.dumps`` hook for numpy scalars and arrays."""
+    """``json.dumps`` hook for numpy scalars and arrays, sets, and the read-only containers of a
+    Pool: any Mapping (``types.MappingProxyType``, e.g. ``pool.metadata``) becomes a dict, a tuple a list."""
     if isinstance(o, np.generic):
         return o.item()
     if isinstance(o, np.ndarray):
         return o.tolist()
     if isinstance(o, (set, frozenset, tuple)):
         return list(o)
+    if isinstance(o, Mapping):
+        return dict(o)
     raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
 
 

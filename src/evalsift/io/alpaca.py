@@ -21,8 +21,7 @@ get NaN.
 from __future__ import annotations
 
 import csv
-import gzip
-import json
+import io
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -30,7 +29,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..pool import Pool
-from ._common import iter_jsonl, nan_matrix
+from ._common import MISSING_TOKENS, blank_state, empty_file_error, iter_jsonl, load_json, nan_matrix, read_text
 
 PREFERENCES_FILE = "preferences_all_annotators.csv.gz"
 JUDGE_CONFIG = "weighted_alpaca_eval_gpt4_turbo"
@@ -43,10 +42,7 @@ def alpaca_models(path: str | Path) -> list[str]:
 
 
 def _model_rows(file: Path) -> list[dict[str, Any]]:
-    try:
-        rows = json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise DataError(f"{file}: not valid JSON ({e.msg}, line {e.lineno}).") from None
+    rows = load_json(file, "a JSON list of {instruction, output, dataset, generator} rows")
     if not isinstance(rows, list):
         raise DataError(f"{file}: expected a JSON list of {{instruction, output, dataset, generator}} rows.")
     for k, r in enumerate(rows):
@@ -60,7 +56,8 @@ def _instructions(path: Path) -> list[dict[str, Any]] | None:
     if not file.is_file():
         return None
     rows = []
-    for lineno, rec in iter_jsonl(file):
+    for lineno, rec in iter_jsonl(file, what="instructions",
+                                  expected="one JSON object per line with instruction_idx and instruction"):
         if not isinstance(rec, dict) or "instruction" not in rec or "instruction_idx" not in rec:
             raise DataError(f"{file}: line {lineno} must be an object with 'instruction_idx' and 'instruction'.")
         rows.append(rec)
@@ -107,25 +104,36 @@ def read_preferences(file: str | Path, systems: list[str], item_ids: list[str], 
     out = nan_matrix(len(item_ids), len(systems))
     col = {s: j for j, s in enumerate(systems)}
     row = {iid: i for i, iid in enumerate(item_ids)}
-    with gzip.open(file, "rt", encoding="utf-8", newline="") as f:
-        reader = csv.reader(f)
+    need = ("model_dir", "annotator_config", "instruction_idx", "generator_2", "preference")
+    text = read_text(file)  # gunzipped (``.gz``) and checked to be UTF-8
+    if not text.strip():
+        raise empty_file_error(file, blank_state(text), "preferences",
+                               f"a CSV with a header line naming {', '.join(need)}")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
         header = next(reader, [])
-        need = ("model_dir", "annotator_config", "instruction_idx", "generator_2", "preference")
         missing = [c for c in need if c not in header]
         if missing:
             raise DataError(f"{file}: missing columns {missing}; found {header}.")
         mdir, cfg, idx, gen, pref = (header.index(c) for c in need)
-        for lineno, r in enumerate(reader, 2):
+        for r in reader:
+            if len(r) <= max(mdir, cfg, idx, gen, pref):
+                if r:
+                    raise DataError(f"{file}: line {reader.line_num} has {len(r)} fields, expected {len(header)} "
+                                    "(as many as the header).")
+                continue
             if r[cfg] != config:
                 continue
             j = col.get(r[gen], col.get(r[mdir]))
             i = row.get(r[idx])
-            if j is None or i is None or r[pref] in ("", "None"):
+            if j is None or i is None or r[pref].strip() in MISSING_TOKENS:
                 continue
             try:
                 out[i, j] = float(r[pref]) - 1.0
             except ValueError:
-                raise DataError(f"{file}: line {lineno}: preference {r[pref]!r} is not a number.") from None
+                raise DataError(f"{file}: line {reader.line_num}: preference {r[pref]!r} is not a number.") from None
+    except csv.Error as e:
+        raise DataError(f"{file}: line {reader.line_num} is not valid CSV ({e}).") from None
     return out
 
 

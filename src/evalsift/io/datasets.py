@@ -12,11 +12,10 @@ Names found under the root (nothing is assumed to exist; each is discovered by i
 
 from __future__ import annotations
 
-import difflib
 import os
 from pathlib import Path
 
-from ..errors import UnknownNameError
+from ..errors import UnknownNameError, suggest
 
 ENV_VAR = "EVALSIFT_DATA"
 BUILTIN = ("demo",)
@@ -77,8 +76,7 @@ def resolve_dataset(name: str, root: Path | None = None) -> tuple[str, Path | No
     found = find_datasets(root) if root is not None else {"demo": ("demo", None)}
     if name in found:
         return found[name]
-    close = difflib.get_close_matches(name, list(found), n=1, cutoff=0.6)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
+    hint = suggest(name, found)
     raise UnknownNameError(
         f"Unknown dataset '{name}': it is not an existing file or folder either.{hint} "
         f"Available datasets: {', '.join(sorted(found))}. {_root_note(root)}"

@@ -20,7 +20,8 @@ systems by default; their texts go to ``Pool.references``. ``include_refs=True``
 references (``refA``, ...) that have outputs in ``system-outputs/`` back as systems, so they can be
 compared against MT; machine-made ``synthetic*`` references stay out (pass an explicit list of names,
 e.g. ``include_refs=["refA", "synthetic_ref"]``, to choose exactly). Optional parts (documents,
-references, human or metric scores) may be missing.
+references, human or metric scores) may be missing. Files that cannot be read, are not UTF-8, or
+(for the sources) are empty raise DataError naming the file (and the line for bad UTF-8).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..pool import Pool
-from ._common import nan_matrix, read_lines
+from ._common import MISSING_TOKENS, empty_file_error, nan_matrix, read_lines
 
 SEG_SUFFIX = ".seg.score"
 
@@ -105,7 +106,7 @@ def _choose_systems(outputs: list[str], ref_files: list[str], include_refs: bool
 
 
 def _floats(values: list[str], path: Path, system: str) -> np.ndarray:
-    cleaned = ["nan" if v.strip() in ("None", "", "nan", "NaN") else v for v in values]
+    cleaned = ["nan" if v.strip() in MISSING_TOKENS else v for v in values]
     try:
         return np.array(cleaned, dtype=float)
     except ValueError:
@@ -187,6 +188,8 @@ def read_mtme(path: str | Path, include_refs: bool | Iterable[str] = False, *, n
     testset, lp = split_mtme_path(path)
     sources = read_lines(testset / "sources" / f"{lp}.txt")
     n = len(sources)
+    if n == 0:
+        raise empty_file_error(testset / "sources" / f"{lp}.txt", "is empty", "segments", "one source segment per line")
     out_dir = testset / "system-outputs" / lp
     output_names = sorted(p.name[:-4] for p in out_dir.glob("*.txt"))
     references = _reference_texts(testset, lp, n)

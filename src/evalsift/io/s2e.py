@@ -10,9 +10,13 @@ Conventions of :func:`read_s2e_jsonl`:
 
 - ``item_id`` is ``str(i)`` when the record has ``i``, else the item's 0-based position in the file.
 - Systems are the union over items of ``tgt`` and ``scores`` keys, in first-seen order; metrics the
-  union of metric names. A missing output is ``None``, a missing (or ``null``) score is NaN.
-- ``ref`` as a string becomes ``references["ref"]``; as a list it becomes ``ref_0``, ``ref_1``, ...
-  (one column per position; items with fewer references get ``None``).
+  union of metric names. A missing (or ``null``) output is ``None``; an output that is not a string
+  (a number, a list, ...) is a DataError naming the line and system. A missing (or ``null``) score,
+  or one of the missing-value tokens (``"NA"``, ``"N/A"``, ``"-"``, ...), is NaN.
+- ``ref`` as a string becomes ``references["ref"]``; as a list (of strings or nulls) it becomes
+  ``ref_0``, ``ref_1``, ... (one column per position; items with fewer references get ``None``);
+  ``null`` or no ``ref`` means no reference. Any other ``ref`` is a DataError naming the line.
+- A file with no items (empty, or only blank lines) is a DataError.
 - Every other field (``domain``, ``doc``, ``cost``, ...) is per-item metadata (``None`` where an item
   lacks it), and the whole original record is kept in ``metadata["_record"]`` so that
   :func:`write_s2e_jsonl` re-emits each item's own fields unchanged.
@@ -46,6 +50,20 @@ def _check_record(rec: Any, path: Path, lineno: int) -> None:
         )
     if "src" not in rec:
         raise DataError(f"{where}: field 'src' (the item's input text) is missing; add \"src\": \"...\".")
+    for system, output in rec["tgt"].items():
+        if output is not None and not isinstance(output, str):
+            raise DataError(
+                f"{where}: output of system {system!r} in 'tgt' is {_json_type(output)} {_short(output)}, "
+                "expected a string (the system's output text) or null for a missing output.",
+                field="tgt", system=str(system), item_id=rec.get("i"),
+                hint="make the output a string, or null if it is missing")
+    ref = rec.get("ref")
+    if not (ref is None or isinstance(ref, str)
+            or (isinstance(ref, list) and all(r is None or isinstance(r, str) for r in ref))):
+        raise DataError(
+            f"{where}: field 'ref' is {_json_type(ref)} {_short(ref)}, expected a reference string, a list of "
+            "reference strings, or null for none.",
+            field="ref", item_id=rec.get("i"), hint="make 'ref' a string, a list of strings or null")
     scores = rec.get("scores", {})
     if scores is None:
         return
@@ -54,6 +72,24 @@ def _check_record(rec: Any, path: Path, lineno: int) -> None:
             f"{where}: field 'scores' must map system -> {{metric: value}}, "
             "e.g. \"scores\": {\"sysA\": {\"human\": 0.8}}."
         )
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type of a parsed value with its article: 'a number', 'a list', 'an object', ...
+
+    >>> _json_type(3), _json_type([1]), _json_type({})
+    ('a number', 'a list', 'an object')
+    """
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "a list", dict: "an object"}.get(type(value), f"a {type(value).__name__}")
+
+
+def _short(value: Any, width: int = 40) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _references(records: Sequence[dict]) -> dict[str, list[Any]]:
@@ -80,7 +116,7 @@ def _score_matrices(records: Sequence[dict], lines: Sequence[int], systems: list
                 except (TypeError, ValueError):
                     raise DataError(
                         f"{path}: line {lineno}: score of system {s!r} for metric {m!r} is {v!r}, "
-                        "expected a number or null."
+                        "expected a number or null.", field=m, system=s, item_id=rec.get("i")
                     ) from None
     return mats
 
@@ -97,15 +133,13 @@ def read_s2e_jsonl(path: str | Path, *, human_metrics: Iterable[str] | None = No
     path = Path(path)
     records, lines, ids = [], [], []
     seen: dict[str, int] = {}
-    for lineno, rec in iter_jsonl(path):
+    for lineno, rec in iter_jsonl(path, what="items", expected="one JSON object per line with 'src' and 'tgt'"):
         _check_record(rec, path, lineno)
         iid = str(rec["i"]) if rec.get("i") is not None else str(len(records))
         if iid in seen:
             raise DataError(f"{path}: line {lineno}: item id {iid!r} already used on line {seen[iid]}; ids ('i') must be unique.")
         seen[iid] = lineno
         records.append(rec), lines.append(lineno), ids.append(iid)
-    if not records:
-        raise DataError(f"{path}: no items found; expected one JSON object per line with 'src' and 'tgt'.")
     systems = list(dict.fromkeys(s for r in records for s in [*r["tgt"], *(r.get("scores") or {})]))
     scores = _score_matrices(records, lines, systems, path)
     human = {"human"} & set(scores) if human_metrics is None else check_human(human_metrics, scores, str(path))
@@ -163,6 +197,9 @@ def write_s2e_jsonl(pool: Pool, path: str | Path, extra: Mapping[str, Sequence[A
     >>> write_s2e_jsonl(pool, "out.jsonl", extra={"subset2evaluate_utility": u})  # doctest: +SKIP
     """
     path = Path(path)
+    if not pool.inputs_are_text:
+        raise DataError(f"{path}: pool {pool.name!r} has {pool.inputs_info()['kind']} inputs; subset2evaluate JSONL "
+                        "holds a text 'src' per item", field="src")
     extra_cols = check_extra(extra, pool.n_items, path)
     with open(path, "w", encoding="utf-8") as f:
         for i in range(pool.n_items):

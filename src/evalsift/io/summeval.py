@@ -11,23 +11,22 @@ list is missing).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import DataError
 from ..pool import Pool
-from ._common import check_human, first_seen, nan_matrix, natural_key, to_float
+from ._common import check_human, first_seen, load_json, nan_matrix, natural_key, to_float
 
 EXPERT_DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
 
 
 def load_summeval_json(path: Path) -> dict[str, Any]:
-    """Parse and shape-check ``summeval.json``; errors name the document and field."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise DataError(f"{path}: not valid JSON ({e.msg}, line {e.lineno}).") from None
+    """Parse and shape-check ``summeval.json``; errors name the file, document and field.
+
+    A missing, unreadable, empty, non-UTF-8 or non-JSON file is a DataError naming it.
+    """
+    data = load_json(path, "a JSON object mapping doc_id -> {src, ref_summs, sys_summs}")
     if not isinstance(data, dict) or not data:
         raise DataError(f"{path}: expected a JSON object mapping doc_id -> {{src, ref_summs, sys_summs}}.")
     for doc_id, doc in data.items():

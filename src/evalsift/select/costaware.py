@@ -33,7 +33,8 @@ import numpy as np
 from scipy import optimize
 
 from ..errors import DataError, ParameterError
-from ..pool import Pool, _suggest
+from ..errors import suggest
+from ..pool import Pool
 
 __all__ = ["TIME_MODEL_BASE", "TIME_MODEL_PER_WORD", "KnapsackResult", "item_costs", "knapsack_select", "time_model_cost"]
 
@@ -88,10 +89,14 @@ def item_costs(pool: Pool, cost_field: str | None = "cost") -> np.ndarray:
     if cost_field is None or cost_field not in pool.metadata:
         if cost_field not in (None, "cost"):
             raise DataError(
-                f"Pool {pool.name!r} has no metadata field {cost_field!r}.{_suggest(cost_field, list(pool.metadata))} "
+                f"Pool {pool.name!r} has no metadata field {cost_field!r}.{suggest(cost_field, pool.metadata)} "
                 f"Metadata fields: {', '.join(pool.metadata) or '(none)'}. Use cost_field=None (or 'cost' when "
                 f"absent) for the time model {TIME_MODEL_PER_WORD} * source words + {TIME_MODEL_BASE} s."
             )
+        if not pool.inputs_are_text:
+            raise DataError(f"Pool {pool.name!r} has no cost field and its inputs are not text, so the time model "
+                            "(source words) does not apply; give every item a cost (pool.with_columns(cost=...)).",
+                            field="cost")
         return np.array([time_model_cost(src) for src in pool.inputs], dtype=float)
     values: list[float | None] = []
     for i, v in enumerate(pool.metadata[cost_field]):
