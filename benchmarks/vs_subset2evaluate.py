@@ -372,7 +372,7 @@ def s2e_rule_cluster_counts(H: np.ndarray, orders: np.ndarray, sizes: np.ndarray
         for step in range(1, n_sys):
             nxt = order[:, step]
             d = X[rows, :, nxt] - X[rows, :, ref]  # (c, k): next minus reference
-            p = signed_rank_p_values(d, "less")
+            p = signed_rank_p_values(d, "less", method="approx")  # their ladder: scipy asymptotic
             zero = ~d.any(axis=1)
             if wilcoxon == "auto" and k <= 50:
                 p = np.array([pi if z else _scipy_auto_p(di, pi) for di, pi, z in zip(d, p, zero)])
@@ -444,7 +444,7 @@ def ladder(pool: Pool, data: list[dict], seeds: int) -> dict[str, Any]:
     changed = {f"{a}->{b}": int(np.sum(clusters[a] != clusters[b])) for a, b in (("L0", "L1"), ("L1", "L2"), ("L2", "L3"))}
     # our vectorised prefix_cluster_counts must give L2 (chain previous) and L3 (chain top)
     check = {f"{lv}_vs_prefix_cluster_counts_cells_differing": int(np.sum(
-        prefix_cluster_counts(H, all_orders, sizes, chain=ch) != clusters[lv])) for lv, ch in (("L2", "previous"), ("L3", "top"))}
+        prefix_cluster_counts(H, all_orders, sizes, chain=ch, test="approx") != clusters[lv])) for lv, ch in (("L2", "previous"), ("L3", "top"))}
 
     steps = {
         "L0": ("their rules (scipy auto Wilcoxon, identical -> new cluster, chain previous, first crossing), "

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _data import need
 import scipy.stats
 
 from evalsift import stats
@@ -127,13 +128,15 @@ def test_row_versions_reject_bad_shapes():
 
 
 def test_signed_rank_by_hand():
+    # method="approx" pins the normal approximation's arithmetic (the default, "auto", is exact at
+    # these n; the exact values are in tests/test_stats_wilcoxon.py: 1/32 and 6/32 for these rows)
     # d = -1 .. -5: n = 5, R+ = 0, mean = 5 * 6 / 4 = 7.5, var = 5 * 6 * 11 / 24 = 13.75
     # z = -7.5 / sqrt(13.75) = -2.0226 -> p(less) = Phi(z) = 0.0216
-    assert signed_rank_p_values([-1, -2, -3, -4, -5]) == pytest.approx(phi(-7.5 / math.sqrt(13.75)))
+    assert signed_rank_p_values([-1, -2, -3, -4, -5], method="approx") == pytest.approx(phi(-7.5 / math.sqrt(13.75)))
     # zeros are dropped: d = -1 -1 -1 -1 +1 and five zeros -> n = 5, all |d| tied at rank 3
     # R+ = 3, mean 7.5, var = (5*6*11 - (5^3 - 5) / 2) / 24 = (330 - 60) / 24 = 11.25
     d = [-1, -1, -1, -1, 1, 0, 0, 0, 0, 0]
-    assert signed_rank_p_values(d) == pytest.approx(phi(-4.5 / math.sqrt(11.25)))
+    assert signed_rank_p_values(d, method="approx") == pytest.approx(phi(-4.5 / math.sqrt(11.25)))
 
 
 def test_signed_rank_equals_scipy_approx():
@@ -145,9 +148,11 @@ def test_signed_rank_equals_scipy_approx():
         if not np.any(d != 0):
             d[0] = 1.0
         rows.append(d)
+    # method="approx": the normal approximation (the default, "auto", is exact for n <= 50; it is
+    # compared with scipy's exact mode and with enumeration in tests/test_stats_wilcoxon.py)
     for alternative in ("less", "greater", "two-sided"):
         for d in rows:
-            assert signed_rank_p_values(d, alternative) == pytest.approx(
+            assert signed_rank_p_values(d, alternative, method="approx") == pytest.approx(
                 scipy_wilcoxon_p(d, alternative), rel=1e-10, abs=1e-14
             )
 
@@ -158,6 +163,8 @@ def test_signed_rank_rows_zero_padding_and_all_zero():
     padded[0, :7] = d
     p = signed_rank_p_values(padded)
     assert p[0] == pytest.approx(signed_rank_p_values(d))  # padding with zeros changes nothing
+    p_approx = signed_rank_p_values(padded, method="approx")  # nor in the normal approximation
+    assert p_approx[0] == pytest.approx(signed_rank_p_values(d, method="approx")) and p_approx[1] == 1.0
     assert p[1] == 1.0  # no non-zero difference: nothing to reject
     with pytest.raises(DataError, match="NaN"):
         signed_rank_p_values([1.0, np.nan])
@@ -176,16 +183,23 @@ THREE = np.array([[3, 1, 1], [4, 2, 2], [5, 1, 1], [6, 2, 2], [5, 3, 3], [4, 0, 
 def test_three_systems_by_hand():
     # means: A = 27/6 = 4.5, B = C = 9/6 = 1.5 -> order A, B, C (B before C: column order on ties)
     # B - A = -2 -2 -4 -4 -2 -4: n = 6, |d| = 2 (x3, average rank 2) and 4 (x3, average rank 5)
-    # R+ = 0, mean = 6 * 7 / 4 = 10.5, var = (6*7*13 - (2 * (3^3 - 3)) / 2) / 24 = (546 - 24) / 24 = 21.75
-    # z = -10.5 / sqrt(21.75) = -2.2514 -> p = 0.0122 < 0.05: B starts cluster 1
+    # exact (the default at n = 6): R+ = 0; every rank is > 0, so only the all-negative sign pattern
+    # of the 2^6 has R+ <= 0 -> p = 1/64 = 0.015625 < 0.05: B starts cluster 1
     # C - B = 0 everywhere: identical, p = 1 -> C stays with B. Two clusters.
     # (subset2evaluate's released code opens a new cluster for all-zero differences and counts 3.)
     r = system_clusters(THREE)
     assert r.n_clusters == 2
     assert r.labels.tolist() == [0, 1, 1]
     assert r.order.tolist() == [0, 1, 2]
-    assert r.p_values[0] == pytest.approx(phi(-10.5 / math.sqrt(21.75)))
+    assert r.p_values[0] == 1 / 64
     assert r.p_values[1] == 1.0
+    # the normal approximation (test="approx"): R+ = 0, mean = 6 * 7 / 4 = 10.5,
+    # var = (6*7*13 - (2 * (3^3 - 3)) / 2) / 24 = (546 - 24) / 24 = 21.75
+    # z = -10.5 / sqrt(21.75) = -2.2514 -> p = 0.0122 < 0.05: the same two clusters
+    ra = system_clusters(THREE, test="approx")
+    assert ra.p_values[0] == pytest.approx(phi(-10.5 / math.sqrt(21.75)))
+    assert ra.n_clusters == 2 and ra.labels.tolist() == [0, 1, 1] and ra.p_values[1] == 1.0
+    assert "normal approximation" in ra.test and "exact" in r.test
     assert r.compared_with.tolist() == [0, 1]  # B against A; C against B, the top of cluster 1
     assert r.means.tolist() == [4.5, 1.5, 1.5]
     assert r.n_items == 6 and r.alpha == 0.05 and "Wilcoxon" in r.test
@@ -202,6 +216,9 @@ CHAIN = np.column_stack([np.full(10, 2.0), 2.0 + _X, 2.0 + _X + _Y])
 
 
 def test_chaining_rule_top_versus_previous():
+    # test="approx": this example separates the two rules under the normal approximation only; the
+    # exact test (the default at these n) keeps all three together under both rules (below), and
+    # test_chaining_rule_exact in tests/test_stats_wilcoxon.py has a 12-item example for it.
     # means: A = 2, B = 2 - 3/10 = 1.7, C = 1.7 - 3/10 = 1.4 -> order A, B, C
     # B vs A: n = 5 non-zero, all tied (rank 3), R+ = 3, mean 7.5, var = (330 - 60) / 24 = 11.25
     #   z = -4.5 / sqrt(11.25) = -1.342 -> p = 0.0899: same cluster
@@ -211,14 +228,20 @@ def test_chaining_rule_top_versus_previous():
     #   z = -16.5 / sqrt(75.625) = -1.897 -> p = 0.0289 < 0.05
     p_step = phi(-4.5 / math.sqrt(11.25))
     p_far = phi(-16.5 / math.sqrt(75.625))
-    top = system_clusters(CHAIN, chain="top")  # C is compared with A, the cluster's top: 2 clusters
+    top = system_clusters(CHAIN, chain="top", test="approx")  # C is compared with A, the cluster's top: 2 clusters
     assert top.n_clusters == 2 and top.labels.tolist() == [0, 0, 1]
     np.testing.assert_allclose(top.p_values, [p_step, p_far])
     assert top.compared_with.tolist() == [0, 0]
-    prev = system_clusters(CHAIN, chain="previous")  # C is compared with B: one chained cluster
+    prev = system_clusters(CHAIN, chain="previous", test="approx")  # C is compared with B: one chained cluster
     assert prev.n_clusters == 1 and prev.labels.tolist() == [0, 0, 0]
     np.testing.assert_allclose(prev.p_values, [p_step, p_step])
     assert prev.compared_with.tolist() == [0, 1]
+    # exact (default): all |d| tied, so R+ = rank x (number of +1) and p = P(Binomial(n, 1/2) <= k):
+    # B vs A and C vs B: n = 5, k = 1 -> (1 + 5) / 32 = 0.1875; C vs A: n = 10, k = 2 ->
+    # (1 + 10 + 45) / 1024 = 0.0547 >= 0.05 -> one cluster under both rules
+    top_exact = system_clusters(CHAIN, chain="top")
+    assert top_exact.n_clusters == 1 and top_exact.p_values.tolist() == [6 / 32, 56 / 1024]
+    assert system_clusters(CHAIN, chain="previous").p_values.tolist() == [6 / 32, 6 / 32]
 
 
 def test_clusters_lower_is_better_and_nan_items():
@@ -240,7 +263,8 @@ def test_clusters_lower_is_better_and_nan_items():
 
 
 def naive_clusters(scores, alpha, chain):
-    """Independent reference: a plain loop with scipy's signed-rank test (normal approximation)."""
+    """Independent reference: a plain loop with scipy's signed-rank test (normal approximation;
+    compare with test="approx"; tests/test_stats_wilcoxon.py has the reference for the default)."""
     means = scores.mean(axis=0)
     order = sorted(range(scores.shape[1]), key=lambda s: -means[s])
     clusters = [[order[0]]]
@@ -261,7 +285,7 @@ def test_clusters_equal_naive_scipy_loop(chain):
         n_items, n_sys = int(rng.integers(5, 60)), int(rng.integers(2, 9))
         quality = rng.normal(0, 0.4, n_sys)
         scores = np.round(quality + rng.normal(0, 1, (n_items, n_sys)), 1)
-        assert cluster_count(scores, chain=chain) == naive_clusters(scores, 0.05, chain)
+        assert cluster_count(scores, chain=chain, test="approx") == naive_clusters(scores, 0.05, chain)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -392,15 +416,21 @@ def test_prefix_cluster_counts_equal_loop_over_prefixes():
 
 
 def test_prefix_cluster_counts_by_hand():
-    # THREE, first 3 items: B - A = -2 -2 -4, ranks 1.5 1.5 3, R+ = 0, mean = 3 * 4 / 4 = 3
-    # var = (3*4*7 - (2^3 - 2) / 2) / 24 = (84 - 3) / 24 = 3.375, z = -3 / sqrt(3.375) = -1.633
-    # p = 0.0512 >= 0.05 -> one cluster; all 6 items: 2 (see test_three_systems_by_hand)
+    # THREE, first 3 items: B - A = -2 -2 -4, ranks 1.5 1.5 3, R+ = 0.
+    # exact (default): only the all-negative pattern of 2^3 has R+ <= 0 -> p = 1/8 >= 0.05
+    # normal approximation: mean = 3 * 4 / 4 = 3, var = (3*4*7 - (2^3 - 2) / 2) / 24 = (84 - 3) / 24
+    # = 3.375, z = -3 / sqrt(3.375) = -1.633, p = 0.0512 >= 0.05
+    # -> one cluster either way; all 6 items: 2 (see test_three_systems_by_hand)
     p3 = phi(-3 / math.sqrt(3.375))
-    assert signed_rank_p_values([-2, -2, -4]) == pytest.approx(p3) and p3 > 0.05
-    assert prefix_cluster_counts(THREE, [0, 1, 2, 3, 4, 5], [3, 6]).tolist() == [1, 2]
-    # three equal negative differences are significant: var = (84 - (27 - 3) / 2) / 24 = 3,
-    # z = -3 / sqrt(3) = -1.732, p = 0.0416
-    assert signed_rank_p_values([-1, -1, -1]) == pytest.approx(phi(-math.sqrt(3)))
+    assert signed_rank_p_values([-2, -2, -4], method="approx") == pytest.approx(p3) and p3 > 0.05
+    assert signed_rank_p_values([-2, -2, -4]) == 1 / 8
+    for test in ("auto", "exact", "approx"):
+        assert prefix_cluster_counts(THREE, [0, 1, 2, 3, 4, 5], [3, 6], test=test).tolist() == [1, 2]
+    # three equal negative differences: the normal approximation calls them significant
+    # (var = (84 - (27 - 3) / 2) / 24 = 3, z = -3 / sqrt(3) = -1.732, p = 0.0416 < 0.05) -- the
+    # defect the exact test fixes: all 2^3 sign patterns are equally likely, R+ <= 0 in one -> 1/8
+    assert signed_rank_p_values([-1, -1, -1], method="approx") == pytest.approx(phi(-math.sqrt(3)))
+    assert signed_rank_p_values([-1, -1, -1]) == 1 / 8
 
 
 def test_prefix_sizes():
@@ -485,8 +515,7 @@ def test_docstring_examples(fn):
 
 def _wmt23_mqm(data_dir: Path) -> np.ndarray:
     f = data_dir / "wmt23" / "mt-metrics-eval-v2" / "wmt23" / "human-scores" / "en-de.mqm.seg.score"
-    if not f.exists():
-        pytest.skip(f"WMT23 MQM scores not found at {f} (set EVALSIFT_DATA)")
+    need(f.relative_to(data_dir))
     cols: dict[str, list[float]] = {}
     for line in f.read_text().splitlines():
         name, value = line.split("\t")

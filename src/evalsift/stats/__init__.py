@@ -20,10 +20,10 @@ from .ranking import (CLUSTER_CHAINS, CORRELATION_KINDS, MATCH_RULES, NeededToMa
                       prefix_correlation, prefix_means, prefix_sizes, soft_pairwise_accuracy, spearman, spearman_rows,
                       system_clusters)
 from .risk import RISK_RULES, RiskAssessment, count_verdicts, hypergeometric_risk, majority, pairwise_risk
-from .wilcoxon import WILCOXON_TEST, signed_rank_p_values
+from .wilcoxon import EXACT_MAX_N, WILCOXON_METHODS, WILCOXON_TEST, WILCOXON_TESTS, signed_rank_p_values
 
 __all__ = [
-    "CLUSTER_CHAINS", "CORRELATION_KINDS", "MATCH_RULES", "NeededToMatch", "RISK_RULES", "RiskAssessment",
+    "CLUSTER_CHAINS", "CORRELATION_KINDS", "EXACT_MAX_N", "WILCOXON_METHODS", "WILCOXON_TESTS", "MATCH_RULES", "NeededToMatch", "RISK_RULES", "RiskAssessment",
     "SystemClusters", "WILCOXON_TEST", "cluster_count", "count_verdicts", "hypergeometric_risk", "kendall_tau_b",
     "kendall_tau_b_rows", "majority", "needed_to_match", "paired_t_p_values", "pairwise_risk",
     "prefix_cluster_counts", "prefix_correlation", "prefix_means", "prefix_sizes", "signed_rank_p_values",

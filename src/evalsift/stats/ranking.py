@@ -16,9 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import stdtr
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, check_choice
 from .ranks import _rank_rows, _row_chunks
-from .wilcoxon import WILCOXON_TEST, signed_rank_p_values
+from .wilcoxon import (
+    WILCOXON_METHODS,
+    WILCOXON_TEST,
+    WILCOXON_TESTS,
+    signed_rank_p_values,
+)
 
 CORRELATION_KINDS = ("kendall", "spearman")
 CLUSTER_CHAINS = ("top", "previous")
@@ -156,17 +161,20 @@ def _check_alpha(alpha: float, fn: str) -> float:
 
 
 def _check_chain(chain: str, fn: str) -> str:
-    if chain not in CLUSTER_CHAINS:
-        raise ParameterError(f"{fn}: unknown chain {chain!r}; choose one of {', '.join(CLUSTER_CHAINS)}")
-    return chain
+    return check_choice("chain", chain, CLUSTER_CHAINS, where=fn)
 
 
-def _walk_clusters(G: np.ndarray, order: np.ndarray, alpha: float, chain: str):
+def _check_test(test: str, fn: str) -> str:
+    return check_choice("test", test, WILCOXON_METHODS, where=fn)
+
+
+def _walk_clusters(G: np.ndarray, order: np.ndarray, alpha: float, chain: str, test: str = "auto"):
     """Cluster walk for c cases at once. G: (c, m, n_sys) scores, higher better; order: (c, n_sys).
 
     Returns labels in sorted position (c, n_sys), p-values (c, n_sys - 1) and the reference
     system of each comparison (c, n_sys - 1). Each step is one vectorised signed-rank test over
-    the cases; only the n_sys - 1 steps are a Python loop.
+    the cases (``test``: the method of :func:`signed_rank_p_values`); only the n_sys - 1 steps
+    are a Python loop.
     """
     c, m, n_sys = G.shape
     labels = np.zeros((c, n_sys), dtype=np.int64)
@@ -181,7 +189,7 @@ def _walk_clusters(G: np.ndarray, order: np.ndarray, alpha: float, chain: str):
                 np.take_along_axis(G[rows], nxt[rows, None, None], axis=2)[:, :, 0]
                 - np.take_along_axis(G[rows], base[rows, None, None], axis=2)[:, :, 0]
             )
-            p[rows, step - 1] = signed_rank_p_values(d, "less")  # H1: next is worse than base
+            p[rows, step - 1] = signed_rank_p_values(d, "less", method=test)  # H1: next is worse than base
         refs[:, step - 1] = base
         new = p[:, step - 1] < alpha
         labels[:, step] = labels[:, step - 1] + new
@@ -202,17 +210,21 @@ class SystemClusters:
     n_items: int  # complete items used
     alpha: float
     chain: str
-    test: str = WILCOXON_TEST
+    test: str = WILCOXON_TEST  # description of the signed-rank test used (WILCOXON_TESTS[method])
 
 
-def system_clusters(scores, alpha: float = 0.05, higher_is_better: bool = True, chain: str = "top") -> SystemClusters:
+def system_clusters(
+    scores, alpha: float = 0.05, higher_is_better: bool = True, chain: str = "top", test: str = "auto"
+) -> SystemClusters:
     """Statistical cluster count of systems (Zouhar et al. 2025), with labels and p-values.
 
     ``scores`` is items x systems; items with NaN for any system are dropped (the test is paired).
     Systems are sorted by mean, best first (ties keep column order). Walking down the list, the
     next system is compared with a reference by a one-sided Wilcoxon signed-rank test (H1: the next
-    system is worse; normal approximation, see :func:`signed_rank_p_values`); p < ``alpha`` starts
-    a new cluster. Systems whose paired differences are all zero get p = 1 and stay together.
+    system is worse); p < ``alpha`` starts a new cluster. Systems whose paired differences are all
+    zero get p = 1 and stay together. ``test`` is the test's method (see
+    :func:`signed_rank_p_values`): ``'auto'`` (default) is exact for at most 50 non-zero
+    differences and the normal approximation above; ``'exact'``, ``'approx'`` force one.
 
     ``chain='top'`` (default): the reference is the first (best) system of the current cluster, so
     every member is not significantly worse than its cluster's leader and small steps cannot chain
@@ -220,18 +232,19 @@ def system_clusters(scores, alpha: float = 0.05, higher_is_better: bool = True, 
     above (what subset2evaluate's released code does). See ``docs/ranking-stats.md``.
 
     >>> s = np.array([[3, 1, 1], [4, 2, 2], [5, 1, 1], [6, 2, 2], [5, 3, 3], [4, 0, 0]])
-    >>> r = system_clusters(s)           # A beats B, C on all 6 items; B == C
+    >>> r = system_clusters(s)           # A beats B, C on all 6 items (exact p = 1/64); B == C
     >>> r.n_clusters, r.labels.tolist(), r.order.tolist()
     (2, [0, 1, 1], [0, 1, 2])
     """
     fn = "system_clusters"
     alpha = _check_alpha(alpha, fn)
     chain = _check_chain(chain, fn)
+    test = _check_test(test, fn)
     s = _complete_items(scores, fn)
     signed = s if higher_is_better else -s
     means = s.mean(axis=0)
     order = np.argsort(-signed.mean(axis=0), kind="stable")
-    lab_sorted, p, refs = _walk_clusters(signed[None], order[None], alpha, chain)
+    lab_sorted, p, refs = _walk_clusters(signed[None], order[None], alpha, chain, test)
     labels = np.empty(s.shape[1], dtype=np.int64)
     labels[order] = lab_sorted[0]
     return SystemClusters(
@@ -244,16 +257,19 @@ def system_clusters(scores, alpha: float = 0.05, higher_is_better: bool = True, 
         n_items=int(s.shape[0]),
         alpha=alpha,
         chain=chain,
+        test=WILCOXON_TESTS[test],
     )
 
 
-def cluster_count(scores, alpha: float = 0.05, higher_is_better: bool = True, chain: str = "top") -> int:
+def cluster_count(
+    scores, alpha: float = 0.05, higher_is_better: bool = True, chain: str = "top", test: str = "auto"
+) -> int:
     """Number of clusters from :func:`system_clusters`.
 
     >>> cluster_count([[3, 1, 1], [4, 2, 2], [5, 1, 1], [6, 2, 2], [5, 3, 3], [4, 0, 0]])
     2
     """
-    return system_clusters(scores, alpha, higher_is_better, chain).n_clusters
+    return system_clusters(scores, alpha, higher_is_better, chain, test).n_clusters
 
 
 def paired_t_p_values(scores) -> np.ndarray:
@@ -394,7 +410,7 @@ def prefix_correlation(
     [0.3333, 1.0, 1.0]
     """
     if kind not in CORRELATION_KINDS:
-        raise ParameterError(f"prefix_correlation: unknown kind {kind!r}; choose one of {', '.join(CORRELATION_KINDS)}")
+        check_choice("kind", kind, CORRELATION_KINDS, where="prefix_correlation")
     s, o, sz, single = _prefix_inputs(scores, orders, sizes, "prefix_correlation")
     ref = s.mean(axis=0) if reference is None else np.asarray(reference, dtype=float)
     if ref.shape != (s.shape[1],):
@@ -410,13 +426,13 @@ def prefix_correlation(
 
 
 def prefix_cluster_counts(
-    scores, orders, sizes, alpha: float = 0.05, higher_is_better: bool = True, chain: str = "top"
+    scores, orders, sizes, alpha: float = 0.05, higher_is_better: bool = True, chain: str = "top", test: str = "auto"
 ) -> np.ndarray:
     """:func:`cluster_count` of every prefix: (k, len(sizes)) integers (1-D order: (len(sizes),)).
 
     Same inputs as :func:`prefix_means` (complete items). Per size, the cluster walk runs for all
     k orders at once (one vectorised signed-rank test per step), so the Python loop is
-    len(sizes) x (n_systems - 1) steps.
+    len(sizes) x (n_systems - 1) steps. ``test``: the signed-rank method, as in :func:`system_clusters`.
 
     >>> s = np.array([[3, 1, 1], [4, 2, 2], [5, 1, 1], [6, 2, 2], [5, 3, 3], [4, 0, 0]], dtype=float)
     >>> prefix_cluster_counts(s, [0, 1, 2, 3, 4, 5], [3, 6]).tolist()   # 3 items cannot reach p < 0.05
@@ -425,6 +441,7 @@ def prefix_cluster_counts(
     fn = "prefix_cluster_counts"
     alpha = _check_alpha(alpha, fn)
     chain = _check_chain(chain, fn)
+    test = _check_test(test, fn)
     s, o, sz, single = _prefix_inputs(scores, orders, sizes, fn)
     signed = s if higher_is_better else -s
     gathered = np.take(signed, o[:, : sz.max()], axis=0)  # (k, m, n_sys)
@@ -432,7 +449,7 @@ def prefix_cluster_counts(
     order = np.argsort(-means, axis=2, kind="stable")  # (k, n_sizes, n_sys)
     counts = np.empty((o.shape[0], sz.size), dtype=np.int64)
     for col, size in enumerate(sz):
-        labels, _, _ = _walk_clusters(gathered[:, :size, :], order[:, col, :], alpha, chain)
+        labels, _, _ = _walk_clusters(gathered[:, :size, :], order[:, col, :], alpha, chain, test)
         counts[:, col] = labels[:, -1] + 1
     return counts[0] if single else counts
 
@@ -478,7 +495,7 @@ def needed_to_match(
     2.0
     """
     if rule not in MATCH_RULES:
-        raise ParameterError(f"needed_to_match: unknown rule {rule!r}; choose one of {', '.join(MATCH_RULES)}")
+        check_choice("rule", rule, MATCH_RULES, where="needed_to_match")
     grid = np.asarray(grid_props, dtype=float)
     curve = np.asarray(method_values, dtype=float)
     bs = np.atleast_1d(np.asarray(target_props, dtype=float))

@@ -15,9 +15,6 @@ against the leader (they stay in ``n``), which makes the paper's rule conservati
 
 from __future__ import annotations
 
-
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 import numpy as np
