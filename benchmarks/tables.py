@@ -10,10 +10,19 @@ import json
 from pathlib import Path
 
 
+def produced_by(res: dict) -> str:
+    """'Produced by `<command>` at commit <sha> (<date>)' from a results.json's provenance."""
+    p = res.get("provenance") or {}
+    if not p.get("command"):
+        return "(no provenance recorded)"
+    return f"Produced by `{p['command']}` at commit `{p.get('commit') or 'unknown'}` ({p.get('date', '')})."
+
+
 def pairwise_table(res: dict, budgets: list[str]) -> str:
     shown = [b for b in budgets if any(b in c for c in res["curves"].values())]
     lines = [f"**{res['data']}**, oracle `{res['oracle_metric']}`: {res['n_pairs']} pairs x {res['seeds']} seeds, "
              f"~{res['n_items']} items per pair, {res['subsample']:.0%} subsamples; success rate (se across seeds)", "",
+             produced_by(res), "",
              "| method | " + " | ".join(shown) + " |", "|---|" + "---|" * len(shown)]
     for m, curve in res["curves"].items():
         lines.append(f"| {m} | " + " | ".join(f"{curve[b]['success']:.3f} ({curve[b]['se']:.3f})" if b in curve else ""
@@ -34,6 +43,7 @@ def pairwise_table(res: dict, budgets: list[str]) -> str:
 def subset_table(res: dict) -> str:
     lines = [f"**{res['data']}**, human `{res['human_metric']}`, metric `{res['metric']}`: {res['n_systems']} systems, "
              f"{res['n_items']} items, {res['seeds']} seeds x {res['subsample']:.0%}, {res['correlation']}", "",
+             produced_by(res), "",
              "| method | needed (correlation) | needed (clusters) | stays rule (corr. / clus.) | raw first crossing (corr. / clus.) |",
              "|---|---|---|---|---|"]
     for m in res["methods"]:

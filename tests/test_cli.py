@@ -34,7 +34,9 @@ def test_select_diffuse_writes_items_in_order(capsys, tmp_path):
     assert [r["rank"] for r in rows] == list(range(1, 13))
     assert len({r["item_id"] for r in rows}) == 12
     assert all(r["a"] == "A" and r["b"] == "B" and r["output_a"] and r["output_b"] for r in rows)
-    assert sum(r["utility"] for r in rows) == 300  # cluster sizes cover the pool
+    # DiffUse has no utilities: each pick says how many items its cluster holds, largest first
+    sizes = [r["cluster_size"] for r in rows]
+    assert "utility" not in rows[0] and sizes == sorted(sizes, reverse=True) and min(sizes) >= 1
 
 
 def test_select_pairwise_needs_two_systems(capsys, tmp_path):
@@ -46,10 +48,13 @@ def test_compare_json(capsys):
     code, out, _ = run(capsys, "compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", "metric:human",
                        "--encoder", "tfidf", "--json")
     d = json.loads(out)
-    assert code == 0 and d["outcome"] in ("winner", "inconclusive")
+    # the demo's A beats B on about 60% of the untied items (io/demo.py): with 300 items DiffUse finds it
+    assert code == 0 and d["outcome"] == "winner" and d["winner"] == "A" and d["risk"] <= 0.2
     assert d["labels_used"] <= 200 and d["trace"][0]["decision_set"] == 5
-    if d["outcome"] == "winner":
-        assert d["risk"] <= 0.2
+    # the decision can be audited: every item asked about, its verdict and who gave it
+    assert len(d["judged"]) == d["labels_used"] and all(r["votes"] == {"metric:human": r["verdict"]} for r in d["judged"])
+    in_set = [r["verdict"] for r in d["judged"] if r["in_decision_set"]]
+    assert (in_set.count("a"), in_set.count("b"), in_set.count("tie")) == (d["wins_a"], d["wins_b"], d["ties"])
 
 
 def test_compare_human_readable_default_encoder(capsys):
@@ -83,7 +88,7 @@ def test_bench_pairwise_writes_results_and_plot(capsys, tmp_path):
     # budget 240 = the whole 80% test set: the sample *is* the test set, so every run succeeds
     assert res["curves"]["random"]["240"]["success"] == 1.0 == res["curves"]["diffuse"]["240"]["success"]
     for row in res["iterative"].values():
-        assert row["success"] + row["error"] + row["inconclusive"] == pytest.approx(1.0)
+        assert row["runs"] == 3 * 3 - res["skipped_tied_runs"]  # every untied (pair, seed) ran the loop once
         assert row["annotations"] <= 40
     assert (tmp_path / "success.png").stat().st_size > 1000
     assert "success rate by budget" in out
@@ -175,16 +180,28 @@ def test_bench_subset_writes_results(capsys, tmp_path):
     res = json.loads((tmp_path / "results.json").read_text())
     assert set(res["curves"]) == {"random", "metric_var", "metric_avg"}
     assert set(res["curves"]["random"]) == {f"{0.05 * k:.2f}".rstrip("0").rstrip(".") for k in range(1, 11)}
-    assert res["needed_to_match"]["random"]["correlation"] == pytest.approx(1.0)  # normalised by random itself
+    # random is normalised by itself (1.0 by construction); the raw value is a real measurement
+    assert 0.0 < res["needed_to_match_raw"]["random"]["correlation"] <= 1.0
     for m in res["methods"]:
         for prop in res["curves"][m].values():
             assert -1.0 <= prop["correlation"] <= 1.0 and 1.0 <= prop["clusters"] <= 3.0
     assert (tmp_path / "subset.png").stat().st_size > 1000 and "needed to match" in out
 
 
-def test_bench_subset_needs_a_human_metric(capsys, tmp_path):
-    code, _, err = run(capsys, "bench", "subset", "--data", "demo", "--human-metric", "token_f1", "--out", str(tmp_path))
-    assert code == 2 and "not a human metric" in err
+def test_naming_the_human_metric_makes_it_human(capsys, tmp_path):
+    # subset2evaluate's summarisation files flag no metric as human; naming one on the command line does
+    src = tmp_path / "summ.jsonl"
+    rng = __import__("numpy").random.default_rng(0)
+    src.write_text("".join(json.dumps({"i": k, "src": f"doc {k}", "tgt": {s: f"{s} {k}" for s in "ABCD"},
+                                       "scores": {s: {"relevance": float(rng.normal(j)), "rouge": float(rng.normal(j))}
+                                                  for j, s in enumerate("ABCD")}}) + "\n" for k in range(30)))
+    code, out, _ = run(capsys, "data", "info", str(src), "--json")
+    assert code == 0 and json.loads(out)["human_metrics"] == []  # nothing is flagged human in the file
+    code, out, err = run(capsys, "--quiet", "bench", "subset", "--data", str(src), "--human-metric", "relevance",
+                         "--metric", "rouge", "--methods", "random,metric_var", "--seeds", "2", "--out", str(tmp_path / "o"))
+    assert code == 0, err
+    code, out, err = run(capsys, "rank", "--data", str(src), "--human-metric", "relevance", "--json")
+    assert code == 0 and json.loads(out)["ranking"][0]["system"] == "D"  # scores drawn around 0, 1, 2, 3
 
 
 def test_select_within_a_cost_budget(capsys, tmp_path):

@@ -32,9 +32,13 @@ def test_judgments_carry_provenance():
     assert (j.item_id, j.a, j.b, j.verdict, j.kind, j.annotator, j.status) == ("x", "A", "B", "a", "metric", "metric:m", "done")
 
 
-def test_missing_score_names_system_and_item():
+def test_missing_score_fails_that_item_and_says_why():
+    js = MetricOracle("m").judge_pairs(pool3(), [0, 3], "A", "B")
+    assert [j.status for j in js] == ["done", "failed"] and js[1].verdict is None
+    assert js[1].detail["reason"] == "no 'm' score for A" and js[1].item_id == "w"
+    # the vectorised fast path of simulations has no per-item status: it refuses, naming the item
     with pytest.raises(OracleError, match=r"system 'A'.*\['w'\].*complete\('m'\)"):
-        MetricOracle("m").judge_pairs(pool3(), [3], "A", "B")
+        MetricOracle("m").verdicts(pool3(), [3], "A", "B")
 
 
 def test_make_oracle_from_spec():
@@ -51,3 +55,7 @@ def test_judgment_validation():
         Judgment(item_id="x", a="A", b="B", verdict="maybe", annotator="me", kind="human")
     pending = Judgment(item_id="x", a="A", b="B", verdict=None, annotator="me", kind="human", status="pending")
     assert pending.to_dict()["status"] == "pending"
+    with pytest.raises(ParameterError, match="a 'skipped' judgment has no verdict"):
+        Judgment(item_id="x", a="A", b="B", verdict="a", annotator="me", kind="human", status="skipped")
+    with pytest.raises(ParameterError, match="status='done!' is not one of: done, pending, skipped, failed"):
+        Judgment(item_id="x", a="A", b="B", verdict="a", annotator="me", kind="human", status="done!")

@@ -3,7 +3,7 @@ import pytest
 from scipy.cluster.hierarchy import fcluster, linkage
 
 from evalsift.errors import DataError, NotFittedError, ParameterError, UnknownNameError
-from evalsift.select import DiffUse, MaxNorm, make_selector, selectors
+from evalsift.select import DiffUse, MaxNorm, make_selector
 from evalsift.select.diffuse import ClusterTree, difference_vectors, pick_representative
 
 from _fakes import DictEncoder, pair_pool, random_pair_pool
@@ -83,7 +83,9 @@ def test_diffuse_selects_one_representative_per_cluster():
         labels = sel.clusters(budget)
         assert len(s.items) == budget == len(set(s.items.tolist()))
         assert len(set(labels[s.items].tolist())) == budget  # one item from each cluster
-        assert s.utilities.sum() == 50  # each item stands for its cluster's size
+        # each pick carries the size of the cluster it stands for, largest first; no utilities
+        assert s.cluster_sizes.tolist() == np.bincount(labels)[labels[s.items]].tolist()
+        assert s.cluster_sizes.tolist() == sorted(s.cluster_sizes.tolist(), reverse=True) and s.utilities is None
 
 
 def test_diffuse_representative_is_cosine_nearest_in_cluster():
@@ -118,15 +120,45 @@ def test_kmeans_never_short_with_duplicates():
     v = np.zeros((10, 3))
     v[:5] = 1.0  # only two distinct difference vectors
     pool = pair_pool(v, np.zeros((10, 3)))
-    s = DiffUse(encoder=DictEncoder(), clustering="kmeans").fit(pool).select(6)
+    sel = DiffUse(encoder=DictEncoder(), clustering="kmeans").fit(pool)
+    s = sel.select(6)
     assert len(set(s.items.tolist())) == 6
+    # the first split separates the two distinct vectors; the rest peel identical rows off one by one
+    assert sorted(map(sorted, (np.flatnonzero(sel.clusters(2) == c).tolist() for c in (0, 1)))) == \
+        [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+
+
+def test_bisecting_kmeans_splits_the_largest_error_first():
+    from evalsift.select import bisecting_kmeans_tree
+
+    # three groups on a line: {0, 1} tight around 0, {2, 3} tight around 10, {4, 5} spread (20 and 26)
+    X = np.array([[0.0], [0.2], [10.0], [10.2], [20.0], [26.0]])
+    t = bisecting_kmeans_tree(X, seed=0)
+    cut = lambda k: sorted(sorted(t.members(c).tolist()) for c in t.clusters_at(k))  # noqa: E731
+    # 2-means on all six: the split of least SSE is {0,1,2,3} | {4,5}
+    assert cut(2) == [[0, 1, 2, 3], [4, 5]]
+    # SSE of {0,1,2,3} = 4 * 5.1^2 - ... = 100.04 (mean 5.1); of {4,5} = 2 * 3^2 = 18: split the first
+    assert cut(3) == [[0, 1], [2, 3], [4, 5]]
+    # next: {4, 5} (SSE 18) before {0, 1} and {2, 3} (SSE 0.02 each)
+    assert cut(4) == [[0, 1], [2, 3], [4], [5]]
+    for k in range(1, 6):  # going from k to k + 1 clusters splits exactly one cluster
+        before, after = cut(k), cut(k + 1)
+        assert len([c for c in after if c not in before]) == 2 and len([c for c in before if c not in after]) == 1
+
+
+def test_kmeans_selectors_fit_once(monkeypatch):
+    import evalsift.select.clustering as clustering
+
+    sel = DiffUse(encoder=DictEncoder(4), clustering="kmeans").fit(random_pair_pool(n=40))
+    monkeypatch.setattr(clustering, "_two_means", lambda *a, **k: 1 / 0)  # no clustering work after fit
+    assert [len(sel.select(b).items) for b in (1, 10, 40)] == [1, 10, 40]
 
 
 def test_max_norm_orders_by_difference_norm():
     va = np.array([[1.0, 0, 0], [5.0, 0, 0], [2.0, 0, 0]])
     s = MaxNorm(encoder=DictEncoder()).fit(pair_pool(va, np.zeros((3, 3)))).select(2)
     assert s.items.tolist() == [1, 2]
-    np.testing.assert_allclose(s.utilities, [5.0, 2.0])
+    np.testing.assert_allclose(s.utilities, [5.0, 2.0])  # max_norm is a utility selector: the norms
 
 
 def test_input_clusters_uses_inputs():
@@ -151,4 +183,4 @@ def test_selection_is_json_ready_with_an_encoder_object():
 
     s = DiffUse(encoder=DictEncoder(4)).fit(random_pair_pool(n=10)).select(3)
     data = json.loads(json.dumps(s.to_dict()))
-    assert data["params"]["encoder"] == "dict" and data["method"] == "DiffUse" and len(data["items"]) == 3
+    assert data["params"]["encoder"] == "dict" and data["method"] == "diffuse" and len(data["items"]) == 3

@@ -6,18 +6,20 @@ with stated confidence.
 >>> import evalsift as es
 >>> pool = es.load("demo")                                   # built-in synthetic data, offline
 >>> session = es.Session(pool, "diffuse", a="A", b="B", encoder="tfidf", risk=0.2)
->>> session.run(es.MetricOracle("human")).outcome in ("winner", "inconclusive")
-True
+>>> d = session.run(es.MetricOracle("human"))
+>>> d.winner, d.risk <= 0.2          # A makes fewer errors than B in the demo data
+('A', True)
 """
 
-from .errors import (DataError, EvalsiftError, MissingDependencyError, NotFittedError, OracleError,
+from .errors import (DataError, DataWarning, EvalsiftError, MissingDependencyError, NotFittedError, OracleError,
                      ParameterError, UnknownNameError)
 from .io import load
 from .irt import IRTResult, fit_irt
 from .metrics import reference_metrics
 from .oracle import Judgment, MetricOracle, Oracle, make_oracle
 from .pool import Pool
-from .select import DiffUse, Selection, Selector, make_selector, selectors
+from .restrict import restrict_pair, restrict_ranking
+from .select import DiffUse, Selection, Selector, clone, make_selector, selectors, utilities_of
 from .session import Decision, Session
 from .stats import cluster_count, hypergeometric_risk, kendall_tau_b, needed_to_match, pairwise_risk, system_clusters
 
@@ -28,4 +30,5 @@ __all__ = [
     "NotFittedError", "Oracle", "OracleError", "ParameterError", "Pool", "Selection", "Selector", "Session",
     "UnknownNameError", "hypergeometric_risk", "load", "make_oracle", "make_selector", "pairwise_risk", "selectors",
     "IRTResult", "fit_irt", "reference_metrics", "cluster_count", "kendall_tau_b", "needed_to_match", "system_clusters",
+    "DataWarning", "clone", "restrict_pair", "restrict_ranking", "utilities_of",
 ]

@@ -42,7 +42,6 @@ True
 from __future__ import annotations
 
 import contextlib
-import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +49,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from .errors import DataError, ParameterError
+from .errors import DataError, ParameterError, check_choice
 
 MODELS = ("1pl", "2pl", "3pl", "4pl")
 _TINY = 1e-300  # floor for P and 1 - P inside log(); reached only by absurd parameters
@@ -552,12 +551,7 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 
 def _check_model(model: str) -> str:
-    name = str(model).lower()
-    if name not in MODELS:
-        close = difflib.get_close_matches(name, MODELS, n=1, cutoff=0.5)
-        hint = f" Did you mean '{close[0]}'?" if close else ""
-        raise ParameterError(f"Unknown IRT model '{model}'.{hint} Available: {', '.join(MODELS)}")
-    return name
+    return check_choice("model", str(model).lower(), MODELS, where="fit_irt")
 
 
 def _check_range(Y: np.ndarray, what: str) -> None:

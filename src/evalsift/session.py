@@ -1,51 +1,79 @@
 """The adaptive loop: select, judge, check the stop rule, repeat.
 
 :class:`Session` implements DiffUse's iterative algorithm (Ashury-Tahan et al. 2024, Algorithm 1)
-for any Selector: the decision set at step ``k`` is ``selector.select(k)``. With DiffUse's Ward
-hierarchy, going from ``k`` to ``k + 1`` clusters splits one cluster, so the decision set loses
-that cluster's representative (still paid for) and gains the representatives of its two halves
-(one of them often the same item, judged once). With ``random`` the set grows by one item.
+for any Selector: the decision set at step ``k`` is ``selector.select(k)``. With DiffUse's tree,
+going from ``k`` to ``k + 1`` clusters splits one cluster, so the decision set loses that cluster's
+representative (still paid for) and gains the representatives of its two halves (one of them often
+the same item, judged once). With ``random`` the set grows by one item.
 
 The loop stops with a winner once the risk of the decision set (:func:`evalsift.stats.pairwise_risk`)
-is at or below ``risk``; it stops inconclusive when the next step would take the number of judged
-items over ``max_labels`` (a hard cap: never more judgments than that), or when the pool is used up.
+is at or below ``risk``; it stops inconclusive when the next step would take the number of items
+asked for over ``max_labels`` (a hard cap: never more requests than that), or when the pool is used up.
 
 It is written ask/tell, so a synchronous oracle and people answering later drive it the same way::
 
     session = Session(pool, "diffuse", a="A", b="B", risk=0.2)
     while not session.done:
-        items = session.pending()          # positions in session.pool to judge now
+        items = session.pending()          # positions in session.pool to ask about now
+        if not items and session.outstanding():
+            break                          # every open item is out for judgment: come back later
         for j in oracle.judge_pairs(session.pool, items, session.a, session.b):
-            session.record(j)              # pending judgments are ignored until they are done
+            session.record(j)              # 'pending' judgments mark an item as asked
         session.advance()                  # no-op while judgments are outstanding
 
-:meth:`Session.run` does exactly this for a synchronous oracle.
+:meth:`Session.run` does exactly this for any oracle.
+
+**Judgments** (see :class:`~evalsift.oracle.base.Judgment`) are kept in the order they arrive and
+never changed. What counts for an item:
+
+- per annotator, the **latest** judgment supersedes that annotator's earlier ones (a correction is
+  a new judgment; a later ``skipped`` withdraws the annotator's verdict);
+- the item's verdict combines the annotators' current verdicts by **plurality** of 'a', 'b' and
+  'tie'; a shared top count (a split, e.g. one 'a' and one 'b') is a 'tie';
+- an item with no verdict whose latest judgment is ``pending`` is *outstanding* (asked, not yet
+  answered: the Session waits and never asks again); one whose latest judgment is ``skipped`` or
+  ``failed`` is *skipped*: the Session moves on without it and counts it in the Decision.
+
+**Resume.** A Session is a deterministic function of its settings (:meth:`Session.settings`) and of
+the sequence of judgments it was given: :meth:`Session.resume` rebuilds it from both, replaying the
+judgments in their order, and reaches the same state and Decision. A store only has to keep the
+settings and the judgments.
 """
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
-from .errors import DataError, OracleError, ParameterError
-from .oracle.base import Judgment, Oracle
+from .errors import DataError, OracleError, ParameterError, check_choice
+from .oracle.base import VERDICTS, Judgment, Oracle
+from .restrict import PairRestriction, restrict_pair
 from .pool import Pool
 from .select import Selector, make_selector
+from .select.base import _jsonable
 from .stats import RISK_RULES, pairwise_risk
 
 BIAS_NOTE = (
     "win_rate_a is the share of the decision set that favours a (ties count half). The decision set "
     "is not a random sample (each item stands for a cluster of a different size), so it is a biased "
-    "estimate of the pool's win rate; weighted_win_rate_a weights each item by the size of the group "
-    "it represents, when the selector reports one."
+    "estimate of the pool's win rate; weighted_win_rate_a weights each item by the size of the cluster "
+    "it represents, and is None for selectors without clusters."
 )
+VOTE_RULE = "latest judgment per annotator; plurality of a / b / tie over annotators, a split top is a tie"
 
 
 @dataclass
 class Decision:
-    """The outcome of a session: winner or inconclusive, with counts, risk and the trace."""
+    """The outcome of a session: winner or inconclusive, with counts, risk, the trace and the judgments.
+
+    ``labels_used``: items with a verdict among those the session asked for; ``skipped``: asked
+    items that ended skipped or failed; ``judged``: per asked item, its verdict (or status) and the
+    votes behind it, so a decision can be audited.
+    """
 
     a: str
     b: str
@@ -66,7 +94,12 @@ class Decision:
     method: str
     params: dict[str, Any]
     seed: int
+    skipped: int = 0
+    outstanding: int = 0
+    vote_rule: str = VOTE_RULE
     trace: list[dict[str, Any]] = field(default_factory=list)
+    judged: list[dict[str, Any]] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -75,61 +108,135 @@ class Decision:
     def summary(self) -> str:
         """One line for people."""
         who = f"{self.winner} wins" if self.outcome == "winner" else self.outcome
+        extra = f", {self.skipped} skipped" if self.skipped else ""
         return (f"{who}: {self.a} {self.wins_a} - {self.wins_b} {self.b} ({self.ties} ties) on a decision set of "
-                f"{self.decision_set}; {self.labels_used} judgments used; risk {self.risk:.4f} "
+                f"{self.decision_set}; {self.labels_used} judgments used{extra}; risk {self.risk:.4f} "
                 f"({self.risk_rule} rule, threshold {self.risk_threshold})")
 
 
+class _ItemVotes:
+    """The judgments of one item: the latest per annotator, and the item's last status."""
+
+    __slots__ = ("latest", "last_status")
+
+    def __init__(self) -> None:
+        self.latest: dict[str, Judgment] = {}
+        self.last_status: str | None = None
+
+    def add(self, j: Judgment, verdict: str | None) -> None:
+        self.latest[j.annotator] = j if verdict == j.verdict else _with_verdict(j, verdict)
+        self.last_status = j.status
+
+    def verdict(self) -> str | None:
+        """Plurality over the annotators' current verdicts; a split top is 'tie'; None without any."""
+        counts = Counter(j.verdict for j in self.latest.values() if j.status == "done")
+        if not counts:
+            return None
+        top = counts.most_common()
+        if len(top) > 1 and top[0][1] == top[1][1]:
+            return "tie"
+        return top[0][0]
+
+    def state(self) -> str:
+        """'verdict', 'outstanding', 'skipped' or 'new'."""
+        if self.verdict() is not None:
+            return "verdict"
+        return {"pending": "outstanding", "skipped": "skipped", "failed": "skipped"}.get(self.last_status or "", "new")
+
+
+def _with_verdict(j: Judgment, verdict: str | None) -> Judgment:
+    return Judgment(**{**j.to_dict(), "verdict": verdict})
+
+
 class Session:
-    """Iterative pairwise comparison with a hypergeometric stop rule (ask/tell; see module doc).
+    """Iterative pairwise comparison with a stop rule (ask/tell; see the module doc).
 
     ``selector`` is a registered name, an unfitted Selector, or one already fitted on the pair's
-    pool (then that pool is used and ``pool`` may be None). ``min_labels`` is the first decision set
-    size (the paper's n), ``max_labels`` the cap on judged items (N), ``risk`` the threshold (p).
+    pool (then that pool is used and ``pool`` may be None; ``a``/``b``, if given, must name the pair
+    it was fitted on). With a ``pool``, the pair is restricted to the items where both systems have
+    an output (:func:`evalsift.restrict.restrict_pair`; ``Session.restriction`` says what was
+    dropped). ``min_labels`` is the first decision set size (the paper's n), ``max_labels`` the cap
+    on items asked for (N), ``risk`` the threshold (p). ``judgments`` are replayed in order (resume).
 
     >>> from evalsift.io import make_demo_pool
     >>> from evalsift.oracle import MetricOracle
     >>> s = Session(make_demo_pool(n_items=200), "random", a="A", b="B", risk=0.1, max_labels=60)
-    >>> s.run(MetricOracle("human")).outcome in ("winner", "inconclusive")
-    True
+    >>> d = s.run(MetricOracle("human"))
+    >>> d.outcome, d.winner, d.labels_used        # A is the better system of the demo data
+    ('winner', 'A', 19)
     """
 
     def __init__(self, pool: Pool | None, selector: str | Selector = "diffuse", *, a: str | None = None,
                  b: str | None = None, risk: float = 0.2, min_labels: int = 5, max_labels: int = 200,
-                 risk_rule: str = "paper", judgments: list[Judgment] | None = None, **selector_params: Any) -> None:
-        if not 0 < risk < 1:
-            raise ParameterError(f"risk must be in (0, 1), got {risk}")
+                 risk_rule: str = "paper", judgments: Iterable[Judgment] | None = None,
+                 **selector_params: Any) -> None:
+        if isinstance(risk, bool) or not isinstance(risk, (int, float)) or not 0 < risk < 1:
+            raise ParameterError(f"Session: risk must be in (0, 1), got {risk!r}", field="risk")
+        for name, v in (("min_labels", min_labels), ("max_labels", max_labels)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise ParameterError(f"Session: {name} must be a positive integer, got {v!r}", field=name)
         if not 1 <= min_labels <= max_labels:
-            raise ParameterError(f"need 1 <= min_labels <= max_labels, got min_labels={min_labels}, max_labels={max_labels}")
-        if risk_rule not in RISK_RULES:
-            raise ParameterError(f"risk_rule={risk_rule!r} is not one of {', '.join(RISK_RULES)}")
+            raise ParameterError(f"Session: need 1 <= min_labels <= max_labels, got min_labels={min_labels}, "
+                                 f"max_labels={max_labels}", field="min_labels")
+        check_choice("risk_rule", risk_rule, RISK_RULES, where="Session")
+        self.restriction: PairRestriction | None = None
         self.selector = self._fitted(pool, selector, a, b, selector_params)
         self.pool: Pool = self.selector.pool_
         self.a, self.b = self.pool.systems
-        self.risk, self.min_labels, self.max_labels, self.risk_rule = risk, min_labels, max_labels, risk_rule
-        self.k = min(min_labels, self.pool.n_items)
-        self.verdicts: dict[int, str] = {}
+        self.risk, self.min_labels, self.max_labels, self.risk_rule = risk, int(min_labels), int(max_labels), risk_rule
+        self.k = min(self.min_labels, self.pool.n_items)
         self.judgments: list[Judgment] = []
         self.trace: list[dict[str, Any]] = []
         self.outcome: str | None = None
+        self._votes: dict[int, _ItemVotes] = {}
+        self._requested: dict[int, None] = {}  # items that entered a decision set, in order (insertion-ordered)
         self._index = {iid: i for i, iid in enumerate(self.pool.item_ids)}
         self._set = self.selector.select(self.k)
-        for j in judgments or []:
+        self._request(self._set.items)
+        for j in judgments or ():
             self.record(j)
+            self.advance()
 
-    @staticmethod
-    def _fitted(pool, selector, a, b, params) -> Selector:
-        if isinstance(selector, Selector) and hasattr(selector, "pool_"):
-            return selector
+    # ------------------------------------------------------------------ construction
+    def _fitted(self, pool, selector, a, b, params) -> Selector:
+        if isinstance(selector, Selector) and selector.is_fitted:
+            return self._check_fitted_pair(pool, selector, a, b, params)
         if pool is None:
-            raise ParameterError("Session needs a pool unless the selector is already fitted")
+            raise ParameterError("Session needs a pool unless the selector is already fitted", field="pool")
         if a is None or b is None:
             if pool.n_systems != 2:
-                raise DataError(f"Name the two systems to compare (a=..., b=...); pool {pool.name!r} has {pool.n_systems}: "
-                                f"{', '.join(pool.systems[:8])}")
+                raise DataError(f"Name the two systems to compare (a=..., b=...); pool {pool.name!r} has "
+                                f"{pool.n_systems}: {', '.join(pool.systems[:8])}", field="a")
             a, b = pool.systems
+        self.restriction = restrict_pair(pool, a, b)
         sel = make_selector(selector, **params) if isinstance(selector, str) else selector
-        return sel.fit(pool.pair(a, b))
+        if params and not isinstance(selector, str):
+            sel.set_params(**params)
+        return sel.fit(self.restriction.pool)
+
+    @staticmethod
+    def _check_fitted_pair(pool, selector: Selector, a, b, params) -> Selector:
+        fitted = selector.pool_
+        if params:
+            raise ParameterError(f"Session: selector parameters {sorted(params)} were given with an already fitted "
+                                 "selector; set them before fitting, or pass an unfitted selector")
+        if fitted.n_systems != 2:
+            raise ParameterError(f"Session: the selector was fitted on {fitted.n_systems} systems "
+                                 f"({', '.join(fitted.systems[:6])}); a session compares two. Fit it on "
+                                 "pool.pair(a, b), or pass it unfitted.", field="selector")
+        want = (a or fitted.systems[0], b or fitted.systems[1])
+        if tuple(want) != tuple(fitted.systems):
+            raise ParameterError(f"Session compares {want[0]!r} vs {want[1]!r}, but the selector was fitted on "
+                                 f"{fitted.systems[0]!r} vs {fitted.systems[1]!r}. Fit it on pool.pair({want[0]!r}, "
+                                 f"{want[1]!r}), or pass it unfitted.", field="selector", system=want[1])
+        if pool is not None:
+            known = set(pool.item_ids)
+            foreign = [i for i in fitted.item_ids if i not in known]
+            if foreign:
+                raise ParameterError(f"Session: the selector was fitted on items that are not in pool {pool.name!r} "
+                                     f"({len(foreign)}, first {foreign[0]!r}); fit it on this pool's pair.",
+                                     item_id=foreign[0], field="selector")
+        return selector
 
     # ------------------------------------------------------------------ ask / tell
     @property
@@ -139,73 +246,124 @@ class Session:
 
     @property
     def labels_used(self) -> int:
-        """Distinct items judged so far (each paid for once)."""
-        return len(self.verdicts)
+        """Items asked for that have a verdict (each paid for once)."""
+        return sum(self._state(i) == "verdict" for i in self._requested)
+
+    def _state(self, i: int) -> str:
+        votes = self._votes.get(i)
+        return votes.state() if votes is not None else "new"
+
+    def verdict_of(self, item: int) -> str | None:
+        """The combined verdict of an item (position in ``self.pool``), None without one."""
+        votes = self._votes.get(int(item))
+        return None if votes is None else votes.verdict()
 
     def decision_items(self) -> np.ndarray:
         """Positions of the current decision set."""
         return self._set.items
 
     def pending(self) -> list[int]:
-        """Items of the current decision set that still need a verdict."""
-        return [int(i) for i in self._set.items if int(i) not in self.verdicts]
+        """Items of the current decision set to ask about now: no verdict, not out for judgment, not skipped."""
+        if self.done:
+            return []
+        return [int(i) for i in self._set.items if self._state(int(i)) == "new"]
+
+    def outstanding(self) -> list[int]:
+        """Items of the current decision set that were asked about and await a verdict."""
+        return [int(i) for i in self._set.items if self._state(int(i)) == "outstanding"]
 
     def record(self, judgment: Judgment) -> None:
-        """Take one judgment. Pending or skipped judgments are kept but not counted; the first
-        finished verdict per item counts (a later one for the same item is kept, not used)."""
+        """Take one judgment (kept as given; see the module doc for how it counts)."""
+        if not isinstance(judgment, Judgment):
+            raise OracleError(f"record() takes a Judgment, got {type(judgment).__name__}")
         if {judgment.a, judgment.b} != {self.a, self.b}:
             raise OracleError(f"Judgment for {judgment.a!r} vs {judgment.b!r} does not belong to this session "
-                              f"({self.a!r} vs {self.b!r})")
+                              f"({self.a!r} vs {self.b!r})", item_id=judgment.item_id, system=judgment.b)
         if judgment.item_id not in self._index:
-            raise OracleError(f"Judgment for unknown item {judgment.item_id!r}; it is not in pool {self.pool.name!r}")
-        self.judgments.append(judgment)
-        if judgment.status != "done":
-            return
+            raise OracleError(f"Judgment for unknown item {judgment.item_id!r}; it is not in pool {self.pool.name!r}",
+                              item_id=judgment.item_id)
         v = judgment.verdict
-        if judgment.a != self.a:  # judged with the systems the other way round
+        if judgment.a != self.a and v is not None:  # judged with the systems the other way round
             v = {"a": "b", "b": "a"}.get(v, v)
-        self.verdicts.setdefault(self._index[judgment.item_id], v)
+        self.judgments.append(judgment)
+        self._votes.setdefault(self._index[judgment.item_id], _ItemVotes()).add(judgment, v)
 
     def _counts(self) -> tuple[int, int, int]:
-        v = [self.verdicts[int(i)] for i in self._set.items if int(i) in self.verdicts]
+        v = [self.verdict_of(i) for i in self._set.items]
         return v.count("a"), v.count("b"), v.count("tie")
 
+    def _request(self, items) -> None:
+        for i in items:
+            self._requested.setdefault(int(i), None)
+
     def advance(self) -> bool:
-        """Check the stop rule on a fully judged decision set and move on. Returns ``done``."""
-        if self.done or self.pending():
-            return self.done
-        wa, wb, t = self._counts()
-        r = pairwise_risk(wa, wb, t, self.pool.n_items, self.risk_rule)
-        step = {"clusters": self.k, "decision_set": len(self._set.items), "labels_used": self.labels_used,
-                "wins_a": wa, "wins_b": wb, "ties": t, "risk": r.risk}
-        self.trace.append(step)
-        if r.leader is not None and r.risk <= self.risk:
-            self.outcome = "winner"
-            return True
-        if self.k >= self.pool.n_items:
-            self.outcome = "inconclusive"
-            return True
-        nxt = self.selector.select(self.k + 1)
-        new = [int(i) for i in nxt.items if int(i) not in self.verdicts]
-        if self.labels_used + len(new) > self.max_labels:
-            self.outcome = "inconclusive"
-            return True
-        self.k += 1
-        self._set = nxt
-        return False
+        """Check the stop rule on a fully answered decision set and move on, as far as the judgments
+        already recorded allow. Returns ``done``. A no-op while items are pending or outstanding."""
+        while not self.done and not self.pending() and not self.outstanding():
+            wa, wb, t = self._counts()
+            r = pairwise_risk(wa, wb, t, self.pool.n_items, self.risk_rule)
+            self.trace.append({"clusters": self.k, "decision_set": len(self._set.items), "labels_used": self.labels_used,
+                               "asked": len(self._requested), "wins_a": wa, "wins_b": wb, "ties": t, "risk": r.risk})
+            if r.leader is not None and r.risk <= self.risk:
+                self.outcome = "winner"
+                break
+            if self.k >= self.pool.n_items:
+                self.outcome = "inconclusive"
+                break
+            nxt = self.selector.select(self.k + 1)
+            new = [int(i) for i in nxt.items if int(i) not in self._requested]
+            if len(self._requested) + len(new) > self.max_labels:
+                self.outcome = "inconclusive"
+                break
+            self.k += 1
+            self._set = nxt
+            self._request(nxt.items)
+        return self.done
 
     def run(self, oracle: Oracle) -> Decision:
-        """Drive the loop with a synchronous oracle until done (an asynchronous oracle that leaves
-        judgments pending makes this return a 'waiting' decision)."""
+        """Drive the loop with ``oracle`` until done, or until every open item is out for judgment
+        (an asynchronous oracle answers later: then the Decision's outcome is 'waiting'). Items
+        already asked are never asked again."""
         while not self.done:
             todo = self.pending()
             if todo:
-                for j in oracle.judge_pairs(self.pool, todo, self.a, self.b):
+                judgments = oracle.judge_pairs(self.pool, todo, self.a, self.b)
+                for j in judgments:
                     self.record(j)
-                if self.pending():
-                    break
+                if len(judgments) != len(todo):
+                    raise OracleError(f"oracle {getattr(oracle, 'name', oracle)!r} returned {len(judgments)} judgments "
+                                      f"for {len(todo)} items")
             self.advance()
+            if not self.done and not self.pending() and self.outstanding():
+                break
         return self.decision()
+
+    # ------------------------------------------------------------------ settings and resume
+    def settings(self) -> dict[str, Any]:
+        """Everything besides the pool and the judgments that determines this session (JSON-ready)."""
+        sel = self.selector
+        return {"a": self.a, "b": self.b, "risk": self.risk, "min_labels": self.min_labels,
+                "max_labels": self.max_labels, "risk_rule": self.risk_rule,
+                "selector": {"name": sel.name or type(sel).__name__,
+                             "params": {k: _jsonable(v) for k, v in sel.get_params(deep=False).items()}}}
+
+    @classmethod
+    def resume(cls, pool: Pool, settings: dict[str, Any], judgments: Iterable[Judgment]) -> "Session":
+        """Rebuild a session from its :meth:`settings` and its judgments (in the order they were
+        recorded). The same pool, settings and judgments give the same state and Decision.
+
+        >>> from evalsift.io import make_demo_pool
+        >>> from evalsift.oracle import MetricOracle
+        >>> pool = make_demo_pool(n_items=120)
+        >>> first = Session(pool, "random", a="A", b="C", risk=0.1)
+        >>> d = first.run(MetricOracle("human"))
+        >>> again = Session.resume(pool, first.settings(), first.judgments).decision()
+        >>> (again.outcome, again.winner, again.labels_used) == (d.outcome, d.winner, d.labels_used)
+        True
+        """
+        s = json.loads(json.dumps(settings))  # a copy, and a check that it is plain data
+        spec = s.pop("selector")
+        return cls(pool, spec["name"], judgments=judgments, **s, **spec.get("params", {}))
 
     # ------------------------------------------------------------------ result
     def decision(self) -> Decision:
@@ -213,18 +371,34 @@ class Session:
         wa, wb, t = self._counts()
         r = pairwise_risk(wa, wb, t, self.pool.n_items, self.risk_rule)
         n = wa + wb + t
-        weights = self._set.utilities
-        wwr = None
-        if weights is not None and not self.pending() and weights.sum() > 0:
-            score = np.array([{"a": 1.0, "b": 0.0, "tie": 0.5}[self.verdicts[int(i)]] for i in self._set.items])
-            wwr = float(np.dot(weights, score) / weights.sum())
         winner = None
         if self.outcome == "winner":
             winner = self.a if r.leader == "a" else self.b
+        in_set = {int(i) for i in self._set.items}
+        judged = []
+        for i in self._requested:
+            votes = self._votes.get(i)
+            judged.append({"item_id": self.pool.item_ids[i], "position": i, "in_decision_set": i in in_set,
+                           "verdict": self.verdict_of(i), "state": self._state(i),
+                           "votes": {} if votes is None else {ann: (j.verdict if j.status == "done" else j.status)
+                                                              for ann, j in votes.latest.items()}})
         return Decision(
             a=self.a, b=self.b, outcome=self.outcome or "waiting", winner=winner, labels_used=self.labels_used,
             decision_set=len(self._set.items), wins_a=wa, wins_b=wb, ties=t, risk=r.risk, risk_threshold=self.risk,
             risk_rule=self.risk_rule, pool_size=self.pool.n_items, win_rate_a=(wa + 0.5 * t) / n if n else float("nan"),
-            weighted_win_rate_a=wwr, bias_note=BIAS_NOTE, method=self._set.method, params=self._set.params,
-            seed=self._set.seed, trace=list(self.trace),
+            weighted_win_rate_a=self._weighted_win_rate(), bias_note=BIAS_NOTE, method=self._set.method,
+            params=self._set.params, seed=self._set.seed,
+            skipped=sum(self._state(i) == "skipped" for i in self._requested),
+            outstanding=len(self.outstanding()), trace=list(self.trace), judged=judged,
+            data={} if self.restriction is None else self.restriction.to_dict(),
         )
+
+    def _weighted_win_rate(self) -> float | None:
+        """Cluster-size-weighted share of a's wins (ties half) over the judged set; None without clusters."""
+        sizes = self._set.cluster_sizes
+        if sizes is None or self.outstanding() or self.pending():
+            return None
+        score = {"a": 1.0, "b": 0.0, "tie": 0.5}
+        pairs = [(w, score[v]) for w, i in zip(sizes, self._set.items) if (v := self.verdict_of(int(i))) in VERDICTS]
+        total = sum(w for w, _ in pairs)
+        return float(sum(w * x for w, x in pairs) / total) if total > 0 else None

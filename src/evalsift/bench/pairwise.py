@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import itertools
 import time
+import warnings
 from collections import defaultdict
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..embed import embed_texts
-from ..errors import ParameterError
+from ..errors import DataError, DataWarning, ParameterError
 from ..oracle.metric import MetricOracle
 from ..pool import Pool
+from ..restrict import restrict_pair
 from ..select import build_selector, make_selector
 from ..session import Session
 from ..stats import count_verdicts, majority, standard_error
@@ -45,7 +47,7 @@ def choose_pairs(systems: Sequence[str], max_pairs: int | None, seed: int = 0) -
 
 def _warm_embeddings(pool: Pool, systems: set[str], methods: Sequence[str], encoder: Any, quiet: bool) -> None:
     texts = [o for s in pool.systems if s in systems for o in pool.outputs[s] if o is not None]
-    if "input_clusters" in methods:
+    if "input_clusters" in methods and pool.inputs_are_text:
         texts += [t for t in pool.inputs if t]
     embed_texts(texts, encoder, progress=not quiet)
 
@@ -59,14 +61,40 @@ def pairwise_bench(pool: Pool, oracle_metric: str, methods: Sequence[str], budge
     ``iterative`` (e.g. ``{"risk": 0.2, "min_labels": 5, "max_labels": 200}``) adds the iterative table.
     """
     if not 0 < subsample <= 1:
-        raise ParameterError(f"subsample must be in (0, 1], got {subsample}")
-    if seeds < 1:
-        raise ParameterError(f"seeds must be >= 1, got {seeds}")
+        raise ParameterError(f"bench pairwise: subsample must be in (0, 1], got {subsample}", field="subsample")
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise ParameterError(f"bench pairwise: seeds must be a positive integer, got {seeds!r}", field="seeds")
+    if max_pairs is not None and max_pairs < 1:
+        raise ParameterError(f"bench pairwise: max_pairs must be >= 1, got {max_pairs}", field="max_pairs")
+    if not budgets or any(isinstance(b, bool) or int(b) != b or b < 1 for b in budgets):
+        raise ParameterError(f"bench pairwise: budgets must be positive integers, got {list(budgets)}", field="budgets")
     pool.check_metric(oracle_metric)
+    if pool.n_systems < 2:
+        raise DataError(f"bench pairwise: pool {pool.name!r} has {pool.n_systems} system(s); it compares pairs")
     for m in methods:
         make_selector(m)  # fail fast on an unknown name
     oracle = MetricOracle(oracle_metric, higher_is_better=higher_is_better, tie_tolerance=tie_tolerance)
-    pairs = choose_pairs(pool.systems, max_pairs)
+    restricted, left_out_pairs = {}, {}
+    for a, b in choose_pairs(pool.systems, max_pairs):
+        try:
+            restricted[(a, b)] = restrict_pair(pool, a, b, metric=oracle_metric, min_items=2)
+        except DataError as e:  # too few comparable items: the pair is left out, and said so
+            left_out_pairs[f"{a} vs {b}"] = str(e)
+    if not restricted:
+        raise DataError(f"bench pairwise: no system pair of pool {pool.name!r} has 2 or more items with both outputs "
+                        f"and both {oracle_metric!r} scores", field=oracle_metric)
+    pairs = list(restricted)
+    largest = max(max(1, int(round(subsample * r.pool.n_items))) for r in restricted.values())
+    budgets = sorted({int(b) for b in budgets})
+    too_big = [b for b in budgets if b > largest]
+    if len(too_big) == len(budgets):
+        raise ParameterError(f"bench pairwise: every budget ({', '.join(map(str, budgets))}) is larger than the largest "
+                             f"test set ({largest} items: {subsample:g} of a pair's comparable items); choose budgets "
+                             f"up to {largest}", field="budgets")
+    if too_big:
+        warnings.warn(f"budgets {too_big} are larger than every pair's test set ({largest} items) and are left out",
+                      DataWarning, stacklevel=2)
+        budgets = [b for b in budgets if b <= largest]
     t_start = time.perf_counter()
     _warm_embeddings(pool, {s for p in pairs for s in p}, methods, encoder, quiet)
     t_embed = time.perf_counter() - t_start
@@ -78,7 +106,7 @@ def pairwise_bench(pool: Pool, oracle_metric: str, methods: Sequence[str], budge
     skipped_ties, n_items = 0, []
     with progress_bar(len(pairs) * seeds, "pairs x seeds", quiet) as advance:
         for a, b in pairs:
-            pp = pool.pair(a, b).complete(oracle_metric)
+            pp = restricted[(a, b)].pool
             truth_all = oracle.verdicts(pp, np.arange(pp.n_items), a, b)
             n_items.append(pp.n_items)
             m_size = max(1, int(round(subsample * pp.n_items)))
@@ -123,6 +151,8 @@ def pairwise_bench(pool: Pool, oracle_metric: str, methods: Sequence[str], budge
         "methods": list(methods),
         "encoder": encoder if isinstance(encoder, str) else getattr(encoder, "name", str(encoder)),
         "skipped_tied_runs": skipped_ties,
+        "left_out_pairs": left_out_pairs,
+        "restricted_pairs": {f"{a} vs {b}": r.to_dict() for (a, b), r in restricted.items() if r.dropped},
         "se": "standard error across seeds of the per-seed mean over pairs",
         "curves": curves,
     }

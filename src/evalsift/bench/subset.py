@@ -30,12 +30,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, check_choice
+from ..restrict import RankingRestriction, restrict_ranking
 from ..pool import Pool
 from ..progress import progress_bar
 from ..select import build_selector, make_selector
-from ..select.random import RandomSelector
-from ..select.utility import UtilitySelector
 from ..stats import (CORRELATION_KINDS, cluster_count, needed_to_match, prefix_cluster_counts,
                      prefix_correlation, prefix_sizes, spearman, kendall_tau_b, standard_error)
 
@@ -46,7 +45,7 @@ STATS = ("correlation", "clusters")
 
 
 def _nested(sel: Any) -> bool:
-    return isinstance(sel, (UtilitySelector, RandomSelector))
+    return bool(sel.nested)
 
 
 def _grid(n: int, nested: bool) -> np.ndarray:
@@ -79,19 +78,19 @@ class _Evaluator:
         return {"correlation": np.array(corr), "clusters": np.array(clus, dtype=float)}
 
 
-def _check(pool: Pool, human_metric: str, props: Sequence[float], seeds: int, subsample: float, kind: str) -> Pool:
-    if not pool.is_human(human_metric):
-        raise ParameterError(f"{human_metric!r} is not a human metric of pool {pool.name!r}; human metrics: "
-                             f"{', '.join(sorted(pool.human_metrics)) or '(none)'}")
-    if kind not in CORRELATION_KINDS:
-        raise ParameterError(f"correlation must be one of {', '.join(CORRELATION_KINDS)}, got {kind!r}")
-    if seeds < 1 or not 0 < subsample <= 1 or not props or any(not 0 < p <= 1 for p in props):
-        raise ParameterError("need seeds >= 1, 0 < subsample <= 1 and proportions in (0, 1]")
-    full = pool.complete(human_metric)
-    if full.n_items < 2 * MIN_PREFIX or full.n_systems < 2:
-        raise ParameterError(f"pool {pool.name!r} has {full.n_items} items scored by {human_metric!r} for all "
-                             f"{pool.n_systems} systems; need at least {2 * MIN_PREFIX} items and 2 systems")
-    return full
+def _check(pool: Pool, human_metric: str, props: Sequence[float], seeds: int, subsample: float,
+           kind: str) -> RankingRestriction:
+    """The systems and items the protocol can use: the metric named as human is the ground truth
+    (flagged human in the data or not), restricted by :func:`evalsift.restrict.restrict_ranking`."""
+    pool.check_metric(human_metric)
+    check_choice("correlation", kind, CORRELATION_KINDS, where="bench subset")
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise ParameterError(f"bench subset: seeds must be a positive integer, got {seeds!r}", field="seeds")
+    if not 0 < subsample <= 1:
+        raise ParameterError(f"bench subset: subsample must be in (0, 1], got {subsample!r}", field="subsample")
+    if not props or any(not 0 < p <= 1 for p in props):
+        raise ParameterError(f"bench subset: proportions must be in (0, 1], got {list(props)}", field="props")
+    return restrict_ranking(pool, human_metric, min_items=2 * MIN_PREFIX)
 
 
 def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metric: str | None = None,
@@ -99,7 +98,8 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
                  random_targets: int = 10, correlation: str = "kendall", alpha: float = 0.05,
                  encoder: Any = "minilm", quiet: bool = False) -> dict[str, Any]:
     """Run the protocol; returns the ``results.json`` dictionary (see the module doc and docs/cli.md)."""
-    full = _check(pool, human_metric, props, seeds, subsample, correlation)
+    restriction = _check(pool, human_metric, props, seeds, subsample, correlation)
+    full = restriction.pool
     for m in methods:
         make_selector(m)  # fail fast on an unknown name
     shared = {"metric": metric, "encoder": encoder}
@@ -134,8 +134,10 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
                         ntm[method][stat][rule].append(r.value)
                         censored[method] += r.n_censored if rule == "first" else 0
             timing["evaluation"] += time.perf_counter() - t0
-    return _results(pool, full, human_metric, metric, methods, seeds, subsample, props, correlation, alpha,
-                    random_targets, per_seed, ntm, baseline, censored, timing, time.perf_counter() - t_start)
+    out = _results(pool, full, human_metric, metric, methods, seeds, subsample, props, correlation, alpha,
+                   random_targets, per_seed, ntm, baseline, censored, timing, time.perf_counter() - t_start)
+    out["left_out"] = restriction.to_dict()
+    return out
 
 
 class _Targets:

@@ -211,14 +211,21 @@ class SentenceTransformerEncoder(Encoder):
                 raise DataError(self._not_found_message(exc)) from exc
 
     def _not_found_message(self, exc: Exception) -> str:
-        """Explain that the model is not on disk and how to put it there."""
+        """Explain that the model is not on disk and how to put it there.
+
+        For a folder that exists, the loader's own error says what is wrong inside it. For a Hub name
+        it is left out: with the hub offline it speaks of connecting to huggingface.co, which nothing
+        tried to do.
+        """
+        if Path(self.model).expanduser().is_dir():
+            return (f"sentence-transformers model folder '{self.model}' could not be loaded ({exc}); it should hold "
+                    "a saved SentenceTransformer (modules.json, config.json, the weights).")
         return (
             f"sentence-transformers model '{self.model}' is not a local directory and is not in the "
             f"local Hugging Face cache ({os.environ.get('HF_HOME', '~/.cache/huggingface')}); "
             "evalsift never downloads models. Download it once on a machine with network access "
             f"(python -c \"from sentence_transformers import SentenceTransformer; "
-            f"SentenceTransformer('{self.model}')\") or pass a directory: 'st:/path/to/model'. "
-            f"Underlying error: {exc}"
+            f"SentenceTransformer('{self.model}')\") or pass a directory: 'st:/path/to/model'."
         )
 
     @staticmethod

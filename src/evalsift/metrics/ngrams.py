@@ -72,7 +72,7 @@ def _sacrebleu() -> Any:
     try:
         import sacrebleu
     except ImportError:
-        raise missing_dependency("sacrebleu", "metrics", "BLEU and chrF") from None
+        raise missing_dependency("sacrebleu", None, "BLEU and chrF") from None
     return sacrebleu
 
 

@@ -7,10 +7,12 @@ An oracle answers two kinds of questions about items of a Pool (items are positi
 - ``judge_scores(pool, items, system) -> np.ndarray``: a score per item for one system.
 
 Synchronous oracles (a metric, an LLM judge) return finished judgments. An asynchronous oracle
-(people in the web app) returns judgments with ``status='pending'`` and ``verdict=None``; the
-Session asks again later (``Session.pending()`` / ``Session.record()``), so the loop is the same for
-both kinds. Register an oracle factory with ``@oracle("name")``; build one from a spec such as
-``metric:mqm`` with :func:`make_oracle`.
+(people in the web app) returns judgments with ``status='pending'`` and ``verdict=None``, and the
+verdicts arrive later through ``Session.record()``; the Session never asks again about an item
+that is pending. An oracle that cannot judge an item returns ``status='failed'`` (a person who
+declines returns ``'skipped'``) with the reason in ``detail``: the Session moves on without it.
+Register an oracle factory with ``@oracle("name")``; build one from a spec such as ``metric:mqm``
+with :func:`make_oracle`. Every registered oracle runs through one conformance test suite.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, check_choice
 from ..pool import Pool
 from ..registry import Registry
 
 VERDICTS = ("a", "b", "tie")
-STATUSES = ("done", "pending", "skipped")
+STATUSES = ("done", "pending", "skipped", "failed")
 
 
 def _now() -> str:
@@ -37,7 +39,9 @@ def _now() -> str:
 class Judgment:
     """One verdict on one item for one pair of systems, with who gave it and how.
 
-    ``verdict`` is 'a' (system ``a`` better), 'b' or 'tie', or None while ``status`` is 'pending'.
+    ``verdict`` is 'a' (system ``a`` better), 'b' or 'tie' when ``status`` is 'done', and None for
+    the other statuses: 'pending' (asked, answer to come), 'skipped' (the judge declined) and
+    'failed' (the oracle could not judge; ``detail["reason"]`` says why).
     ``shown_order`` records the presentation order ('ab' or 'ba') so position bias can be studied.
     Judgments are append-only: a correction is a new Judgment, never an edit.
     """
@@ -54,12 +58,13 @@ class Judgment:
     detail: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ParameterError(f"Judgment.status must be one of {STATUSES}, got {self.status!r} (item {self.item_id!r})")
+        check_choice("status", self.status, STATUSES, where=f"Judgment of item {self.item_id!r}")
         if self.status == "done" and self.verdict not in VERDICTS:
-            raise ParameterError(
-                f"Judgment.verdict must be one of {VERDICTS} when status is 'done', got {self.verdict!r} (item {self.item_id!r})"
-            )
+            check_choice("verdict", self.verdict, VERDICTS, where=f"Judgment of item {self.item_id!r} (status 'done')")
+        if self.status != "done" and self.verdict is not None:
+            raise ParameterError(f"Judgment of item {self.item_id!r}: a {self.status!r} judgment has no verdict, got "
+                                 f"{self.verdict!r}; use status='done' for a verdict", field="verdict",
+                                 item_id=self.item_id)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -89,13 +94,22 @@ def oracle(name: str, help: str = "") -> Callable:
 def make_oracle(spec: str | Oracle, **params: Any) -> Oracle:
     """Build an oracle from ``'kind:arg'`` (e.g. ``'metric:mqm'``) or pass an Oracle through.
 
+    A kind that needs an argument (``metric`` needs the score column) says so when it is missing.
+
     >>> make_oracle("metric:mqm").metric
     'mqm'
+    >>> make_oracle("metric")
+    Traceback (most recent call last):
+    ...
+    evalsift.errors.ParameterError: oracle 'metric' needs an argument: metric:NAME, the score column to simulate the judge from (e.g. metric:mqm)
     """
     if not isinstance(spec, str):
         return spec
     kind, _, arg = spec.partition(":")
     factory = oracles.get(kind)
+    needs = getattr(factory, "argument", None)
+    if needs and not arg:
+        raise ParameterError(f"oracle {kind!r} needs an argument: {kind}:{needs}", field="oracle")
     return factory(arg, **params) if arg else factory(**params)
 
 

@@ -26,6 +26,7 @@ class MetricOracle:
     """
 
     kind = "metric"
+    argument = "NAME, the score column to simulate the judge from (e.g. metric:mqm)"
 
     def __init__(self, metric: str, *, higher_is_better: bool = True, tie_tolerance: float = 0.0) -> None:
         if not metric:
@@ -58,7 +59,18 @@ class MetricOracle:
                                     higher_is_better=self.higher_is_better, tie_tolerance=self.tie_tolerance)
 
     def judge_pairs(self, pool: Pool, items: Sequence[int], a: str, b: str) -> list[Judgment]:
-        """One finished Judgment per item."""
-        v = self.verdicts(pool, items, a, b)
-        return [Judgment(item_id=pool.item_ids[int(i)], a=a, b=b, verdict=str(x), annotator=self.name, kind=self.kind)
-                for i, x in zip(items, v)]
+        """One Judgment per item, in order: 'done' with the verdict, or 'failed' (with the reason in
+        ``detail``) where either system has no score for the item."""
+        idx = np.asarray(items, dtype=int)
+        sa, sb = pool.score(self.metric, a)[idx], pool.score(self.metric, b)[idx]
+        v = verdicts_from_scores(sa, sb, higher_is_better=self.higher_is_better, tie_tolerance=self.tie_tolerance)
+        out = []
+        for i, x, ma, mb in zip(idx, v, np.isnan(sa), np.isnan(sb)):
+            common = dict(item_id=pool.item_ids[int(i)], a=a, b=b, annotator=self.name, kind=self.kind)
+            if ma or mb:
+                who = " and ".join(s for s, m in ((a, ma), (b, mb)) if m)
+                out.append(Judgment(verdict=None, status="failed", detail={"reason": f"no {self.metric!r} score for {who}"},
+                                    **common))
+            else:
+                out.append(Judgment(verdict=str(x), **common))
+        return out

@@ -5,7 +5,7 @@
 True
 """
 
-from .base import Selection, Selector, build_selector, make_selector, selector, selectors
+from .base import Selection, Selector, build_selector, clone, make_selector, selector, selectors
 from . import random as _random  # noqa: F401  (registers 'random')
 from . import diffuse as _diffuse  # noqa: F401  (registers DiffUse and its variants)
 from . import metric as _metric  # noqa: F401  (metric_avg, metric_var, metric_cons)
@@ -15,10 +15,11 @@ from . import combinator as _combinator  # noqa: F401
 from . import kmeans as _kmeans  # noqa: F401
 from . import source as _source  # noqa: F401  (artificial_crowd, distilled)
 from .costaware import item_costs, knapsack_select, time_model_cost
-from .diffuse import ClusterTree, DiffUse, MaxNorm, difference_vectors
+from .clustering import ClusterTree, bisecting_kmeans_tree
+from .diffuse import DiffUse, MaxNorm, difference_vectors
 from .random import RandomSelector
 from .utility import DocumentLevel, DomainBalanced, UtilitySelector, order_by_utility, utilities_of
 
-__all__ = ["Selection", "Selector", "build_selector", "make_selector", "selector", "selectors", "ClusterTree", "DiffUse",
-           "MaxNorm", "RandomSelector", "difference_vectors", "DocumentLevel", "DomainBalanced", "UtilitySelector",
+__all__ = ["Selection", "Selector", "build_selector", "clone", "make_selector", "selector", "selectors", "ClusterTree", "DiffUse",
+           "MaxNorm", "RandomSelector", "bisecting_kmeans_tree", "difference_vectors", "DocumentLevel", "DomainBalanced", "UtilitySelector",
            "order_by_utility", "utilities_of", "item_costs", "knapsack_select", "time_model_cost"]

@@ -12,7 +12,7 @@ The paper's analysis variants are parameters of :class:`DiffUse` and registered 
 =====================  =====================================================================
 ``diffuse``            Ward on difference vectors, representative nearest by cosine (the paper)
 ``diffuse_cosine``     average-linkage clustering under cosine distance (Ward needs Euclidean)
-``diffuse_kmeans``     k-means with greedy k-means++ initialisation, one fit per budget
+``diffuse_kmeans``     bisecting k-means (k-means applied divisively): one fit serves every budget
 ``diffuse_rep_random``  representative drawn at random from each cluster (seeded)
 ``diffuse_rep_euclidean``  representative nearest to the centre by Euclidean distance
 ``diffuse_rep_norm``   representative with the largest difference norm in its cluster
@@ -31,8 +31,9 @@ from scipy.cluster.hierarchy import linkage
 from ..vectors import cosine_distances
 from ..errors import DataError
 from ..pool import Pool
-from .base import Selector, selector
-from .clustering import ClusterTree, kmeans_picks, pick_representative
+from .base import Selector, input_texts, selector
+from .clustering import ClusterTree, bisecting_kmeans_tree, pick_representative
+from .utility import UtilitySelector
 
 CLUSTERINGS = ("ward", "cosine", "kmeans")
 REPRESENTATIVES = ("cosine", "euclidean", "random", "norm")
@@ -49,7 +50,8 @@ def difference_vectors(pool: Pool, encoder: Any = "minilm") -> np.ndarray:
     """Per item ``emb(output of pool.systems[0]) - emb(output of pool.systems[1])``.
 
     Shape ``(n_items, dim)``; row ``i`` belongs to item ``i``. Each distinct text is embedded once
-    (and cached). Missing outputs are an error naming the item and system.
+    (and cached). Missing outputs are an error naming the item and system: restrict the pair to the
+    items where both systems have an output first (:func:`evalsift.restrict.restrict_pair`).
     """
     if pool.n_systems != 2:
         raise DataError(f"difference_vectors needs a two-system pool, got {pool.n_systems} systems; use pool.pair(a, b)")
@@ -59,8 +61,9 @@ def difference_vectors(pool: Pool, encoder: Any = "minilm") -> np.ndarray:
         if missing:
             raise DataError(
                 f"System {s!r} has no output for {len(missing)} item(s) (first: {missing[:3]}) in pool {pool.name!r}; "
-                "DiffUse needs both outputs per item. Drop those items with pool.subset(...)."
-            )
+                "DiffUse needs both outputs per item. Keep the items where both systems have an output with "
+                "evalsift.restrict_pair(pool, a, b) (the command line does this and reports how many it drops).",
+                system=s, item_id=missing[0], field="output")
     emb = _embed(list(pool.outputs[a]) + list(pool.outputs[b]), encoder)
     n = pool.n_items
     return emb[:n] - emb[n:]
@@ -70,8 +73,12 @@ class DiffUse(Selector):
     """Cluster difference (or input) vectors; judge one representative per cluster.
 
     Parameters: ``encoder`` (name or Encoder; default all-MiniLM-L6-v2), ``clustering`` ('ward',
-    'cosine', 'kmeans'), ``representative`` ('cosine', 'euclidean', 'random', 'norm'), ``space``
-    ('difference' or 'input'), ``seed``.
+    'cosine' -- average linkage --, 'kmeans' -- bisecting k-means), ``representative`` ('cosine',
+    'euclidean', 'random', 'norm'), ``space`` ('difference' or 'input'), ``seed``.
+
+    Every clustering is a tree fitted once: ``select(k)`` cuts it into k clusters, largest first,
+    and returns one representative per cluster with the clusters' sizes as
+    ``Selection.cluster_sizes`` (the number of pool items each pick stands for).
 
     >>> from evalsift.io import make_demo_pool
     >>> pool = make_demo_pool(n_items=60).pair("A", "B")
@@ -94,42 +101,42 @@ class DiffUse(Selector):
         if self.space == "difference":
             X = difference_vectors(pool, self.encoder)
         else:
-            if not any(pool.inputs):
-                raise DataError(f"space='input' needs item inputs, and pool {pool.name!r} has none")
-            X = _embed(list(pool.inputs), self.encoder)
+            X = _embed(input_texts(pool, self._label()), self.encoder)
         self.vectors_ = X
-        self._reps: dict[int, int] = {}
-        self.tree_ = None
-        if self.clustering != "kmeans" and pool.n_items > 1:
-            Z = linkage(X, "ward") if self.clustering == "ward" else linkage(cosine_distances(X), "average")
-            self.tree_ = ClusterTree(Z, pool.n_items)
+        self.reps_: dict[int, int] = {}
+        self.tree_ = cluster_tree(X, self.clustering, self.seed)
 
     def representative_of(self, node: int) -> int:
         """Representative item of a tree node (cached: each node is resolved once per fit)."""
-        if node not in self._reps:
+        if node not in self.reps_:
             rng = np.random.default_rng([self.seed, node])
-            self._reps[node] = pick_representative(self.vectors_, self.tree_.members(node), self.representative, rng)
-        return self._reps[node]
+            self.reps_[node] = pick_representative(self.vectors_, self.tree_.members(node), self.representative, rng)
+        return self.reps_[node]
 
     def _select(self, budget: int):
-        if self.tree_ is None:
-            return self._select_kmeans(budget) if self.clustering == "kmeans" else (np.array([0]), np.array([1.0]))
         nodes = sorted(self.tree_.clusters_at(budget), key=lambda v: (-self.tree_.size[v], -v))
         items = np.array([self.representative_of(v) for v in nodes], dtype=int)
-        return items, self.tree_.size[nodes].astype(float)
-
-    def _select_kmeans(self, budget: int):
-        return kmeans_picks(self.vectors_, budget, self.seed, self.representative)
+        return items, None, self.tree_.size[nodes]
 
     def clusters(self, budget: int) -> np.ndarray:
-        """Cluster label per item for ``budget`` clusters (hierarchical clusterings only)."""
-        if self.tree_ is None:
-            raise DataError("clusters() is defined for the hierarchical clusterings ('ward', 'cosine')")
+        """Cluster label (0..budget-1) per item for ``budget`` clusters."""
+        self._check_fitted()
         return self.tree_.labels(budget)
 
 
-class MaxNorm(Selector):
-    """Baseline: the items whose two outputs differ most (largest difference-vector norm)."""
+def cluster_tree(X: np.ndarray, clustering: str, seed: int = 0) -> ClusterTree:
+    """The fitted hierarchy of the rows of ``X``: Ward, average-linkage cosine, or bisecting k-means."""
+    n = X.shape[0]
+    if clustering == "kmeans":
+        return bisecting_kmeans_tree(X, seed)
+    if n <= 1:
+        return ClusterTree(np.zeros((0, 4)), max(n, 1))
+    Z = linkage(X, "ward") if clustering == "ward" else linkage(cosine_distances(X), "average")
+    return ClusterTree(Z, n)
+
+
+class MaxNorm(UtilitySelector):
+    """Baseline: the items whose two outputs differ most; utility = difference-vector norm."""
 
     pairwise = True
 
@@ -137,13 +144,8 @@ class MaxNorm(Selector):
         self.encoder = encoder
         self.seed = seed
 
-    def _fit(self, pool: Pool) -> None:
-        self.norms_ = np.linalg.norm(difference_vectors(pool, self.encoder), axis=1)
-        self.order_ = np.argsort(-self.norms_, kind="stable")
-
-    def _select(self, budget: int):
-        items = self.order_[:budget]
-        return items, self.norms_[items]
+    def _utilities(self, pool: Pool) -> np.ndarray:
+        return np.linalg.norm(difference_vectors(pool, self.encoder), axis=1)
 
 
 def _preset(**fixed: Any):
@@ -153,9 +155,9 @@ def _preset(**fixed: Any):
     return factory
 
 
-selector("diffuse", help="DiffUse: Ward clusters of output differences, cosine-nearest representative")(_preset())
+selector("diffuse", help="DiffUse: Ward clusters of output differences, cosine-nearest representative")(DiffUse)
 selector("diffuse_cosine", help="DiffUse with average-linkage cosine clustering")(_preset(clustering="cosine"))
-selector("diffuse_kmeans", help="DiffUse with k-means (greedy k-means++) per budget")(_preset(clustering="kmeans"))
+selector("diffuse_kmeans", help="DiffUse with bisecting k-means (one fit for every budget)")(_preset(clustering="kmeans"))
 selector("diffuse_rep_random", help="DiffUse, random representative per cluster")(_preset(representative="random"))
 selector("diffuse_rep_euclidean", help="DiffUse, Euclidean-nearest representative")(_preset(representative="euclidean"))
 selector("diffuse_rep_norm", help="DiffUse, largest-norm representative per cluster")(_preset(representative="norm"))

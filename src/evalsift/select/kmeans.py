@@ -1,4 +1,9 @@
-"""k-means on item embeddings: one item per cluster, nearest to its centre (representativeness)."""
+"""k-means on item embeddings: one item per cluster, nearest to its centre (representativeness).
+
+The clustering is bisecting k-means (:func:`evalsift.select.clustering.bisecting_kmeans_tree`):
+fitted once, cut into any number of clusters, so ``select`` is cheap for every budget.
+subset2evaluate runs flat k-means once per budget; the clusters differ, the idea is the same.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,8 @@ import numpy as np
 
 from ..errors import DataError
 from ..pool import Pool
-from .base import Selector, selector
-from .clustering import kmeans_picks
+from .base import Selector, input_texts, selector
+from .clustering import bisecting_kmeans_tree, pick_representative
 
 SPACES = ("input", "output")
 
@@ -39,10 +44,11 @@ def output_embeddings(pool: Pool, encoder: Any) -> np.ndarray:
 
 @selector("kmeans", help="k-means on input (or mean output) embeddings; nearest item to each centre")
 class KMeansSelector(Selector):
-    """k-means into ``budget`` clusters (one fit per budget), the item nearest each centre.
+    """k-means clusters (bisecting, fitted once), one item per cluster: the one nearest its centre.
 
     ``space``: 'input' (embed the items' inputs) or 'output' (mean of the systems' output
-    embeddings). Never fewer items than the budget (empty clusters are filled at random).
+    embeddings). ``select(k)`` returns one item per cluster of the k-cluster cut, largest cluster
+    first, with the cluster sizes in ``Selection.cluster_sizes``.
     """
 
     def __init__(self, *, space: str = "input", encoder: Any = "minilm", seed: int = 0) -> None:
@@ -52,13 +58,18 @@ class KMeansSelector(Selector):
 
     def _fit(self, pool: Pool) -> None:
         if self.space == "input":
-            if not any(pool.inputs):
-                raise DataError(f"space='input' needs item inputs, and pool {pool.name!r} has none; use space='output'")
             from ..embed import embed_texts
 
-            self.vectors_ = np.asarray(embed_texts(list(pool.inputs), self.encoder), dtype=np.float64)
+            texts = input_texts(pool, self._label(), fix="use space='output'")
+            self.vectors_ = np.asarray(embed_texts(texts, self.encoder), dtype=np.float64)
         else:
             self.vectors_ = output_embeddings(pool, self.encoder)
+        self.tree_ = bisecting_kmeans_tree(self.vectors_, self.seed)
+        self.reps_: dict[int, int] = {}
 
     def _select(self, budget: int):
-        return kmeans_picks(self.vectors_, budget, self.seed, "euclidean")
+        nodes = sorted(self.tree_.clusters_at(budget), key=lambda v: (-self.tree_.size[v], -v))
+        for v in nodes:
+            if v not in self.reps_:
+                self.reps_[v] = pick_representative(self.vectors_, self.tree_.members(v), "euclidean")
+        return np.array([self.reps_[v] for v in nodes], dtype=int), None, self.tree_.size[nodes]

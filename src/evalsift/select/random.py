@@ -18,6 +18,8 @@ class RandomSelector(Selector):
     True
     """
 
+    nested = True
+
     def __init__(self, *, seed: int = 0) -> None:
         self.seed = seed
 

@@ -15,9 +15,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import DataError, ParameterError
+from ..errors import ParameterError
 from ..pool import Pool
-from .base import make_selector, selector
+from .base import input_texts, make_selector, selector
 from .utility import UtilitySelector
 
 
@@ -96,10 +96,9 @@ class Distilled(UtilitySelector):
     def _inputs(self, pool: Pool):
         from ..embed import embed_texts
 
-        if not any(pool.inputs):
-            raise DataError(f"pool {pool.name!r} has no inputs to embed; the distilled estimator reads inputs only")
+        mine = input_texts(pool, self._label(), fix="the distilled estimator reads inputs only")
         # one call for both pools keeps corpus-fitted encoders (tfidf) in one space
-        return lambda other: np.asarray(embed_texts(list(pool.inputs) + list(other.inputs), self.encoder), float)
+        return lambda other: np.asarray(embed_texts(mine + input_texts(other, self._label()), self.encoder), float)
 
     def _utilities(self, pool: Pool) -> np.ndarray:
         from sklearn.linear_model import Ridge

@@ -3,7 +3,16 @@
 A subclass implements ``_utilities(pool) -> (n_items,)`` (higher = judge sooner; NaN = no
 information, placed last). Ties keep the pool's item order, so results are deterministic.
 
-Two wrappers change *how* utilities become picks, for any selector that has them:
+"Utility" means one thing in evalsift: a per-item score from a utility selector.
+:func:`utilities_of` gives it for any selector that defines an order of all items: a utility
+selector's own utilities, or, for another nested selector (random), the **rank utility** -- n for
+its first pick, n - 1 for the second, ..., 1 for the last -- which preserves that order and says
+nothing more (it is ordinal: a knapsack over it prefers earlier picks, not "twice as useful"
+ones). Cluster-based selectors (DiffUse, k-means) pick one item per cluster of a different cut for
+each budget; they have neither, and :func:`utilities_of` refuses them with a clear error.
+
+Two wrappers change *how* utilities become picks, for any selector that has them (both are
+registered: ``domain_balanced`` and ``document_level``, with ``base=`` the selector they wrap):
 
 - :class:`DomainBalanced`: equal shares per domain (round robin over domains, best remaining item
   of each in turn; a domain that runs out drops out).
@@ -17,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, suggest
 from ..pool import Pool
-from .base import Selector
+from .base import Selector, _no_order_message, selector
 
 
 def order_by_utility(utilities: np.ndarray) -> np.ndarray:
@@ -46,26 +55,39 @@ def auto_metric(pool: Pool, metric: str | None, who: str) -> str:
     )
 
 
-def utilities_of(selector: Selector) -> np.ndarray:
-    """Per-item utility of a fitted selector, in pool order: its own utilities when it has them,
-    else the reverse of its full pick order (first pick = n, last = 1), so any selector can feed a
-    utility-based step (domain balance, document level, cost-aware knapsack)."""
-    n = selector.pool_.n_items
-    if isinstance(selector, UtilitySelector):
-        return selector.utilities_
-    full = selector.select(n)
+def utilities_of(sel: Selector) -> np.ndarray:
+    """Per-item utility of a fitted selector, in pool order (see the module doc).
+
+    A utility selector's own ``utilities_``; for another nested selector the rank utility (first
+    pick n, last 1); a cluster-based selector raises :class:`ParameterError` explaining why.
+
+    >>> from evalsift.io import make_demo_pool
+    >>> from evalsift.select import make_selector
+    >>> u = utilities_of(make_selector("random", seed=2).fit(make_demo_pool(n_items=4)))
+    >>> sorted(u.tolist())                 # a permutation's ranks: 4 for the first pick ... 1 for the last
+    [1.0, 2.0, 3.0, 4.0]
+    """
+    sel._check_fitted()
+    if hasattr(sel, "utilities_"):
+        return np.asarray(sel.utilities_, dtype=float)
+    if not sel.nested:
+        raise ParameterError(_no_order_message(sel), field="selector")
+    order = sel.ranking()
+    n = sel.pool_.n_items
     util = np.full(n, np.nan)
-    util[full.items] = n - np.arange(len(full.items))
+    util[order] = n - np.arange(len(order))
     return util
 
 
 class UtilitySelector(Selector):
-    """Base of the selectors that rank items by a per-item utility."""
+    """Base of the selectors that rank items by a per-item utility (``utilities_`` after ``fit``)."""
+
+    nested = True
 
     def _fit(self, pool: Pool) -> None:
         u = np.asarray(self._utilities(pool), dtype=float)
         if u.shape != (pool.n_items,):
-            raise RuntimeError(f"{self._label()} produced utilities of shape {u.shape}, expected ({pool.n_items},)")
+            raise ParameterError(f"{self._label()} produced utilities of shape {u.shape}, expected ({pool.n_items},)")
         self.utilities_ = u
         self.order_ = order_by_utility(u)
 
@@ -78,29 +100,36 @@ class UtilitySelector(Selector):
 
 
 class _Wrapper(Selector):
-    """A selector that re-orders the picks of another (fitted with it)."""
+    """A selector that re-orders the picks of another (``base``, fitted with it).
 
-    def __init__(self, base: Selector | str, *, field: str, seed: int = 0, **params: Any) -> None:
+    ``base`` is a Selector or a registered name (then ``params`` build it). The base must define an
+    order of all items (a utility selector, or random): cluster-based selectors are refused at
+    construction.
+    """
+
+    def __init__(self, base: Selector | str = "random", *, field: str, seed: int = 0, **params: Any) -> None:
         from .base import make_selector
 
+        if not isinstance(base, (Selector, str)):
+            raise ParameterError(f"{type(self).__name__}: base must be a Selector or a selector name, got "
+                                 f"{type(base).__name__}", field="base")
         self.base = make_selector(base, seed=seed, **params) if isinstance(base, str) else base
+        if not self.base.nested:
+            raise ParameterError(_no_order_message(self.base), field="base")
         self.field = field
         self.seed = seed
         self.pairwise = self.base.pairwise
 
-    def get_params(self) -> dict[str, Any]:
-        """The wrapped selector's parameters plus ``field``."""
-        return {"base": self.base.name or type(self.base).__name__, "field": self.field,
-                **{k: v for k, v in self.base.get_params().items() if k != "seed"}, "seed": self.seed}
-
     def _fit(self, pool: Pool) -> None:
         if self.field not in pool.metadata:
-            raise DataError(f"{type(self).__name__}: pool {pool.name!r} has no metadata field {self.field!r}; "
-                            f"fields: {', '.join(sorted(pool.metadata)) or '(none)'}")
-        self.utilities_ = utilities_of(self.base.fit(pool))
+            raise DataError(f"{type(self).__name__}: pool {pool.name!r} has no metadata field {self.field!r}."
+                            f"{suggest(self.field, pool.metadata)} Fields: {', '.join(sorted(pool.metadata)) or '(none)'}",
+                            field=self.field)
+        self.base_utilities_ = utilities_of(self.base.fit(pool))
         self.groups_ = [str(g) for g in pool.metadata[self.field]]
 
 
+@selector("domain_balanced", help="wrapper: equal shares per domain (field=domain) of another selector's order")
 class DomainBalanced(_Wrapper):
     """Equal shares per value of ``field`` (default ``domain``): round robin, best first in each.
 
@@ -110,12 +139,14 @@ class DomainBalanced(_Wrapper):
     9
     """
 
-    def __init__(self, base: Selector | str, *, field: str = "domain", seed: int = 0, **params: Any) -> None:
+    nested = True
+
+    def __init__(self, base: Selector | str = "random", *, field: str = "domain", seed: int = 0, **params: Any) -> None:
         super().__init__(base, field=field, seed=seed, **params)
 
     def _select(self, budget: int):
         queues = {}
-        for i in order_by_utility(self.utilities_):
+        for i in order_by_utility(self.base_utilities_):
             queues.setdefault(self.groups_[i], []).append(int(i))
         picks: list[int] = []
         depth = 0
@@ -123,11 +154,11 @@ class DomainBalanced(_Wrapper):
             layer = [q[depth] for q in queues.values() if depth < len(q)]
             if not layer:
                 break
-            layer.sort(key=lambda i: order_rank(self.utilities_, i))
+            layer.sort(key=lambda i: order_rank(self.base_utilities_, i))
             picks.extend(layer[: budget - len(picks)])
             depth += 1
         items = np.asarray(picks, dtype=int)
-        return items, self.utilities_[items]
+        return items, self.base_utilities_[items]
 
 
 def order_rank(utilities: np.ndarray, i: int) -> tuple[float, int]:
@@ -136,6 +167,7 @@ def order_rank(utilities: np.ndarray, i: int) -> tuple[float, int]:
     return (np.inf if np.isnan(u) else -u, i)
 
 
+@selector("document_level", help="wrapper: whole documents (field=doc) in order of mean segment utility")
 class DocumentLevel(_Wrapper):
     """Whole documents (``field``, default ``doc``) in order of mean segment utility.
 
@@ -144,13 +176,16 @@ class DocumentLevel(_Wrapper):
     come out slightly under budget but never over it, and never splits a document.
     """
 
-    def __init__(self, base: Selector | str, *, field: str = "doc", seed: int = 0, **params: Any) -> None:
+    exact_budget = False  # never over the budget, sometimes under (documents are not split)
+    why_no_order = "picks whole documents that fit the budget, so its picks for different budgets are not prefixes of one order"
+
+    def __init__(self, base: Selector | str = "random", *, field: str = "doc", seed: int = 0, **params: Any) -> None:
         super().__init__(base, field=field, seed=seed, **params)
 
     def document_utilities(self) -> dict[str, float]:
         """Mean segment utility per document."""
         sums: dict[str, list[float]] = {}
-        for g, u in zip(self.groups_, self.utilities_):
+        for g, u in zip(self.groups_, self.base_utilities_):
             sums.setdefault(g, []).append(u)
         return {g: float(np.nanmean(v)) if not np.isnan(v).all() else float("nan") for g, v in sums.items()}
 
@@ -167,4 +202,4 @@ class DocumentLevel(_Wrapper):
             if len(picks) + len(seg) <= budget:
                 picks.extend(seg)
         items = np.asarray(picks, dtype=int)
-        return items, self.utilities_[items]
+        return items, self.base_utilities_[items]

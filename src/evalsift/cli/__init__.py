@@ -1,0 +1,90 @@
+"""The ``evalsift`` command. Run ``evalsift --help`` or ``evalsift COMMAND --help``.
+
+Commands (one module each):
+  data info SPEC                      systems, items, metrics (human flagged), coverage   (cli/data.py)
+  methods                             registered selectors, oracles and encoders           (cli/data.py)
+  select METHOD --data SPEC ...       items to judge, in order                             (cli/select.py)
+  compare --data SPEC --a --b --oracle metric:NAME
+                                      the iterative loop: decision, labels used, risk      (cli/compare.py)
+  rank --data SPEC --human-metric M   systems ranked, with significance clusters           (cli/rank.py)
+  bench pairwise | bench subset       the two protocols on real data                       (cli/bench.py)
+
+Every error a user can cause prints one line, ``error: ...``, and exits with status 2; warnings about
+the data print as ``note: ...`` lines. ``--quiet`` (before or after the sub-command) hides progress bars.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import Sequence
+
+from ..errors import EvalsiftError
+from . import bench, compare, data, rank, select
+from ._common import Parser
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> Parser:
+    """The argument parser for every sub-command."""
+    from .. import __version__
+
+    ap = Parser(prog="evalsift", description="Label-efficient, data-aware model evaluation: pick the few test items "
+                                             "worth judging, collect the judgments, decide with stated confidence.")
+    ap.add_argument("--quiet", action="store_true", help="no progress bars (also EVALSIFT_QUIET=1)")
+    ap.add_argument("--version", action="version", version=f"evalsift {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in (data, select, compare, rank, bench):
+        module.register(sub)
+    return ap
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"note: {_one_line(message)}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``evalsift`` command; returns the exit code.
+
+    0: done; 2: bad input (one ``error:`` line says what and how to fix it); 1: a bug in evalsift
+    (set ``EVALSIFT_DEBUG=1`` for the traceback); 130: interrupted.
+    """
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:  # --help / --version (0) and one-line usage errors (2)
+        return int(e.code or 0)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    if args.quiet:
+        os.environ["EVALSIFT_QUIET"] = "1"
+    debug = os.environ.get("EVALSIFT_DEBUG", "") not in ("", "0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = _show_warning
+        try:
+            return args.handler(args)
+        except EvalsiftError as e:
+            print(f"error: {_one_line(e)}", file=sys.stderr)
+            return 2
+        except OSError as e:  # the file system said no (a path that cannot be written, a full disk)
+            where = f" {e.filename}" if getattr(e, "filename", None) else ""
+            print(f"error: cannot use{where}: {_one_line(e.strerror or e)}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
+        except Exception as e:  # noqa: BLE001 - a bug: say so in one line, keep the traceback for debugging
+            if debug:
+                raise
+            print(f"error: internal error ({type(e).__name__}: {_one_line(e)}); this is a bug in evalsift, please "
+                  "report it with the command line. Set EVALSIFT_DEBUG=1 to see the traceback.", file=sys.stderr)
+            return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

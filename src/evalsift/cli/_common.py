@@ -1,0 +1,249 @@
+"""What every command shares: the parser class, argument types, shared options, loading ``--data``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ..errors import DataError
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``error: ...`` and where to look) and defaults shown in ``--help``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        """Print one line and exit with status 2 (argparse prints its whole usage block instead)."""
+        print(f"error: {message} (see '{self.prog} --help')", file=sys.stderr)
+        raise SystemExit(2)
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows ``(default: X)`` after every option's help, except where there is no default to show."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        d = action.default
+        if d is None or d is False or d is argparse.SUPPRESS or "%(default)" in text or action.required:
+            return text
+        if isinstance(d, (list, tuple)):
+            return text + f" (default: {','.join(map(str, d))})"
+        return text + " (default: %(default)s)"
+
+
+# ---------------------------------------------------------------------------------- argument types
+def positive_int(text: str) -> int:
+    """An integer >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def nonneg_int(text: str) -> int:
+    """An integer >= 0."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return v
+
+
+def _number(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if v != v or v in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return v
+
+
+def open_unit(text: str) -> float:
+    """A number strictly between 0 and 1 (a risk, a significance level)."""
+    v = _number(text)
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text!r}")
+    return v
+
+
+def fraction(text: str) -> float:
+    """A number in (0, 1] (a share of the data)."""
+    v = _number(text)
+    if not 0 < v <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}")
+    return v
+
+
+def nonneg_float(text: str) -> float:
+    """A number >= 0."""
+    v = _number(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return v
+
+
+def positive_float(text: str) -> float:
+    """A number > 0."""
+    v = _number(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return v
+
+
+def int_list(text: str) -> list[int]:
+    """``10,20,50`` or ``5..200`` (5, 10, ..., 200: step 5, as the DiffUse paper) or a mix; all >= 1."""
+    out: list[int] = []
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if ".." in part:
+                lo, _, hi = part.partition("..")
+                out.extend(range(int(lo), int(hi) + 1, 5))
+            elif part:
+                out.append(int(part))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers or LO..HI, got {text!r}") from None
+    if not out or min(out) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers (e.g. 10,20,50 or 5..200), got {text!r}")
+    return out
+
+
+def fraction_list(text: str) -> list[float]:
+    """Comma-separated numbers in (0, 1]."""
+    try:
+        out = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+    if not out or any(not 0 < p <= 1 for p in out):
+        raise argparse.ArgumentTypeError(f"expected proportions in (0, 1] such as 0.05,0.1,0.2, got {text!r}")
+    return out
+
+
+def name_list(text: str) -> list[str]:
+    """Comma-separated names, none empty."""
+    out = [x.strip() for x in text.split(",")]
+    if not out or any(not x for x in out):
+        raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r}")
+    return out
+
+
+# ---------------------------------------------------------------------------------- shared options
+def add_quiet(p: argparse.ArgumentParser) -> None:
+    """``--quiet`` on a sub-command, so it works before or after the sub-command's name."""
+    p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars")
+
+
+def add_data(p: argparse.ArgumentParser) -> None:
+    """``--data`` and ``--include-refs``."""
+    p.add_argument("--data", required=True, metavar="SPEC",
+                   help="dataset: a path, 'demo', or a name under $EVALSIFT_DATA (e.g. wmt23/en-de, summeval); "
+                        "'FORMAT:path' forces a reader")
+    p.add_argument("--include-refs", action="store_true",
+                   help="keep human references (refA, ...) as systems (mt-metrics-eval data)")
+
+
+def add_encoder(p: argparse.ArgumentParser) -> None:
+    """``--encoder``."""
+    p.add_argument("--encoder", default="minilm",
+                   help="text encoder: minilm (offline all-MiniLM-L6-v2), tfidf (no torch), or st:<model or path>")
+
+
+def add_oracle_opts(p: argparse.ArgumentParser) -> None:
+    """How a judge simulated from a score column turns scores into verdicts."""
+    p.add_argument("--lower-is-better", action="store_true", help="the oracle's metric is better when lower")
+    p.add_argument("--tie-tolerance", type=nonneg_float, default=0.0,
+                   help="score difference at or below which an item is a tie")
+
+
+def add_loop_opts(p: argparse.ArgumentParser) -> None:
+    """The iterative loop's settings."""
+    p.add_argument("--risk", type=open_unit, default=0.2, help="stop with a winner once the risk is at or below this")
+    p.add_argument("--min-labels", type=positive_int, default=5, help="size of the first decision set")
+    p.add_argument("--max-labels", type=positive_int, default=200,
+                   help="never ask about more items than this (a hard cap)")
+    p.add_argument("--risk-rule", default="paper", choices=["paper", "tie_aware"],
+                   help="the stop rule; both are the DiffUse paper's heuristic hypergeometric bound "
+                        "(paper: ties count against the leader; tie_aware: ties are left out)")
+
+
+# ---------------------------------------------------------------------------------- data
+def load_data(args: argparse.Namespace):
+    """The dataset of ``--data``, with the metrics the command line names made ready.
+
+    ``--metric NAME-ref`` (chrF-ref, BLEU-ref, ROUGE-L-ref) that the data lacks is computed against
+    its references; ``--human-metric NAME`` makes NAME a human metric whatever the data's flags say
+    (naming it on the command line is the statement that it holds human judgments).
+    """
+    from ..io import load
+
+    pool = load(args.data, include_refs=getattr(args, "include_refs", False))
+    if getattr(args, "metric", None):
+        from ..metrics import ensure_metric
+
+        pool, args.metric = ensure_metric(pool, args.metric)
+    human = getattr(args, "human_metric", None)
+    if human:
+        pool.check_metric(human)
+        if not pool.is_human(human):
+            pool = pool.with_scores(human, pool.scores[human], human=True)
+    return pool
+
+
+def read_item_ids(path: str) -> list[str]:
+    """Item ids from a JSONL file of picks (``item_id``, or subset2evaluate's ``i``), in file order."""
+    from ..io._common import iter_jsonl
+
+    ids = []
+    for lineno, rec in iter_jsonl(Path(path)):
+        if not isinstance(rec, dict):
+            raise DataError(f"{path}: line {lineno} is not a JSON object; expected one pick per line with 'item_id'")
+        key = "item_id" if "item_id" in rec else "i" if "i" in rec else None
+        if key is None:
+            raise DataError(f"{path}: line {lineno} has no 'item_id' (or subset2evaluate 'i') field", field="item_id")
+        ids.append(str(rec[key]))
+    if not ids:
+        raise DataError(f"{path}: the file has no items; expected one JSON object per line with 'item_id' "
+                        "(e.g. the picks.jsonl that 'evalsift select' writes)")
+    return ids
+
+
+def out_file(path: str) -> Path:
+    """An output file path whose folder exists (created); an existing folder is refused."""
+    p = Path(path)
+    if p.is_dir():
+        raise DataError(f"--out {path} is a folder; give a file name such as {p / 'picks.jsonl'}")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def out_dir(path: str) -> Path:
+    """An output folder (created); an existing file is refused."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise DataError(f"--out {path} is a file; give a folder for results.json and the plot")
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def print_json(obj: Any) -> None:
+    """Pretty JSON on stdout (numpy values converted)."""
+    from ..io._common import json_default
+
+    print(json.dumps(obj, indent=2, default=json_default))
+
+
+def note(text: str) -> None:
+    """A ``note: ...`` line on stderr."""
+    print(f"note: {text}", file=sys.stderr)

@@ -1,0 +1,161 @@
+"""``evalsift bench pairwise`` and ``evalsift bench subset``: the two protocols on real data."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from ._common import (add_data, add_encoder, add_loop_opts, add_oracle_opts, add_quiet, fraction, fraction_list,
+                      int_list, load_data, name_list, open_unit, out_dir, positive_int)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``bench pairwise`` and ``bench subset``."""
+    bench = sub.add_parser("bench", help="benchmarks on real data")
+    add_quiet(bench)
+    bsub = bench.add_subparsers(dest="bench_cmd", required=True, metavar="{pairwise,subset}")
+
+    bp = bsub.add_parser("pairwise", help="DiffUse's protocol: success rate vs budget over system pairs")
+    add_data(bp)
+    bp.add_argument("--oracle-metric", required=True, metavar="NAME", help="score column that decides each item")
+    bp.add_argument("--methods", type=name_list, default=["diffuse", "random"], metavar="M1,M2,...",
+                    help="comma-separated selectors")
+    bp.add_argument("--budgets", type=int_list, default=[10, 20, 50, 100], metavar="B",
+                    help="budgets: 10,20,50 or 5..200 (step 5)")
+    bp.add_argument("--seeds", type=positive_int, default=10, help="seeded subsamples per pair")
+    bp.add_argument("--subsample", type=fraction, default=0.8, help="share of a pair's items in each test set")
+    bp.add_argument("--max-pairs", type=positive_int, help="a seeded sample of this many pairs (all pairs when absent)")
+    add_encoder(bp)
+    bp.add_argument("--iterative", action="store_true", help="also run the iterative algorithm (the loop options)")
+    add_loop_opts(bp)
+    add_oracle_opts(bp)
+    bp.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, success.png)")
+    add_quiet(bp)
+    bp.set_defaults(handler=cmd_bench_pairwise)
+
+    bs = bsub.add_parser("subset", help="subset2evaluate's protocol: ranking systems from the first part of an "
+                                        "ordering")
+    add_data(bs)
+    bs.add_argument("--human-metric", required=True, metavar="NAME",
+                    help="the metric the ranking is judged by (naming it makes it human)")
+    bs.add_argument("--metric", help="automatic metric for metric-based selectors (NAME-ref computes chrF-ref etc.)")
+    bs.add_argument("--methods", type=name_list, metavar="M1,M2,...",
+                    default=["random", "metric_avg", "metric_var", "metric_cons", "diversity", "irt"],
+                    help="comma-separated selectors")
+    bs.add_argument("--seeds", type=positive_int, default=10, help="seeded subsamples")
+    bs.add_argument("--props", type=fraction_list, metavar="P1,P2,...",
+                    help="proportions to report (default 0.05,0.1,...,0.5)")
+    bs.add_argument("--subsample", type=fraction, default=0.8, help="share of the items in each subsample")
+    bs.add_argument("--correlation", default="kendall", choices=["kendall", "spearman"], help="rank correlation")
+    bs.add_argument("--alpha", type=open_unit, default=0.05, help="significance level of the cluster count")
+    add_encoder(bs)
+    bs.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, subset.png)")
+    add_quiet(bs)
+    bs.set_defaults(handler=cmd_bench_subset)
+
+
+def provenance(argv: list[str] | None) -> dict[str, Any]:
+    """What produced a result: the command line, evalsift's version, the git commit of the source
+    (``+dirty`` when it has uncommitted changes; None outside a checkout) and the date."""
+    import datetime
+    import shlex
+    import subprocess
+
+    from .. import __version__
+
+    src = Path(__file__).resolve().parents[1]
+    commit = None
+    try:
+        sha = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             timeout=10)
+        if sha.returncode == 0:
+            dirty = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--untracked-files=no"],
+                                   capture_output=True, text=True, timeout=10).stdout.strip()
+            commit = sha.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {"command": "evalsift " + shlex.join(argv) if argv is not None else None, "version": __version__,
+            "commit": commit, "date": datetime.date.today().isoformat()}
+
+
+def _run(args: argparse.Namespace, run: Callable[[Any], dict[str, Any]]) -> tuple[dict[str, Any], Path]:
+    """Load ``--data``, call ``run(pool)``, add the load time and provenance, write ``--out``/results.json."""
+    out = out_dir(args.out)
+    t0 = time.perf_counter()
+    pool = load_data(args)
+    t_load = time.perf_counter() - t0
+    res = run(pool)
+    res["timing_s"]["load"] = round(t_load, 3)
+    res["provenance"] = provenance(getattr(args, "argv", None))
+    (out / "results.json").write_text(json.dumps(res, indent=2))
+    return res, out
+
+
+def cmd_bench_pairwise(args: argparse.Namespace) -> int:
+    """``evalsift bench pairwise``."""
+    from ..bench import pairwise_bench
+    from ..report import success_plot
+
+    iterative = None
+    if args.iterative:
+        iterative = {"risk": args.risk, "min_labels": args.min_labels, "max_labels": args.max_labels,
+                     "risk_rule": args.risk_rule}
+    res, out = _run(args, lambda pool: pairwise_bench(
+        pool, args.oracle_metric, args.methods, args.budgets, seeds=args.seeds, subsample=args.subsample,
+        max_pairs=args.max_pairs, iterative=iterative, higher_is_better=not args.lower_is_better,
+        tie_tolerance=args.tie_tolerance, encoder=args.encoder, quiet=args.quiet))
+    success_plot(res, out / "success.png")
+    _print_pairwise(res)
+    print(f"wrote {out / 'results.json'} and {out / 'success.png'}", file=sys.stderr)
+    return 0
+
+
+def _print_pairwise(res: dict[str, Any]) -> None:
+    budgets = [str(b) for b in res["budgets"] if any(str(b) in c for c in res["curves"].values())]
+    print(f"{res['data']}: oracle {res['oracle_metric']}, {res['n_pairs']} pairs x {res['seeds']} seeds, "
+          f"~{res['n_items']} items per pair, subsample {res['subsample']}")
+    if res.get("left_out_pairs"):
+        print(f"left out {len(res['left_out_pairs'])} pair(s) with too few comparable items (see results.json)")
+    print("success rate by budget (mean, se across seeds):")
+    print("method".ljust(24) + "".join(b.rjust(13) for b in budgets))
+    for m, curve in res["curves"].items():
+        cells = "".join(f"{curve[b]['success']:.3f}±{curve[b]['se']:.3f}".rjust(13) if b in curve else " " * 13
+                        for b in budgets)
+        print(m.ljust(24) + cells)
+    if "iterative" in res:
+        p = res["iterative_params"]
+        print(f"iterative (risk {p['risk']}, n={p['min_labels']}, N={p['max_labels']}, {p['risk_rule']} rule, "
+              "a heuristic bound):")
+        for m, row in res["iterative"].items():
+            dist = ", ".join(f"{k} {v:.3f}" for k, v in row["distance"].items())
+            print(f"  {m:<22} annotations {row['annotations']:.1f}  success {100 * row['success']:.1f}%  "
+                  f"error {100 * row['error']:.1f}%  inconclusive {100 * row['inconclusive']:.1f}%  distance: {dist}")
+
+
+def cmd_bench_subset(args: argparse.Namespace) -> int:
+    """``evalsift bench subset``."""
+    from ..bench.subset import PROPS, subset_bench
+    from ..report import subset_plot
+
+    res, out = _run(args, lambda pool: subset_bench(
+        pool, args.human_metric, args.methods, metric=args.metric, seeds=args.seeds, props=args.props or PROPS,
+        subsample=args.subsample, correlation=args.correlation, alpha=args.alpha, encoder=args.encoder,
+        quiet=args.quiet))
+    subset_plot(res, out / "subset.png")
+    print(f"{res['data']}: human {res['human_metric']}, metric {res['metric']}, {res['n_systems']} systems, "
+          f"{res['n_items']} items (subsample {res['subsample']}), {res['seeds']} seeds, {res['correlation']}")
+    left = res.get("left_out", {})
+    if left.get("systems_left_out") or left.get("items_left_out"):
+        print(f"left out: {left['items_left_out']} item(s) not scored for every system; systems without scores: "
+              f"{', '.join(left['systems_left_out']) or 'none'}")
+    print("needed to match random (first crossing, random = 1.0; lower is better) | 'stays' rule:")
+    for m in res["methods"]:
+        a, b = res["needed_to_match"][m], res["needed_to_match_stays"][m]
+        print(f"  {m:<18} correlation {a['correlation']:.3f}±{a['correlation_se']:.3f}  clusters "
+              f"{a['clusters']:.3f}±{a['clusters_se']:.3f}  | stays: {b['correlation']:.3f}  {b['clusters']:.3f}")
+    print(f"wrote {out / 'results.json'} and {out / 'subset.png'}", file=sys.stderr)
+    return 0

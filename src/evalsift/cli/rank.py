@@ -1,0 +1,56 @@
+"""``evalsift rank``: systems ranked by a human metric, with significance clusters."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import DataError
+from ._common import add_data, add_quiet, load_data, name_list, note, open_unit, print_json, read_item_ids
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``rank``."""
+    p = sub.add_parser("rank", help="rank systems by a human metric, with significance clusters")
+    add_data(p)
+    p.add_argument("--human-metric", required=True, metavar="NAME",
+                   help="the metric holding the human judgments to rank by (naming it makes it human)")
+    p.add_argument("--items", metavar="FILE", help="JSONL of items to use (e.g. picks.jsonl from evalsift select); "
+                                                   "all items when absent")
+    p.add_argument("--systems", type=name_list, metavar="A,B,...", help="rank only these systems")
+    p.add_argument("--alpha", type=open_unit, default=0.05, help="significance level of the cluster tests")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_quiet(p)
+    p.set_defaults(handler=cmd_rank)
+
+
+def cmd_rank(args: argparse.Namespace) -> int:
+    """``evalsift rank``: rank with what is there (see :func:`evalsift.restrict.restrict_ranking`)."""
+    from ..restrict import restrict_ranking
+    from ..stats import system_clusters
+
+    pool = load_data(args)
+    if args.systems:
+        pool = pool.with_systems(args.systems)
+    if args.items:
+        wanted = read_item_ids(args.items)
+        index = {iid: i for i, iid in enumerate(pool.item_ids)}
+        unknown = [i for i in wanted if i not in index]
+        if unknown:
+            raise DataError(f"{args.items}: {len(unknown)} item id(s) are not in {args.data!r} (first: {unknown[:3]}); "
+                            "were the picks made from another dataset?", item_id=unknown[0])
+        pool = pool.subset([index[i] for i in dict.fromkeys(wanted)])
+    r = restrict_ranking(pool, args.human_metric)
+    if r.items_left_out or r.systems_left_out:
+        note(r.note())
+    cl = system_clusters(r.pool.score(args.human_metric), alpha=args.alpha)
+    rows = [{"rank": k + 1, "system": r.pool.systems[j], "mean": float(cl.means[j]), "cluster": int(cl.labels[j]) + 1}
+            for k, j in enumerate(cl.order)]
+    if args.json:
+        print_json({"human_metric": args.human_metric, "n_items": r.pool.n_items, "alpha": args.alpha,
+                    "n_clusters": cl.n_clusters, "chain": cl.chain, "test": cl.test, "left_out": r.to_dict(),
+                    "ranking": rows})
+        return 0
+    print(f"{args.human_metric} on {r.pool.n_items} items: {cl.n_clusters} clusters ({cl.test}, alpha {args.alpha})")
+    for row in rows:
+        print(f"  {row['rank']:>3}. {row['system']:<24} {row['mean']:10.4f}   cluster {row['cluster']}")
+    return 0

@@ -1,0 +1,136 @@
+"""``evalsift select METHOD``: the items to judge, in pick order."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParameterError
+from ._common import add_data, add_encoder, add_quiet, fraction, load_data, note, out_file, positive_float, positive_int
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``select``."""
+    p = sub.add_parser("select", help="items to judge, in pick order")
+    p.add_argument("method", metavar="METHOD", help="a selector name: diffuse, random, metric_var, ... "
+                                                   "('evalsift methods' lists them)")
+    add_data(p)
+    p.add_argument("--a", metavar="SYS", help="first system (pairwise methods such as diffuse)")
+    p.add_argument("--b", metavar="SYS", help="second system (pairwise methods)")
+    size = p.add_mutually_exclusive_group(required=True)
+    size.add_argument("--budget", type=positive_int, help="number of items")
+    size.add_argument("--proportion", type=fraction, help="share of the pool, e.g. 0.2")
+    size.add_argument("--cost-budget", type=positive_float,
+                      help="total annotation cost: the most useful items that fit (0-1 knapsack over the method's "
+                           "utility; see --cost-field)")
+    p.add_argument("--cost-field", default="cost",
+                   help="per-item cost field; when the data has no such field: 0.15 x source words + 33.7 s")
+    p.add_argument("--metric", help="automatic metric for metric-based selectors (NAME-ref computes chrF-ref etc.)")
+    p.add_argument("--balance", metavar="FIELD", help="equal shares per value of FIELD, e.g. domain")
+    p.add_argument("--documents", metavar="FIELD", nargs="?", const="doc",
+                   help="select whole documents (FIELD, default doc when given without a value)")
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    add_encoder(p)
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help="output JSONL in pick order (subset2evaluate input comes back in its own format)")
+    add_quiet(p)
+    p.set_defaults(handler=cmd_select)
+
+
+def _selector_and_pool(args: argparse.Namespace, pool):
+    """The selector the command line asks for (wrapped for --balance / --documents), and the pool it
+    applies to (the two systems' comparable items, for pairwise methods)."""
+    from ..restrict import restrict_pair
+    from ..select import DocumentLevel, DomainBalanced, build_selector
+
+    sel = build_selector(args.method, args.seed, {"encoder": args.encoder, "metric": args.metric})
+    if args.balance and args.documents:
+        raise ParameterError("--balance and --documents do not combine; choose one")
+    if args.balance:
+        sel = DomainBalanced(sel, field=args.balance)
+    elif args.documents:
+        sel = DocumentLevel(sel, field=args.documents)
+    if sel.pairwise and not (args.a and args.b):
+        raise ParameterError(f"{args.method} compares two systems: give --a SYS --b SYS "
+                             f"(systems: {', '.join(pool.systems[:12])})")
+    if args.a or args.b:
+        if not (args.a and args.b):
+            raise ParameterError("give both --a and --b, or neither")
+        r = restrict_pair(pool, args.a, args.b)
+        if r.dropped:
+            note(r.note())
+        pool = r.pool
+    return sel, pool
+
+
+def _picks(args: argparse.Namespace, sel, pool) -> tuple[list[int], list[float | None], list[int | None], str]:
+    """Item positions in pick order, their utilities, their cluster sizes, and a one-line account."""
+    from ..select import utilities_of
+
+    sel.fit(pool)
+    if args.cost_budget is not None:
+        from ..select.costaware import item_costs, knapsack_select
+
+        costs = item_costs(pool, args.cost_field)
+        util = utilities_of(sel)
+        res = knapsack_select(np.nan_to_num(util, nan=np.nanmin(util) if np.isfinite(util).any() else 0.0),
+                              costs, args.cost_budget)
+        items = [int(i) for i in res.items]
+        account = (f"cost {res.total_cost:.1f} of {args.cost_budget:g} ({res.solver}"
+                   + (f": {res.message}" if res.message else "") + ")")
+        return items, [float(util[i]) for i in items], [None] * len(items), account
+    budget = args.budget if args.budget is not None else max(1, int(round(args.proportion * pool.n_items)))
+    s = sel.select(budget)
+    util = [None] * len(s.items) if s.utilities is None else [float(u) for u in s.utilities]
+    sizes = [None] * len(s.items) if s.cluster_sizes is None else [int(c) for c in s.cluster_sizes]
+    return [int(i) for i in s.items], util, sizes, f"{len(s.items)} of {pool.n_items} items"
+
+
+def cmd_select(args: argparse.Namespace) -> int:
+    """``evalsift select METHOD``."""
+    out = out_file(args.out)
+    pool = load_data(args)
+    sel, pool = _selector_and_pool(args, pool)
+    items, util, sizes, account = _picks(args, sel, pool)
+    if "_record" in pool.metadata:  # subset2evaluate input: the same format back, plus the utility
+        from ..io import write_s2e_jsonl
+
+        write_s2e_jsonl(pool.subset(items), out, extra={"subset2evaluate_utility": util})
+    else:
+        _write_picks(out, pool, sel, items, util, sizes, args.seed)
+    print(f"wrote {len(items)} items to {out} ({args.method}, seed {args.seed}; {account})", file=sys.stderr)
+    return 0
+
+
+def _write_picks(out: Path, pool, sel, items: list[int], util: list[float | None], sizes: list[int | None],
+                 seed: int) -> None:
+    meta = [f for f in ("domain", "doc", "cost") if f in pool.metadata]
+    pair = pool.n_systems == 2 and sel.pairwise
+    with out.open("w", encoding="utf-8") as fh:
+        for rank, (i, u, c) in enumerate(zip(items, util, sizes), 1):
+            row: dict[str, Any] = {"rank": rank, "item_id": pool.item_ids[i], "position": i,
+                                   "input": pool.inputs[i] if pool.inputs_are_text else None}
+            row.update({f: pool.metadata[f][i] for f in meta})
+            if pair:
+                a, b = pool.systems
+                row.update(a=a, b=b, output_a=pool.outputs[a][i], output_b=pool.outputs[b][i])
+            if u is not None:
+                row["utility"] = u
+            if c is not None:
+                row["cluster_size"] = c  # how many pool items this pick stands for
+            row.update(method=sel.name or type(sel).__name__, seed=seed)
+            fh.write(json.dumps(row, ensure_ascii=False, default=_plain) + "\n")
+
+
+def _plain(o: Any) -> Any:
+    from ..io._common import json_default
+
+    try:
+        return json_default(o)
+    except TypeError:
+        return str(o)

@@ -1,0 +1,169 @@
+"""Which items and systems a comparison or a ranking can use, and what was left out.
+
+Real data often lacks some outputs or scores (a system that skipped items, human scores on part of
+a test set). The functions here keep what can be used, report what was dropped and why, and fail
+only when too little remains. Both results carry a ``note()`` for people and ``to_dict()`` for JSON.
+
+Pairs
+-----
+A pairwise comparison of systems ``a`` and ``b`` needs, on every item it judges, both systems'
+outputs (to show a judge, or to embed for DiffUse) and, when the judge is simulated from a score
+column, both systems' scores. Real data often lacks some (a system that skipped items, human scores
+on part of a test set). :func:`restrict_pair` keeps the items that have everything, says how many it
+dropped and why, and fails only when too few remain.
+
+The rule, in order:
+
+1. **outputs**: items where either system has no output (``None``) are dropped -- unless neither
+   system has any output at all (score-only data, e.g. a response matrix), where there is nothing
+   to require;
+2. **scores**: with ``metric``, items where either system has no score for it (NaN) are dropped.
+
+>>> from evalsift.pool import Pool
+>>> import numpy as np
+>>> p = Pool(item_ids=["i0", "i1", "i2"], systems=["A", "B"],
+...          outputs={"A": ["x", "y", None], "B": ["u", "v", "w"]},
+...          scores={"m": np.array([[1.0, 0.0], [np.nan, 1.0], [1.0, 1.0]])})
+>>> r = restrict_pair(p, "A", "B", metric="m", min_items=1)
+>>> r.pool.item_ids, r.dropped_outputs, r.dropped_scores
+(('i0',), 1, 1)
+>>> r.note()
+"A vs B: using 1 of 3 items (1 lack an output of A or B; 1 lack a 'm' score of A or B)"
+
+Rankings
+--------
+Ranking many systems by a (human) metric uses paired tests, so :func:`restrict_ranking` keeps, in
+order: (1) the systems that have at least one score for the metric on the items (a system never
+scored cannot be ranked and is reported), then (2) the items scored for every remaining system
+("complete items"). Means and tests are computed on those items only, so every system is compared
+on the same items.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import DataError
+from .pool import Pool
+
+MIN_PAIR_ITEMS = 2
+MIN_RANKING_ITEMS = 2
+
+
+@dataclass(frozen=True)
+class PairRestriction:
+    """The two-system Pool a comparison uses, and what was left out of the full pool."""
+
+    pool: Pool
+    a: str
+    b: str
+    n_total: int
+    dropped_outputs: int
+    dropped_scores: int
+    metric: str | None
+
+    @property
+    def dropped(self) -> int:
+        """Items left out, for any reason."""
+        return self.dropped_outputs + self.dropped_scores
+
+    def note(self) -> str:
+        """One line for people: how many items are used and why the rest are not."""
+        why = []
+        if self.dropped_outputs:
+            why.append(f"{self.dropped_outputs} lack an output of {self.a} or {self.b}")
+        if self.dropped_scores:
+            why.append(f"{self.dropped_scores} lack a {self.metric!r} score of {self.a} or {self.b}")
+        text = f"{self.a} vs {self.b}: using {self.pool.n_items} of {self.n_total} items"
+        return text + (f" ({'; '.join(why)})" if why else "")
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (without the pool)."""
+        return {"a": self.a, "b": self.b, "n_total": self.n_total, "n_used": self.pool.n_items,
+                "dropped_outputs": self.dropped_outputs, "dropped_scores": self.dropped_scores,
+                "metric": self.metric}
+
+
+def restrict_pair(pool: Pool, a: str, b: str, *, metric: str | None = None,
+                  min_items: int = MIN_PAIR_ITEMS) -> PairRestriction:
+    """The items of ``pool`` on which ``a`` and ``b`` can be compared (see the module doc).
+
+    Raises :class:`~evalsift.errors.DataError` naming the systems, the counts and the cause when
+    fewer than ``min_items`` remain.
+    """
+    pair = pool.pair(a, b)
+    n = pair.n_items
+    have = [np.array([o is not None for o in pair.outputs[s]], dtype=bool) for s in (a, b)]
+    if any(h.any() for h in have):
+        ok_out = have[0] & have[1]
+    else:  # score-only data: no output to require
+        ok_out = np.ones(n, dtype=bool)
+    ok = ok_out.copy()
+    if metric is not None:
+        ok &= ~np.isnan(pair.score(metric)).any(axis=1)
+    restriction = PairRestriction(pool=pair.subset(np.flatnonzero(ok)) if not ok.all() else pair, a=a, b=b,
+                                  n_total=n, dropped_outputs=int((~ok_out).sum()),
+                                  dropped_scores=int((ok_out & ~ok).sum()), metric=metric)
+    if restriction.pool.n_items < min_items:
+        raise DataError(f"{restriction.note()}; a comparison needs at least {min_items}. Choose another pair "
+                        "or complete the data.", system=b if have[1].sum() < have[0].sum() else a)
+    return restriction
+
+
+@dataclass(frozen=True)
+class RankingRestriction:
+    """The Pool a ranking uses (kept systems x complete items) and what was left out."""
+
+    pool: Pool
+    metric: str
+    n_items_total: int
+    systems_left_out: tuple[str, ...]
+    items_left_out: int
+
+    def note(self) -> str:
+        """One line for people."""
+        parts = [f"{self.metric}: ranking {self.pool.n_systems} systems on {self.pool.n_items} of {self.n_items_total} "
+                 "items scored for every one of them"]
+        if self.systems_left_out:
+            parts.append(f"left out {len(self.systems_left_out)} system(s) with no {self.metric!r} score: "
+                         + ", ".join(self.systems_left_out))
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (without the pool)."""
+        return {"metric": self.metric, "rule": "systems with any score, then items scored for all of them",
+                "n_items_total": self.n_items_total, "n_items_used": self.pool.n_items,
+                "items_left_out": self.items_left_out, "systems_left_out": list(self.systems_left_out)}
+
+
+def restrict_ranking(pool: Pool, metric: str, *, min_items: int = MIN_RANKING_ITEMS) -> RankingRestriction:
+    """Systems with any ``metric`` score, then the items scored for all of them (see the module doc).
+
+    >>> from evalsift.pool import Pool
+    >>> import numpy as np
+    >>> h = np.array([[1.0, 2.0, np.nan], [3.0, np.nan, np.nan], [2.0, 2.0, np.nan], [0.0, 1.0, np.nan]])
+    >>> r = restrict_ranking(Pool(item_ids=list("wxyz"), systems=["A", "B", "C"], scores={"h": h}), "h")
+    >>> r.pool.systems, r.pool.item_ids, r.systems_left_out
+    (('A', 'B'), ('w', 'y', 'z'), ('C',))
+    """
+    scores = pool.score(metric)
+    scored = ~np.isnan(scores)
+    keep_sys = [s for j, s in enumerate(pool.systems) if scored[:, j].any()]
+    left_out = tuple(s for s in pool.systems if s not in keep_sys)
+    if len(keep_sys) < 2:
+        raise DataError(f"{metric!r} scores only {len(keep_sys)} system(s) of pool {pool.name!r} "
+                        f"({', '.join(keep_sys) or 'none'}); a ranking needs at least 2.", field=metric)
+    cols = [pool.system_index(s) for s in keep_sys]
+    complete = scored[:, cols].all(axis=1)
+    if complete.sum() < min_items:
+        coverage = ", ".join(f"{s} {int(scored[:, j].sum())}" for s, j in zip(keep_sys, cols))
+        raise DataError(f"only {int(complete.sum())} item(s) of pool {pool.name!r} are scored by {metric!r} for every "
+                        f"one of {len(keep_sys)} systems; a ranking needs at least {min_items}. Items scored per "
+                        f"system: {coverage}. Rank fewer systems (--systems) or use more items.", field=metric)
+    sub = pool.with_systems(keep_sys) if left_out else pool
+    if not complete.all():
+        sub = sub.subset(np.flatnonzero(complete))
+    return RankingRestriction(pool=sub, metric=metric, n_items_total=pool.n_items, systems_left_out=left_out,
+                              items_left_out=int((~complete).sum()))

@@ -1,0 +1,58 @@
+"""The exception hierarchy, its structured context, and the one-message-shape helpers."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from evalsift.errors import (DataError, EvalsiftError, ParameterError, UnknownNameError, check_choice,
+                             missing_dependency, suggest, unknown_name_message)
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "evalsift"
+
+
+def test_context_travels_with_the_error():
+    e = DataError("bad", field="output", item_id=7, system="B", hint="fix it")
+    assert e.to_dict() == {"error": "DataError", "message": "bad", "field": "output", "item_id": "7", "system": "B",
+                           "hint": "fix it"}
+    assert isinstance(e, ValueError) and isinstance(e, EvalsiftError)
+    assert str(UnknownNameError("Unknown x 'y'.")) == "Unknown x 'y'."  # not KeyError's quoted repr
+
+
+def test_one_shape_for_unknown_names_and_choices():
+    assert unknown_name_message("selector", "metrc_var", ["random", "metric_var"]) == \
+        "Unknown selector 'metrc_var'. Did you mean 'metric_var'? Available: metric_var, random"
+    with pytest.raises(ParameterError) as e:
+        check_choice("kind", "chrff", ("unigram", "chrf"), where="diversity")
+    assert str(e.value) == "diversity: kind='chrff' is not one of: unigram, chrf. Did you mean 'chrf'?"
+    assert e.value.field == "kind" and suggest("zzz", ["abc"]) == ""
+
+
+def test_no_module_builds_its_own_suggestion():
+    # every "Did you mean" comes from errors.suggest: no other module calls difflib
+    offenders = [str(p.relative_to(SRC)) for p in SRC.rglob("*.py") if p.name != "errors.py"
+                 and re.search(r"\bdifflib\b|get_close_matches", p.read_text(encoding="utf-8"))]
+    assert offenders == []
+
+
+def test_every_install_hint_names_an_extra_that_exists():
+    pyproject = (SRC.parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    extras = set(re.findall(r"^(\w+) = \[", pyproject.split("[project.optional-dependencies]")[1].split("\n[")[0],
+                            re.M))
+    named = set()
+    for p in SRC.rglob("*.py"):
+        named |= set(re.findall(r'missing_dependency\(\s*"[^"]+",\s*"(\w+)"', p.read_text(encoding="utf-8")))
+    assert named and named <= extras, f"install hints name extras {sorted(named - extras)} that pyproject lacks"
+    assert "pip install 'evalsift[embed]'" in str(missing_dependency("x", "embed", "y"))
+    assert "evalsift[" not in str(missing_dependency("sacrebleu", None, "BLEU"))
+
+
+def test_missing_model_message_does_not_blame_the_network():
+    pytest.importorskip("sentence_transformers", reason="st: encoders need evalsift[embed]")
+    from evalsift.embed import embed_texts
+
+    with pytest.raises(DataError) as e:
+        embed_texts(["x"], "st:nobody/no-such-model-here", cache=False, progress=False)
+    text = str(e.value)
+    assert "not in the local Hugging Face cache" in text and "never downloads" in text
+    assert "huggingface.co" not in text and "connect" not in text.lower()
