@@ -34,7 +34,7 @@ def test_judgments_carry_provenance():
 
 def test_missing_score_fails_that_item_and_says_why():
     js = MetricOracle("m").judge_pairs(pool3(), [0, 3], "A", "B")
-    assert [j.status for j in js] == ["done", "failed"] and js[1].verdict is None
+    assert [j.status for j in js] == ["done", "error"] and js[1].verdict is None
     assert js[1].detail["reason"] == "no 'm' score for A" and js[1].item_id == "w"
     # the vectorised fast path of simulations has no per-item status: it refuses, naming the item
     with pytest.raises(OracleError, match=r"system 'A'.*\['w'\].*complete\('m'\)"):
@@ -57,5 +57,5 @@ def test_judgment_validation():
     assert pending.to_dict()["status"] == "pending"
     with pytest.raises(ParameterError, match="a 'skipped' judgment has no verdict"):
         Judgment(item_id="x", a="A", b="B", verdict="a", annotator="me", kind="human", status="skipped")
-    with pytest.raises(ParameterError, match="status='done!' is not one of: done, pending, skipped, failed"):
+    with pytest.raises(ParameterError, match="status='done!' is not one of: done, pending, skipped, error"):
         Judgment(item_id="x", a="A", b="B", verdict="a", annotator="me", kind="human", status="done!")

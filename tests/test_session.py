@@ -78,7 +78,7 @@ def test_async_oracle_is_asked_once_per_item_then_resumes():
     assert d.outcome == "winner" and d.winner == "A" and d.labels_used == 5 and d.outstanding == 0
 
 
-def test_skipped_and_failed_judgments_move_the_session_on():
+def test_skipped_and_error_judgments_move_the_session_on():
     pool = random_pair_pool(n=300, p_a=1.0, seed=2)
 
     class Picky:
@@ -95,13 +95,13 @@ def test_skipped_and_failed_judgments_move_the_session_on():
     skipped = [r for r in d.judged if r["state"] == "skipped"]
     assert d.outcome == "winner" and d.winner == "A" and d.skipped == len(skipped) > 0
     assert d.labels_used == d.wins_a == len(d.judged) - d.skipped  # skipped items are not counted as votes
-    # a 'failed' verdict from a metric oracle (no score) is skipped the same way and says why
+    # an 'error' from a metric oracle (no score) is never a verdict; the loop moves on the same way and says why
     scores = np.column_stack([np.ones(40), np.zeros(40)])
     scores[::2, 1] = np.nan
     holes = Pool(item_ids=[f"i{k}" for k in range(40)], systems=["A", "B"], scores={"m": scores})
     d = Session(holes, RandomSelector(), risk=0.2, max_labels=40).run(MetricOracle("m"))
-    assert d.outcome == "winner" and d.skipped > 0
-    assert {r["votes"]["metric:m"] for r in d.judged if r["state"] == "skipped"} == {"failed"}
+    assert d.outcome == "winner" and d.errors > 0 and d.skipped == 0
+    assert {r["votes"]["metric:m"] for r in d.judged if r["state"] == "error"} == {"error"}
 
 
 def test_max_labels_counts_every_item_asked_for():

@@ -17,7 +17,9 @@ The rule, in order:
 1. **outputs**: items where either system has no output (``None``) are dropped -- unless neither
    system has any output at all (score-only data, e.g. a response matrix), where there is nothing
    to require;
-2. **scores**: with ``metric``, items where either system has no score for it (NaN) are dropped.
+2. **the judge**: with ``metric``, items where either system has no score for it (NaN) are dropped;
+   with an ``oracle`` that says which items it can judge (``oracle.covers(pool, a, b)``, e.g. a
+   replay of recorded verdicts), the items it cannot judge are dropped.
 
 >>> from evalsift.pool import Pool
 >>> import numpy as np
@@ -42,6 +44,7 @@ on the same items.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -63,6 +66,7 @@ class PairRestriction:
     dropped_outputs: int
     dropped_scores: int
     metric: str | None
+    judge: str | None = None
 
     @property
     def dropped(self) -> int:
@@ -75,7 +79,8 @@ class PairRestriction:
         if self.dropped_outputs:
             why.append(f"{self.dropped_outputs} lack an output of {self.a} or {self.b}")
         if self.dropped_scores:
-            why.append(f"{self.dropped_scores} lack a {self.metric!r} score of {self.a} or {self.b}")
+            why.append(f"{self.dropped_scores} lack a {self.metric!r} score of {self.a} or {self.b}" if self.metric
+                       else f"{self.dropped_scores} have no verdict from {self.judge}")
         text = f"{self.a} vs {self.b}: using {self.pool.n_items} of {self.n_total} items"
         return text + (f" ({'; '.join(why)})" if why else "")
 
@@ -83,12 +88,15 @@ class PairRestriction:
         """JSON-ready summary (without the pool)."""
         return {"a": self.a, "b": self.b, "n_total": self.n_total, "n_used": self.pool.n_items,
                 "dropped_outputs": self.dropped_outputs, "dropped_scores": self.dropped_scores,
-                "metric": self.metric}
+                "metric": self.metric, "judge": self.judge}
 
 
-def restrict_pair(pool: Pool, a: str, b: str, *, metric: str | None = None,
+def restrict_pair(pool: Pool, a: str, b: str, *, metric: str | None = None, oracle: Any = None,
                   min_items: int = MIN_PAIR_ITEMS) -> PairRestriction:
     """The items of ``pool`` on which ``a`` and ``b`` can be compared (see the module doc).
+
+    ``oracle``: the judge; when it has ``covers(pool, a, b) -> bool mask`` only the items it can
+    judge are kept (a metric oracle covers the items scored for both systems).
 
     Raises :class:`~evalsift.errors.DataError` naming the systems, the counts and the cause when
     fewer than ``min_items`` remain.
@@ -103,9 +111,13 @@ def restrict_pair(pool: Pool, a: str, b: str, *, metric: str | None = None,
     ok = ok_out.copy()
     if metric is not None:
         ok &= ~np.isnan(pair.score(metric)).any(axis=1)
+    if oracle is not None and hasattr(oracle, "covers"):
+        ok &= np.asarray(oracle.covers(pair, a, b), dtype=bool)
+        metric = metric or getattr(oracle, "metric", None)
     restriction = PairRestriction(pool=pair.subset(np.flatnonzero(ok)) if not ok.all() else pair, a=a, b=b,
                                   n_total=n, dropped_outputs=int((~ok_out).sum()),
-                                  dropped_scores=int((ok_out & ~ok).sum()), metric=metric)
+                                  dropped_scores=int((ok_out & ~ok).sum()), metric=metric,
+                                  judge=None if oracle is None else getattr(oracle, "name", str(oracle)))
     if restriction.pool.n_items < min_items:
         raise DataError(f"{restriction.note()}; a comparison needs at least {min_items}. Choose another pair "
                         "or complete the data.", system=b if have[1].sum() < have[0].sum() else a)

@@ -31,8 +31,9 @@ never changed. What counts for an item:
 - the item's verdict combines the annotators' current verdicts by **plurality** of 'a', 'b' and
   'tie'; a shared top count (a split, e.g. one 'a' and one 'b') is a 'tie';
 - an item with no verdict whose latest judgment is ``pending`` is *outstanding* (asked, not yet
-  answered: the Session waits and never asks again); one whose latest judgment is ``skipped`` or
-  ``failed`` is *skipped*: the Session moves on without it and counts it in the Decision.
+  answered: the Session waits and never asks again); one whose latest judgment is ``skipped`` (the
+  judge declined) or ``error`` (the judge failed; never a verdict) is left out: the Session moves on
+  without it and counts it in the Decision (``skipped``, ``errors``).
 
 **Resume.** A Session is a deterministic function of its settings (:meth:`Session.settings`) and of
 the sequence of judgments it was given: :meth:`Session.resume` rebuilds it from both, replaying the
@@ -71,7 +72,7 @@ class Decision:
     """The outcome of a session: winner or inconclusive, with counts, risk, the trace and the judgments.
 
     ``labels_used``: items with a verdict among those the session asked for; ``skipped``: asked
-    items that ended skipped or failed; ``judged``: per asked item, its verdict (or status) and the
+    items that ended skipped, ``errors`` those whose judge failed (both left out of the counts); ``judged``: per asked item, its verdict (or status) and the
     votes behind it, so a decision can be audited.
     """
 
@@ -95,6 +96,7 @@ class Decision:
     params: dict[str, Any]
     seed: int
     skipped: int = 0
+    errors: int = 0
     outstanding: int = 0
     vote_rule: str = VOTE_RULE
     trace: list[dict[str, Any]] = field(default_factory=list)
@@ -108,7 +110,7 @@ class Decision:
     def summary(self) -> str:
         """One line for people."""
         who = f"{self.winner} wins" if self.outcome == "winner" else self.outcome
-        extra = f", {self.skipped} skipped" if self.skipped else ""
+        extra = (f", {self.skipped} skipped" if self.skipped else "") + (f", {self.errors} judge errors" if self.errors else "")
         return (f"{who}: {self.a} {self.wins_a} - {self.wins_b} {self.b} ({self.ties} ties) on a decision set of "
                 f"{self.decision_set}; {self.labels_used} judgments used{extra}; risk {self.risk:.4f} "
                 f"({self.risk_rule} rule, threshold {self.risk_threshold})")
@@ -138,10 +140,10 @@ class _ItemVotes:
         return top[0][0]
 
     def state(self) -> str:
-        """'verdict', 'outstanding', 'skipped' or 'new'."""
+        """'verdict', 'outstanding', 'skipped', 'error' or 'new'."""
         if self.verdict() is not None:
             return "verdict"
-        return {"pending": "outstanding", "skipped": "skipped", "failed": "skipped"}.get(self.last_status or "", "new")
+        return {"pending": "outstanding", "skipped": "skipped", "error": "error"}.get(self.last_status or "", "new")
 
 
 def _with_verdict(j: Judgment, verdict: str | None) -> Judgment:
@@ -330,9 +332,11 @@ class Session:
                 judgments = oracle.judge_pairs(self.pool, todo, self.a, self.b)
                 for j in judgments:
                     self.record(j)
-                if len(judgments) != len(todo):
-                    raise OracleError(f"oracle {getattr(oracle, 'name', oracle)!r} returned {len(judgments)} judgments "
-                                      f"for {len(todo)} items")
+                answered = {j.item_id for j in judgments}
+                silent = [self.pool.item_ids[i] for i in todo if self.pool.item_ids[i] not in answered]
+                if silent:  # a judge must answer for every item it is asked about (several answers are fine)
+                    raise OracleError(f"oracle {getattr(oracle, 'name', oracle)!r} returned no judgment for "
+                                      f"{len(silent)} of {len(todo)} items (first: {silent[0]!r})", item_id=silent[0])
             self.advance()
             if not self.done and not self.pending() and self.outstanding():
                 break
@@ -389,6 +393,7 @@ class Session:
             weighted_win_rate_a=self._weighted_win_rate(), bias_note=BIAS_NOTE, method=self._set.method,
             params=self._set.params, seed=self._set.seed,
             skipped=sum(self._state(i) == "skipped" for i in self._requested),
+            errors=sum(self._state(i) == "error" for i in self._requested),
             outstanding=len(self.outstanding()), trace=list(self.trace), judged=judged,
             data={} if self.restriction is None else self.restriction.to_dict(),
         )

@@ -52,13 +52,37 @@ def _warm_embeddings(pool: Pool, systems: set[str], methods: Sequence[str], enco
     embed_texts(texts, encoder, progress=not quiet)
 
 
-def pairwise_bench(pool: Pool, oracle_metric: str, methods: Sequence[str], budgets: Sequence[int], *,
+def bench_oracle(oracle: Any, pool: Pool, higher_is_better: bool = True, tie_tolerance: float = 0.0):
+    """The oracle a benchmark replays: a metric name (``mqm``), a spec (``metric:mqm``,
+    ``judgments:FILE``) or an Oracle object. It must give every item's verdict at once
+    (``verdicts(pool, items, a, b)``) and say which items it can judge (``covers``)."""
+    from ..oracle import make_oracle
+
+    if isinstance(oracle, str) and ":" not in oracle:
+        pool.check_metric(oracle)
+        return MetricOracle(oracle, higher_is_better=higher_is_better, tie_tolerance=tie_tolerance)
+    kind = oracle.partition(":")[0] if isinstance(oracle, str) else None
+    params = {"higher_is_better": higher_is_better, "tie_tolerance": tie_tolerance} if kind == "metric" else {}
+    built = make_oracle(oracle, **params)
+    if getattr(built, "metric", None) is not None:
+        pool.check_metric(built.metric)
+    if not (hasattr(built, "verdicts") and hasattr(built, "covers")):
+        raise ParameterError(f"bench pairwise replays every item's verdict to know each pair's true winner; oracle "
+                             f"{getattr(built, 'name', built)!r} cannot (use metric:NAME or judgments:FILE)",
+                             field="oracle")
+    return built
+
+
+def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Sequence[int], *,
                    seeds: int = 10, subsample: float = 0.8, max_pairs: int | None = None,
                    iterative: dict[str, Any] | None = None, higher_is_better: bool = True,
                    tie_tolerance: float = 0.0, encoder: Any = "minilm", quiet: bool = False) -> dict[str, Any]:
     """Run the protocol; returns the ``results.json`` dictionary (see module doc and docs/cli.md).
 
-    ``iterative`` (e.g. ``{"risk": 0.2, "min_labels": 5, "max_labels": 200}``) adds the iterative table.
+    ``oracle``: a metric name (the old form, e.g. ``"mqm"``), an oracle spec (``"metric:mqm"``,
+    ``"judgments:FILE"``) or an Oracle object with ``verdicts`` and ``covers`` (see
+    :func:`bench_oracle`). ``iterative`` (e.g. ``{"risk": 0.2, "min_labels": 5, "max_labels": 200}``)
+    adds the iterative table.
     """
     if not 0 < subsample <= 1:
         raise ParameterError(f"bench pairwise: subsample must be in (0, 1], got {subsample}", field="subsample")
@@ -68,21 +92,21 @@ def pairwise_bench(pool: Pool, oracle_metric: str, methods: Sequence[str], budge
         raise ParameterError(f"bench pairwise: max_pairs must be >= 1, got {max_pairs}", field="max_pairs")
     if not budgets or any(isinstance(b, bool) or int(b) != b or b < 1 for b in budgets):
         raise ParameterError(f"bench pairwise: budgets must be positive integers, got {list(budgets)}", field="budgets")
-    pool.check_metric(oracle_metric)
     if pool.n_systems < 2:
         raise DataError(f"bench pairwise: pool {pool.name!r} has {pool.n_systems} system(s); it compares pairs")
     for m in methods:
         make_selector(m)  # fail fast on an unknown name
-    oracle = MetricOracle(oracle_metric, higher_is_better=higher_is_better, tie_tolerance=tie_tolerance)
+    oracle = bench_oracle(oracle, pool, higher_is_better, tie_tolerance)
+    oracle_metric = getattr(oracle, "metric", None)
     restricted, left_out_pairs = {}, {}
     for a, b in choose_pairs(pool.systems, max_pairs):
         try:
-            restricted[(a, b)] = restrict_pair(pool, a, b, metric=oracle_metric, min_items=2)
+            restricted[(a, b)] = restrict_pair(pool, a, b, oracle=oracle, min_items=2)
         except DataError as e:  # too few comparable items: the pair is left out, and said so
             left_out_pairs[f"{a} vs {b}"] = str(e)
     if not restricted:
         raise DataError(f"bench pairwise: no system pair of pool {pool.name!r} has 2 or more items with both outputs "
-                        f"and both {oracle_metric!r} scores", field=oracle_metric)
+                        f"that {oracle.name} can judge", field="oracle")
     pairs = list(restricted)
     largest = max(max(1, int(round(subsample * r.pool.n_items))) for r in restricted.values())
     budgets = sorted({int(b) for b in budgets})
@@ -139,8 +163,10 @@ def pairwise_bench(pool: Pool, oracle_metric: str, methods: Sequence[str], budge
     curves = {m: {str(bud): _curve_point(per_seed) for bud, per_seed in sorted(hits[m].items())} for m in methods}
     result: dict[str, Any] = {
         "data": pool.name,
-        "oracle_metric": oracle_metric,
-        "oracle": {"higher_is_better": higher_is_better, "tie_tolerance": tie_tolerance},
+        "oracle_metric": oracle_metric if oracle_metric is not None else oracle.name,
+        "oracle_spec": oracle.name,
+        "oracle": ({"higher_is_better": oracle.higher_is_better, "tie_tolerance": oracle.tie_tolerance}
+                   if oracle_metric is not None else {}),
         "n_items": int(np.median(n_items)) if n_items else 0,
         "n_items_per_pair": {"min": int(min(n_items, default=0)), "max": int(max(n_items, default=0))},
         "subsample": subsample,

@@ -21,7 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     bp = bsub.add_parser("pairwise", help="DiffUse's protocol: success rate vs budget over system pairs")
     add_data(bp)
-    bp.add_argument("--oracle-metric", required=True, metavar="NAME", help="score column that decides each item")
+    judge = bp.add_mutually_exclusive_group(required=True)
+    judge.add_argument("--oracle-metric", metavar="NAME", help="score column that decides each item (as metric:NAME)")
+    judge.add_argument("--oracle", metavar="SPEC", help="the judge whose verdicts are replayed: metric:NAME or "
+                                                       "judgments:FILE (recorded pairwise verdicts)")
     bp.add_argument("--methods", type=name_list, default=["diffuse", "random"], metavar="M1,M2,...",
                     help="comma-separated selectors")
     bp.add_argument("--budgets", type=int_list, default=[10, 20, 50, 100], metavar="B",
@@ -105,7 +108,7 @@ def cmd_bench_pairwise(args: argparse.Namespace) -> int:
         iterative = {"risk": args.risk, "min_labels": args.min_labels, "max_labels": args.max_labels,
                      "risk_rule": args.risk_rule}
     res, out = _run(args, lambda pool: pairwise_bench(
-        pool, args.oracle_metric, args.methods, args.budgets, seeds=args.seeds, subsample=args.subsample,
+        pool, args.oracle or args.oracle_metric, args.methods, args.budgets, seeds=args.seeds, subsample=args.subsample,
         max_pairs=args.max_pairs, iterative=iterative, higher_is_better=not args.lower_is_better,
         tie_tolerance=args.tie_tolerance, encoder=args.encoder, quiet=args.quiet))
     success_plot(res, out / "success.png")
@@ -116,7 +119,7 @@ def cmd_bench_pairwise(args: argparse.Namespace) -> int:
 
 def _print_pairwise(res: dict[str, Any]) -> None:
     budgets = [str(b) for b in res["budgets"] if any(str(b) in c for c in res["curves"].values())]
-    print(f"{res['data']}: oracle {res['oracle_metric']}, {res['n_pairs']} pairs x {res['seeds']} seeds, "
+    print(f"{res['data']}: oracle {res['oracle_spec']}, {res['n_pairs']} pairs x {res['seeds']} seeds, "
           f"~{res['n_items']} items per pair, subsample {res['subsample']}")
     if res.get("left_out_pairs"):
         print(f"left out {len(res['left_out_pairs'])} pair(s) with too few comparable items (see results.json)")

@@ -9,7 +9,7 @@ An oracle answers two kinds of questions about items of a Pool (items are positi
 Synchronous oracles (a metric, an LLM judge) return finished judgments. An asynchronous oracle
 (people in the web app) returns judgments with ``status='pending'`` and ``verdict=None``, and the
 verdicts arrive later through ``Session.record()``; the Session never asks again about an item
-that is pending. An oracle that cannot judge an item returns ``status='failed'`` (a person who
+that is pending. An oracle that cannot judge an item returns ``status='error'`` (a person who
 declines returns ``'skipped'``) with the reason in ``detail``: the Session moves on without it.
 Register an oracle factory with ``@oracle("name")``; build one from a spec such as ``metric:mqm``
 with :func:`make_oracle`. Every registered oracle runs through one conformance test suite.
@@ -28,7 +28,7 @@ from ..pool import Pool
 from ..registry import Registry
 
 VERDICTS = ("a", "b", "tie")
-STATUSES = ("done", "pending", "skipped", "failed")
+STATUSES = ("done", "pending", "skipped", "error")
 
 
 def _now() -> str:
@@ -41,7 +41,8 @@ class Judgment:
 
     ``verdict`` is 'a' (system ``a`` better), 'b' or 'tie' when ``status`` is 'done', and None for
     the other statuses: 'pending' (asked, answer to come), 'skipped' (the judge declined) and
-    'failed' (the oracle could not judge; ``detail["reason"]`` says why).
+    'error' (the oracle could not judge: a failed call, an answer without a verdict, no score;
+    ``detail["reason"]`` says why). An error is never a verdict.
     ``shown_order`` records the presentation order ('ab' or 'ba') so position bias can be studied.
     Judgments are append-only: a correction is a new Judgment, never an edit.
     """
@@ -73,13 +74,21 @@ class Judgment:
 
 @runtime_checkable
 class Oracle(Protocol):
-    """What the Session needs from an oracle. Implement either or both methods."""
+    """What the Session needs from an oracle.
+
+    Required: ``name``, ``kind`` and ``judge_pairs`` -- at least one Judgment for every item asked
+    about, in item order; several for one item when several annotators judged it (the Session
+    combines them by its documented vote rule). Optional, for benchmarks that replay a judge:
+    ``verdicts(pool, items, a, b)`` (every item's combined verdict at once) and
+    ``covers(pool, a, b)`` (a bool per item: can this judge judge it). Optional for ranking:
+    ``judge_scores(pool, items, system)``.
+    """
 
     name: str
     kind: str
 
     def judge_pairs(self, pool: Pool, items: Sequence[int], a: str, b: str) -> list[Judgment]:
-        """A Judgment per item (same order)."""
+        """At least one Judgment per item, in item order."""
         ...
 
 

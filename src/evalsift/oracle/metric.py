@@ -49,6 +49,10 @@ class MetricOracle:
             )
         return col
 
+    def covers(self, pool: Pool, a: str, b: str) -> np.ndarray:
+        """Per item of ``pool``: True where both systems have a score (the items this oracle can judge)."""
+        return ~(np.isnan(pool.score(self.metric, a)) | np.isnan(pool.score(self.metric, b)))
+
     def judge_scores(self, pool: Pool, items: Sequence[int], system: str) -> np.ndarray:
         """The metric's score of ``system`` on each item."""
         return self._scores(pool, items, system).copy()
@@ -59,7 +63,7 @@ class MetricOracle:
                                     higher_is_better=self.higher_is_better, tie_tolerance=self.tie_tolerance)
 
     def judge_pairs(self, pool: Pool, items: Sequence[int], a: str, b: str) -> list[Judgment]:
-        """One Judgment per item, in order: 'done' with the verdict, or 'failed' (with the reason in
+        """One Judgment per item, in order: 'done' with the verdict, or 'error' (with the reason in
         ``detail``) where either system has no score for the item."""
         idx = np.asarray(items, dtype=int)
         sa, sb = pool.score(self.metric, a)[idx], pool.score(self.metric, b)[idx]
@@ -69,7 +73,7 @@ class MetricOracle:
             common = dict(item_id=pool.item_ids[int(i)], a=a, b=b, annotator=self.name, kind=self.kind)
             if ma or mb:
                 who = " and ".join(s for s, m in ((a, ma), (b, mb)) if m)
-                out.append(Judgment(verdict=None, status="failed", detail={"reason": f"no {self.metric!r} score for {who}"},
+                out.append(Judgment(verdict=None, status="error", detail={"reason": f"no {self.metric!r} score for {who}"},
                                     **common))
             else:
                 out.append(Judgment(verdict=str(x), **common))
