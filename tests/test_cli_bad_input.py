@@ -24,6 +24,12 @@ def files(tmp_path_factory):
     (d / "table.xyz").write_text("a,b\n")
     (d / "afile").write_text("x")
     (d / "adir").mkdir()
+    from evalsift.store import Store
+
+    st = Store(d / "work.db")
+    st.create_project("pairs", kind="pairwise", mode="fixed", settings={"a": "A", "b": "B", "systems": ["A", "B"]})
+    st.close()
+    (d / "picks.jsonl").write_text('{"item_id": "0"}\n{"item_id": "1"}\n')
     return d
 
 
@@ -66,7 +72,15 @@ def cases(f):
         (["select", "random", *data, "--budget", "5", "--balance", "domain", "--documents", *out], "do not combine"),
         ([*cmp_, "--a", "A", "--b", "B", "--oracle", "metric"], "needs an argument: metric:NAME"),
         ([*cmp_, "--a", "A", "--b", "B", "--oracle", "metric:humn"], "Did you mean 'human'"),
-        ([*cmp_, "--a", "A", "--b", "B", "--oracle", "llm:gpt"], "Unknown oracle 'llm'"),
+        ([*cmp_, "--a", "A", "--b", "B", "--oracle", "llmm:gpt"], "Did you mean 'llm'"),
+        ([*cmp_, "--a", "A", "--b", "B", "--oracle", "llm:gpt", "--judge-url", "localhost:8000"],
+         "base_url must be an http(s) URL"),
+        (["judge", *data, "--items", str(f / "picks.jsonl"), "--oracle", "llm:m", "--judge-url", "http://127.0.0.1:9/v1",
+          "--out", str(f / "j.jsonl")], "give --a SYS --b SYS"),
+        (["judge", *data, "--items", str(f / "unknown.jsonl"), "--oracle", "llm:m", "--a", "A", "--b", "B",
+          "--out", str(f / "j.jsonl")], "not in 'demo'"),
+        (["judge", *data, "--items", str(f / "picks.jsonl"), "--oracle", "metric:human", "--mode", "score",
+          "--out", str(f / "j.jsonl")], "gives no scores"),
         ([*cmp_, "--a", "A", "--b", "D", "--oracle", "metric:human"], "Unknown system 'D'"),
         ([*cmp_, "--a", "A", "--b", "A", "--oracle", "metric:human"], "must differ"),
         ([*cmp_, "--a", "A", "--b", "B", "--oracle", "metric:human", "--risk", "1.5"], "--risk: expected a number"),
@@ -102,6 +116,34 @@ def cases(f):
         (["rank", *data, "--human-metric", "hman"], "Did you mean 'human'"),
         ([*rank, "--alpha", "0"], "--alpha: expected a number strictly between 0 and 1"),
         (["rank", "--data", str(f / "latin1.csv"), "--human-metric", "human"], "not valid UTF-8"),
+        (["annotate"], "required"),
+        (["annotate", "new", "--db", str(f / "n.db"), "--name", "p"], "one of the arguments --pairwise --from"),
+        (["annotate", "new", "--db", str(f / "n.db"), "--name", "p", "--pairwise", "--a", "A", "--b", "B"],
+         "needs --data SPEC"),
+        (["annotate", "new", "--db", str(f / "n.db"), "--name", "p", "--pairwise", *data, "--a", "A"],
+         "give --a SYS --b SYS"),
+        (["annotate", "new", "--db", str(f / "n.db"), "--name", "p", "--from", str(f / "picks.jsonl"), *data],
+         "--from needs --mode"),
+        (["annotate", "new", "--db", str(f / "n.db"), "--name", "p", "--from", str(f / "nope.jsonl"), *data,
+          "--mode", "score"], "nope.jsonl"),
+        (["annotate", "new", "--db", str(f / "n.db"), "--name", "p", "--from", str(f / "unknown.jsonl"), *data,
+          "--mode", "score"], "not in 'demo'"),
+        (["annotate", "new", "--db", str(f / "n.db"), "--name", "p", "--from", str(f / "picks.jsonl"), *data,
+          "--mode", "score", "--scale", "5-1"], "--scale: expected LOW-HIGH"),
+        (["annotate", "new", "--db", str(f / "n.db"), "--name", "p", "--pairwise", *data, "--a", "A", "--b", "B",
+          "--overlap", "0"], "--overlap: expected a positive integer"),
+        (["annotate", "new", "--db", str(f / "work.db"), "--name", "pairs", "--from", str(f / "picks.jsonl"), *data,
+          "--mode", "pairwise", "--a", "A", "--b", "B"], "already exists"),
+        (["annotate", "new", "--db", str(f / "adir"), "--name", "p", "--pairwise", *data, "--a", "A", "--b", "B",
+          "--encoder", "tfidf"], "is a folder"),
+        (["annotate", "add-annotator", "--db", str(f / "missing.db"), "--project", "1", "--name", "x"],
+         "does not exist"),
+        (["annotate", "add-annotator", "--db", str(f / "work.db"), "--project", "9", "--name", "x"], "no project '9'"),
+        (["annotate", "status", "--db", str(f / "work.db"), "--project", "nope"], "no project 'nope'"),
+        (["annotate", "export", "--db", str(f / "work.db"), "--project", "1", "--out", str(f / "o.jsonl"),
+          "--format", "s2e"], "holds pairwise verdicts"),
+        (["serve", "--db", str(f / "missing.db")], "does not exist"),
+        (["serve", "--db", str(f / "work.db"), "--port", "0"], "--port: expected a positive integer"),
     ]
 
 
@@ -129,7 +171,7 @@ def test_bad_input_is_one_line_and_exit_2(k, files, capsys):
 def test_the_count_of_bad_input_cases():
     from pathlib import Path
 
-    assert len(cases(Path("/F"))) >= 60
+    assert len(cases(Path("/F"))) >= 75
 
 
 def test_help_and_version_exit_0(capsys):

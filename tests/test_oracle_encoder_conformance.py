@@ -13,10 +13,59 @@ from evalsift.io import make_demo_pool
 from evalsift.oracle import Judgment, make_oracle, oracles
 from evalsift.oracle.base import STATUSES, VERDICTS
 
+
+def demo_judgments_file() -> str:
+    """A pairwise table of recorded verdicts for demo items "0".."29" (A vs B from the demo's human
+    scores; even items recorded as A vs B, odd ones as B vs A), written once per test session."""
+    import atexit
+    import csv
+    import shutil
+    import tempfile
+
+    from evalsift.oracle import verdicts_from_scores
+
+    folder = tempfile.mkdtemp(prefix="evalsift-judgments-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    pool = make_demo_pool(n_items=30)
+    v = verdicts_from_scores(pool.score("human", "A"), pool.score("human", "B"))
+    path = f"{folder}/demo_pairs.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["item_id", "system_a", "system_b", "verdict"])
+        for i, x in enumerate(v):
+            w.writerow([pool.item_ids[i], "A", "B", x] if i % 2 == 0 else
+                       [pool.item_ids[i], "B", "A", {"a": "b", "b": "a"}.get(x, x)])
+    return path
+
+
 # how to build each registered oracle on the demo data (a new oracle must add its spec here)
-ORACLE_SPECS = {"metric": "metric:human"}
+ORACLE_SPECS = {"metric": "metric:human", "judgments": f"judgments:{demo_judgments_file()}"}
 # how to build each registered encoder offline (a new encoder must add its name here)
 ENCODER_SPECS = {"tfidf": "tfidf", "minilm": "minilm", "st": None}  # st: the MiniLM folder of the installed package
+
+
+def llm_stub_oracle():
+    """The LLM judge against a local OpenAI-compatible stub server (tests/llm_stub.py: 127.0.0.1, no
+    network) whose judge prefers the longer output in either order and rates by length; started once."""
+    pytest.importorskip("openai", reason="the llm oracle needs evalsift[llm]")
+    from llm_stub import StubServer, prefer_longer
+
+    if "stub" not in _LLM_STUB:
+        import atexit
+
+        _LLM_STUB["stub"] = StubServer(prefer_longer()).start()
+        atexit.register(_LLM_STUB["stub"].stop)
+    return make_oracle("llm:stub-judge", base_url=_LLM_STUB["stub"].base_url, max_retries=0)
+
+
+_LLM_STUB: dict = {}
+# an entry may also be a function returning the oracle (for one that needs a server started first)
+ORACLE_SPECS["llm"] = llm_stub_oracle
+
+
+def build_oracle(name):
+    spec = ORACLE_SPECS[name]
+    return spec() if callable(spec) else make_oracle(spec)
 
 
 def encoder_spec(name):
@@ -38,7 +87,7 @@ def test_every_registered_component_has_a_spec():
 @pytest.mark.parametrize("name", sorted(oracles))
 def test_oracle_contract(name):
     pool = make_demo_pool(n_items=30)
-    o = make_oracle(ORACLE_SPECS[name])
+    o = build_oracle(name)
     assert isinstance(o.name, str) and o.name and isinstance(o.kind, str) and o.kind
     items = [4, 0, 17, 9]
     js = o.judge_pairs(pool, items, "A", "B")

@@ -98,6 +98,7 @@ class Decision:
     skipped: int = 0
     errors: int = 0
     outstanding: int = 0
+    usage: dict[str, int] = field(default_factory=dict)
     vote_rule: str = VOTE_RULE
     trace: list[dict[str, Any]] = field(default_factory=list)
     judged: list[dict[str, Any]] = field(default_factory=list)
@@ -260,6 +261,10 @@ class Session:
         votes = self._votes.get(int(item))
         return None if votes is None else votes.verdict()
 
+    def requested(self) -> list[int]:
+        """Every item the session has asked about so far (positions in ``self.pool``), in order."""
+        return list(self._requested)
+
     def decision_items(self) -> np.ndarray:
         """Positions of the current decision set."""
         return self._set.items
@@ -382,10 +387,19 @@ class Session:
         judged = []
         for i in self._requested:
             votes = self._votes.get(i)
-            judged.append({"item_id": self.pool.item_ids[i], "position": i, "in_decision_set": i in in_set,
-                           "verdict": self.verdict_of(i), "state": self._state(i),
-                           "votes": {} if votes is None else {ann: (j.verdict if j.status == "done" else j.status)
-                                                              for ann, j in votes.latest.items()}})
+            entry = {"item_id": self.pool.item_ids[i], "position": i, "in_decision_set": i in in_set,
+                     "verdict": self.verdict_of(i), "state": self._state(i),
+                     "votes": {} if votes is None else {ann: (j.verdict if j.status == "done" else j.status)
+                                                        for ann, j in votes.latest.items()}}
+            if votes is not None:
+                tokens = [j.detail["usage"].get("total_tokens") or 0 for j in votes.latest.values()
+                          if isinstance(j.detail.get("usage"), dict)]
+                reasons = [j.detail.get("reason") for j in votes.latest.values() if j.status == "error"]
+                if tokens:
+                    entry["tokens"] = int(sum(tokens))
+                if reasons:
+                    entry["error"] = reasons[0]
+            judged.append(entry)
         return Decision(
             a=self.a, b=self.b, outcome=self.outcome or "waiting", winner=winner, labels_used=self.labels_used,
             decision_set=len(self._set.items), wins_a=wa, wins_b=wb, ties=t, risk=r.risk, risk_threshold=self.risk,
@@ -394,9 +408,17 @@ class Session:
             params=self._set.params, seed=self._set.seed,
             skipped=sum(self._state(i) == "skipped" for i in self._requested),
             errors=sum(self._state(i) == "error" for i in self._requested),
-            outstanding=len(self.outstanding()), trace=list(self.trace), judged=judged,
+            outstanding=len(self.outstanding()), trace=list(self.trace), judged=judged, usage=self._usage(),
             data={} if self.restriction is None else self.restriction.to_dict(),
         )
+
+    def _usage(self) -> dict[str, int]:
+        """Tokens spent by judges that report them (``detail["usage"]``), summed over every judgment."""
+        keys = ("prompt_tokens", "completion_tokens", "total_tokens")
+        used = [j.detail["usage"] for j in self.judgments if isinstance(j.detail.get("usage"), dict)]
+        if not used:
+            return {}
+        return {**{k: int(sum(u.get(k) or 0 for u in used)) for k in keys}, "judgments": len(used)}
 
     def _weighted_win_rate(self) -> float | None:
         """Cluster-size-weighted share of a's wins (ties half) over the judged set; None without clusters."""

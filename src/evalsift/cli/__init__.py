@@ -6,8 +6,13 @@ Commands (one module each):
   select METHOD --data SPEC ...       items to judge, in order                             (cli/select.py)
   compare --data SPEC --a --b --oracle metric:NAME
                                       the iterative loop: decision, labels used, risk      (cli/compare.py)
+  judge --data SPEC --items FILE --oracle llm:MODEL ...
+                                      a judge judges a selection, resumably                (cli/judge.py)
   rank --data SPEC --human-metric M   systems ranked, with significance clusters           (cli/rank.py)
   bench pairwise | bench subset       the two protocols on real data                       (cli/bench.py)
+  serve --db PATH                     the local annotation app                              (cli/annotate.py)
+  annotate new | add-annotator | status | export
+                                      annotation projects for people                       (cli/annotate.py)
 
 Every error a user can cause prints one line, ``error: ...``, and exits with status 2; warnings about
 the data print as ``note: ...`` lines. ``--quiet`` (before or after the sub-command) hides progress bars.
@@ -21,7 +26,7 @@ import warnings
 from typing import Sequence
 
 from ..errors import EvalsiftError
-from . import bench, compare, data, rank, select
+from . import annotate, bench, compare, data, judge, rank, select
 from ._common import Parser
 
 __all__ = ["build_parser", "main"]
@@ -36,7 +41,7 @@ def build_parser() -> Parser:
     ap.add_argument("--quiet", action="store_true", help="no progress bars (also EVALSIFT_QUIET=1)")
     ap.add_argument("--version", action="version", version=f"evalsift {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (data, select, compare, rank, bench):
+    for module in (data, select, compare, judge, rank, bench, annotate):
         module.register(sub)
     return ap
 

@@ -167,6 +167,47 @@ def add_oracle_opts(p: argparse.ArgumentParser) -> None:
                    help="score difference at or below which an item is a tie")
 
 
+ORACLE_HELP = ("who judges: metric:NAME simulates the judge from a score column (e.g. metric:mqm); "
+               "judgments:FILE replays recorded pairwise verdicts (e.g. judgments:pairs.csv or "
+               "judgments:summeval/llm-pairwise/coherence); llm:MODEL asks an LLM judge on any OpenAI-compatible "
+               "server (e.g. llm:gpt-4o-mini --judge-url http://localhost:8000/v1). People answer through "
+               "'evalsift annotate new --pairwise', whose live Session is the same loop")
+
+
+def add_judge_opts(p: argparse.ArgumentParser) -> None:
+    """Settings of an LLM judge (``--oracle llm:MODEL``) and the store that caches its answers."""
+    g = p.add_argument_group("LLM judge (--oracle llm:MODEL)")
+    g.add_argument("--judge-url", metavar="URL", help="the OpenAI-compatible server, e.g. http://localhost:8000/v1 "
+                                                      "(default: the openai client's, api.openai.com)")
+    g.add_argument("--judge-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                   help="environment variable holding the API key (the key is never stored or printed)")
+    g.add_argument("--judge-template", metavar="FILE", help="your own pairwise prompt template (see docs/llm-judge.md)")
+    g.add_argument("--judge-criterion", metavar="TEXT", help="what 'better' means, filled into the template")
+    g.add_argument("--judge-concurrency", type=positive_int, default=4, help="requests in flight at once")
+    g.add_argument("--judge-timeout", type=positive_float, default=60.0, help="seconds per request")
+    g.add_argument("--db", metavar="PATH", help="a store that caches the judge's answers, so a rerun costs nothing "
+                                               "(default: evalsift.db when the judge is an LLM)")
+
+
+def build_oracle(args: argparse.Namespace, spec: str):
+    """The oracle a command line asks for, with the options that belong to its kind."""
+    from ..oracle import make_oracle
+
+    kind = spec.partition(":")[0]
+    if kind == "metric":
+        return make_oracle(spec, higher_is_better=not getattr(args, "lower_is_better", False),
+                           tie_tolerance=getattr(args, "tie_tolerance", 0.0))
+    if kind == "llm":
+        from ..store import DEFAULT_DB, Store
+
+        judge = make_oracle(spec, base_url=args.judge_url, key_env=args.judge_key_env, template=args.judge_template,
+                            criterion=args.judge_criterion, concurrency=args.judge_concurrency,
+                            timeout=args.judge_timeout)  # validated before any file is created
+        judge.cache = Store(getattr(args, "db", None) or DEFAULT_DB).llm_cache()
+        return judge
+    return make_oracle(spec)
+
+
 def add_loop_opts(p: argparse.ArgumentParser) -> None:
     """The iterative loop's settings."""
     p.add_argument("--risk", type=open_unit, default=0.2, help="stop with a winner once the risk is at or below this")
@@ -238,10 +279,10 @@ def out_dir(path: str) -> Path:
 
 
 def print_json(obj: Any) -> None:
-    """Pretty JSON on stdout (numpy values converted)."""
-    from ..io._common import json_default
+    """Pretty, strict JSON on stdout: numpy values converted, NaN written as null."""
+    from ..io._common import json_default, plain_json
 
-    print(json.dumps(obj, indent=2, default=json_default))
+    print(json.dumps(plain_json(obj), indent=2, default=json_default, allow_nan=False))
 
 
 def note(text: str) -> None:

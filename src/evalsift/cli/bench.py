@@ -23,8 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_data(bp)
     judge = bp.add_mutually_exclusive_group(required=True)
     judge.add_argument("--oracle-metric", metavar="NAME", help="score column that decides each item (as metric:NAME)")
-    judge.add_argument("--oracle", metavar="SPEC", help="the judge whose verdicts are replayed: metric:NAME or "
-                                                       "judgments:FILE (recorded pairwise verdicts)")
+    judge.add_argument("--oracle", metavar="SPEC", help="the judge whose verdicts are replayed for every item: "
+                                                       "metric:NAME (e.g. metric:mqm) or judgments:FILE (recorded "
+                                                       "pairwise verdicts, e.g. judgments:summeval/llm-pairwise/"
+                                                       "coherence)")
     bp.add_argument("--methods", type=name_list, default=["diffuse", "random"], metavar="M1,M2,...",
                     help="comma-separated selectors")
     bp.add_argument("--budgets", type=int_list, default=[10, 20, 50, 100], metavar="B",

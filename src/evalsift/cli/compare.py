@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_data, add_encoder, add_loop_opts, add_oracle_opts, add_quiet, load_data, note, print_json
+from ._common import (ORACLE_HELP, add_data, add_encoder, add_judge_opts, add_loop_opts, add_oracle_opts, add_quiet,
+                      build_oracle, load_data, note, print_json)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -13,13 +14,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_data(p)
     p.add_argument("--a", required=True, metavar="SYS", help="first system")
     p.add_argument("--b", required=True, metavar="SYS", help="second system")
-    p.add_argument("--oracle", required=True, metavar="SPEC",
-                   help="who judges: metric:NAME simulates the judge from the score column NAME (e.g. metric:mqm)")
+    p.add_argument("--oracle", required=True, metavar="SPEC", help=ORACLE_HELP)
     p.add_argument("--method", default="diffuse", help="selector that picks the items to judge")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     add_encoder(p)
     add_loop_opts(p)
     add_oracle_opts(p)
+    add_judge_opts(p)
     p.add_argument("--json", action="store_true",
                    help="print the whole Decision as JSON, with every judged item and its verdict")
     add_quiet(p)
@@ -28,19 +29,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """``evalsift compare``."""
-    from ..oracle import make_oracle
     from ..restrict import restrict_pair
     from ..select import build_selector
     from ..session import Session
 
     pool = load_data(args)
-    is_metric = args.oracle.partition(":")[0] == "metric"
-    params = {"higher_is_better": not args.lower_is_better, "tie_tolerance": args.tie_tolerance} if is_metric else {}
-    oracle = make_oracle(args.oracle, **params)
+    oracle = build_oracle(args, args.oracle)
     metric = getattr(oracle, "metric", None)
     if metric is not None:
         pool.check_metric(metric)
-    restriction = restrict_pair(pool, args.a, args.b, metric=metric)
+    restriction = restrict_pair(pool, args.a, args.b, oracle=oracle)
     if restriction.dropped:
         note(restriction.note())
     sel = build_selector(args.method, args.seed, {"encoder": args.encoder})
@@ -52,6 +50,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print_json(decision.to_dict())
         return 0
     print(decision.summary())
+    if decision.errors:
+        first = next((r["error"] for r in decision.judged if r.get("error")), "")
+        note(f"{decision.errors} item(s) got no verdict because the judge failed (first reason: {first}); they are "
+             "left out, never counted as verdicts; a rerun asks them again")
+    if decision.usage:
+        print(f"tokens: {decision.usage['total_tokens']} ({decision.usage['prompt_tokens']} prompt, "
+              f"{decision.usage['completion_tokens']} completion) over {decision.usage['judgments']} judgments")
     wr = f"pool: {decision.pool_size} items; win rate of {decision.a} on the decision set {decision.win_rate_a:.3f}"
     if decision.weighted_win_rate_a is not None:
         wr += f" (cluster-weighted {decision.weighted_win_rate_a:.3f})"

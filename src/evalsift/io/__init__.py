@@ -11,7 +11,8 @@ reader, or a dataset name resolved under ``$EVALSIFT_DATA`` (``demo`` needs no d
 
 Formats (registered in :data:`formats`, usable as ``fmt:`` prefixes): ``s2e`` (subset2evaluate
 item JSONL), ``table`` (long CSV/TSV/JSONL/Parquet), ``mtme`` (mt-metrics-eval ``<testset>/<lp>``),
-``summeval`` (``summeval.json``), ``alpaca`` (AlpacaEval results folder).
+``summeval`` (``summeval.json``), ``alpaca`` (AlpacaEval results folder), ``pairwise`` (recorded
+pairwise judgments: the Pool; :func:`read_pairwise` also gives the judgments).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .alpaca import read_alpaca
 from .datasets import ENV_VAR, data_root, find_datasets, resolve_dataset
 from .demo import make_demo_pool
 from .mtme import read_mtme, read_score_file
+from .pairwise import looks_pairwise, read_pairwise, read_pairwise_pool
 from .s2e import read_s2e_jsonl, write_s2e_jsonl
 from .summeval import read_summeval
 from .table import read_table, write_table
@@ -41,11 +43,12 @@ formats.add("table", read_table, "long table: item_id, system, output + metric c
 formats.add("mtme", read_mtme, "mt-metrics-eval <testset>/<lp> (WMT)")
 formats.add("summeval", read_summeval, "SummEval summeval.json")
 formats.add("alpaca", read_alpaca, "AlpacaEval folder with model_outputs/")
+formats.add("pairwise", read_pairwise_pool, "pairwise judgments: item_id, system_a, system_b, verdict (CSV/TSV/JSONL)")
 
 __all__ = [
     "load", "detect_format", "data_root", "find_datasets", "formats", "ENV_VAR",
     "read_s2e_jsonl", "write_s2e_jsonl", "read_mtme", "read_score_file", "read_summeval",
-    "read_alpaca", "read_table", "write_table", "make_demo_pool",
+    "read_alpaca", "read_table", "write_table", "make_demo_pool", "read_pairwise",
 ]
 
 _PREFIX = re.compile(r"^([A-Za-z][\w-]+):(.+)$")
@@ -61,6 +64,8 @@ def _jsonl_kind(path: Path) -> str:
                 rec = json.loads(line)
             except json.JSONDecodeError:
                 return "table"  # the reader reports the line
+            if isinstance(rec, dict) and {"system_a", "system_b", "verdict"} <= set(rec):
+                return "pairwise"
             return "s2e" if isinstance(rec, dict) and "tgt" in rec else "table"
     raise empty_file_error(path, blank_state(text), "items",
                            "one JSON object per line: subset2evaluate items ({src, tgt, scores}) or "
@@ -84,8 +89,9 @@ def detect_format(path: str | Path) -> str | None:
     """The format name for ``path``, or None when it is not a path at all (then it may be a dataset name).
 
     Directories: ``model_outputs/`` -> alpaca, ``summeval.json`` -> summeval, ``sources/`` -> mtme.
-    Files: ``.json`` -> summeval, ``.jsonl`` with ``tgt`` -> s2e, other ``.jsonl``/``.csv``/``.tsv``/
-    ``.parquet`` -> table. A missing ``<testset>/<lp>`` whose ``<testset>/sources/<lp>.txt`` exists -> mtme.
+    Files: ``.json`` -> summeval, ``.jsonl`` with ``tgt`` -> s2e, a ``.csv``/``.tsv`` header or first
+    ``.jsonl`` record with ``system_a``, ``system_b`` and ``verdict`` -> pairwise, other ``.jsonl``/``.csv``/
+    ``.tsv``/``.parquet`` -> table. A missing ``<testset>/<lp>`` whose ``<testset>/sources/<lp>.txt`` exists -> mtme.
     """
     path = Path(path).expanduser()
     if path.is_dir():
@@ -97,7 +103,7 @@ def detect_format(path: str | Path) -> str | None:
         if suffix in (".jsonl", ".ndjson"):
             return _jsonl_kind(path)
         if suffix in _TABLE_SUFFIXES:
-            return "table"
+            return "pairwise" if suffix in (".csv", ".tsv", ".tab") and looks_pairwise(path) else "table"
         raise DataError(f"{path}: cannot tell the format from suffix {suffix!r}. Use .jsonl (subset2evaluate or long "
                         "table), .csv/.tsv/.parquet (long table), summeval.json, or force one with 'fmt:path' "
                         f"(formats: {', '.join(formats)}).")

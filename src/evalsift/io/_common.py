@@ -264,3 +264,23 @@ def check_extra(extra: Mapping[str, Sequence[Any]] | None, n_items: int, path: P
             )
         out[field] = values
     return out
+
+
+def plain_json(obj: Any) -> Any:
+    """A copy that strict JSON can hold: NaN and infinities become None, numpy values Python ones,
+    tuples and mappings lists and dicts.
+
+    >>> plain_json({"a": float("nan"), "b": (1, np.float64(2.5))})
+    {'a': None, 'b': [1, 2.5]}
+    """
+    if isinstance(obj, Mapping):
+        return {str(k): plain_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain_json(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return plain_json(obj.tolist())
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj

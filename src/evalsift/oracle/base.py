@@ -45,6 +45,13 @@ class Judgment:
     ``detail["reason"]`` says why). An error is never a verdict.
     ``shown_order`` records the presentation order ('ab' or 'ba') so position bias can be studied.
     Judgments are append-only: a correction is a new Judgment, never an edit.
+
+    A **score judgment** rates one system's output instead of comparing two: ``a`` is the system,
+    ``b`` is ``""``, ``verdict`` is None and ``detail["score"]`` holds the number (status 'done').
+
+    >>> Judgment(item_id="i1", a="A", b="", verdict=None, annotator="ann", kind="human",
+    ...          detail={"score": 70.0}).is_score
+    True
     """
 
     item_id: str
@@ -58,8 +65,29 @@ class Judgment:
     created_at: str = field(default_factory=_now)
     detail: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def is_score(self) -> bool:
+        """True for a score judgment (one system rated; ``detail["score"]``), False for a verdict."""
+        return self.b == ""
+
+    @property
+    def score(self) -> float | None:
+        """The score of a finished score judgment, else None."""
+        return float(self.detail["score"]) if self.is_score and self.status == "done" else None
+
     def __post_init__(self) -> None:
         check_choice("status", self.status, STATUSES, where=f"Judgment of item {self.item_id!r}")
+        if self.is_score:
+            if self.verdict is not None:
+                raise ParameterError(f"Judgment of item {self.item_id!r}: a score judgment (b='') has no verdict, got "
+                                     f"{self.verdict!r}", field="verdict", item_id=self.item_id)
+            if self.status == "done":
+                s = self.detail.get("score")
+                if isinstance(s, bool) or not isinstance(s, (int, float)) or s != s or s in (float("inf"), float("-inf")):
+                    raise ParameterError(f"Judgment of item {self.item_id!r}: a finished score judgment needs a finite "
+                                         f"detail['score'], got {s!r}", field="score", item_id=self.item_id,
+                                         system=self.a)
+            return
         if self.status == "done" and self.verdict not in VERDICTS:
             check_choice("verdict", self.verdict, VERDICTS, where=f"Judgment of item {self.item_id!r} (status 'done')")
         if self.status != "done" and self.verdict is not None:

@@ -6,6 +6,8 @@
   correlations, statistical cluster count, soft pairwise accuracy, prefix curves, needed to match).
 - :mod:`~evalsift.stats.wilcoxon`: the signed-rank test behind the cluster count, vectorised.
 - :mod:`~evalsift.stats.intervals`: standard errors of repeated measurements.
+- :mod:`~evalsift.stats.agreement`: inter-annotator agreement (Cohen's and Fleiss' kappa,
+  Krippendorff's alpha), also straight from a list of judgments.
 
 Everything public is importable from ``evalsift.stats`` directly.
 
@@ -14,6 +16,8 @@ Everything public is importable from ``evalsift.stats`` directly.
 (0.0529, 1.0)
 """
 
+from .agreement import (AGREEMENT_KINDS, ALPHA_LEVELS, AlphaResult, FleissResult, JudgmentMatrix, KappaResult,
+                        agreement_from_judgments, cohen_kappa, fleiss_kappa, judgment_matrix, krippendorff_alpha)
 from .intervals import standard_error
 from .ranking import (CLUSTER_CHAINS, CORRELATION_KINDS, MATCH_RULES, NeededToMatch, SystemClusters, cluster_count,
                       kendall_tau_b, kendall_tau_b_rows, needed_to_match, paired_t_p_values, prefix_cluster_counts,
@@ -23,6 +27,8 @@ from .risk import RISK_RULES, RiskAssessment, count_verdicts, hypergeometric_ris
 from .wilcoxon import EXACT_MAX_N, WILCOXON_METHODS, WILCOXON_TEST, WILCOXON_TESTS, signed_rank_p_values
 
 __all__ = [
+    "AGREEMENT_KINDS", "ALPHA_LEVELS", "AlphaResult", "FleissResult", "JudgmentMatrix", "KappaResult",
+    "agreement_from_judgments", "cohen_kappa", "fleiss_kappa", "judgment_matrix", "krippendorff_alpha",
     "CLUSTER_CHAINS", "CORRELATION_KINDS", "EXACT_MAX_N", "WILCOXON_METHODS", "WILCOXON_TESTS", "MATCH_RULES", "NeededToMatch", "RISK_RULES", "RiskAssessment",
     "SystemClusters", "WILCOXON_TEST", "cluster_count", "count_verdicts", "hypergeometric_risk", "kendall_tau_b",
     "kendall_tau_b_rows", "majority", "needed_to_match", "paired_t_p_values", "pairwise_risk",

@@ -1,0 +1,7 @@
+"""``python -m evalsift.cli`` is the ``evalsift`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

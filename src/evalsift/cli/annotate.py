@@ -1,0 +1,278 @@
+"""``evalsift serve`` and ``evalsift annotate new | add-annotator | status | export``: people judging."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+from pathlib import Path
+
+from ..errors import DataError, ParameterError
+from ._common import (add_encoder, add_quiet, load_data, note, open_unit, out_file, positive_float, positive_int,
+                      print_json, read_item_ids)
+
+
+def _add_db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default="evalsift.db", metavar="PATH", help="the workspace's SQLite store")
+
+
+def _scale(text: str) -> tuple[float, float]:
+    lo, sep, hi = text.partition("-") if not text.startswith("-") else ("", "", "")
+    try:
+        out = (float(lo), float(hi)) if sep else None
+    except ValueError:
+        out = None
+    if out is None or not out[0] < out[1]:
+        raise argparse.ArgumentTypeError(f"expected LOW-HIGH such as 0-100 or 1-5, got {text!r}")
+    return out
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``serve`` and ``annotate``."""
+    s = sub.add_parser("serve", help="the local annotation app (people judge in the browser)")
+    _add_db(s)
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (anything but loopback is warned about)")
+    s.add_argument("--port", type=positive_int, default=8000, help="port")
+    add_quiet(s)
+    s.set_defaults(handler=cmd_serve)
+
+    an = sub.add_parser("annotate", help="annotation projects: create, add annotators, status, export")
+    add_quiet(an)
+    asub = an.add_subparsers(dest="annotate_cmd", required=True, metavar="{new,add-annotator,status,export}")
+
+    new = asub.add_parser("new", help="a new project: a live pairwise decision, or a fixed selection")
+    _add_db(new)
+    new.add_argument("--name", required=True, help="project name (unique in the store)")
+    how = new.add_mutually_exclusive_group(required=True)
+    how.add_argument("--pairwise", action="store_true",
+                     help="a live pairwise project: a Session picks the items until it decides (needs --data, --a, --b)")
+    how.add_argument("--from", dest="picks", metavar="FILE",
+                     help="a fixed selection: the picks.jsonl of 'evalsift select' (needs --data, --mode)")
+    new.add_argument("--data", metavar="SPEC", help="the dataset the items and outputs come from")
+    new.add_argument("--include-refs", action="store_true", help="keep human references as systems (mt-metrics-eval)")
+    new.add_argument("--a", metavar="SYS", help="first system (pairwise)")
+    new.add_argument("--b", metavar="SYS", help="second system (pairwise)")
+    new.add_argument("--mode", choices=["pairwise", "score"], help="with --from: compare --a and --b, or score systems")
+    new.add_argument("--systems", metavar="A,B,...", help="with --mode score: the systems to score (default: all)")
+    new.add_argument("--scale", type=_scale, default=(0.0, 100.0), metavar="LOW-HIGH", help="score scale, e.g. 1-5")
+    new.add_argument("--method", default="diffuse", help="with --pairwise: the selector")
+    new.add_argument("--risk", type=open_unit, default=0.2, help="with --pairwise: stop once the risk is at or below this")
+    new.add_argument("--min-labels", type=positive_int, default=5, help="with --pairwise: first decision set size")
+    new.add_argument("--max-labels", type=positive_int, default=200, help="with --pairwise: cap on items asked about")
+    new.add_argument("--risk-rule", default="paper", choices=["paper", "tie_aware"], help="with --pairwise: stop rule")
+    new.add_argument("--seed", type=int, default=0, help="random seed")
+    add_encoder(new)
+    new.add_argument("--overlap", type=positive_int, default=1, help="judgments per item, from different people")
+    new.add_argument("--lease-seconds", type=positive_float, default=600.0,
+                     help="how long an item stays with one annotator before it goes back to the queue")
+    new.add_argument("--json", action="store_true", help='print {"project": ID, "admin_token": ...}')
+    add_quiet(new)
+    new.set_defaults(handler=cmd_new)
+
+    add = asub.add_parser("add-annotator", help="add a person; prints their link")
+    _add_db(add)
+    add.add_argument("--project", required=True, metavar="ID", help="project id or name")
+    add.add_argument("--name", required=True, help="the annotator's name (unique in the project)")
+    add.add_argument("--url", default="http://127.0.0.1:8000", help="the server's address, for the printed link")
+    add.add_argument("--json", action="store_true", help='print {"annotator": ID, "token": ..., "url": ...}')
+    add_quiet(add)
+    add.set_defaults(handler=cmd_add_annotator)
+
+    st = asub.add_parser("status", help="progress, the live decision, agreement")
+    _add_db(st)
+    st.add_argument("--project", required=True, metavar="ID", help="project id or name")
+    st.add_argument("--json", action="store_true", help="print JSON")
+    add_quiet(st)
+    st.set_defaults(handler=cmd_status)
+
+    ex = asub.add_parser("export", help="the judgments as JSONL, or scores as a dataset evalsift rank reads")
+    _add_db(ex)
+    ex.add_argument("--project", required=True, metavar="ID", help="project id or name")
+    ex.add_argument("--out", required=True, metavar="FILE",
+                    help="judgments.jsonl (our records); for score projects also .csv/.tsv/.parquet (a long table) "
+                         "or --format s2e")
+    ex.add_argument("--format", choices=["judgments", "table", "s2e"], default="judgments",
+                    help="judgments: our JSONL records; table / s2e: the mean score per item and system as the "
+                         "human metric 'human'")
+    add_quiet(ex)
+    ex.set_defaults(handler=cmd_export)
+
+
+def _store(args: argparse.Namespace, must_exist: bool = True):
+    from ..store import Store
+
+    if must_exist and not Path(args.db).exists():
+        raise DataError(f"--db {args.db} does not exist; create a project first with 'evalsift annotate new --db "
+                        f"{args.db} ...'", field="db")
+    return Store(args.db)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """``evalsift serve``."""
+    from ..web import serve
+
+    store = _store(args)
+    try:
+        loopback = ipaddress.ip_address(args.host).is_loopback
+    except ValueError:
+        loopback = args.host == "localhost"
+    if not loopback:
+        note(f"listening on {args.host}: other machines can reach this server; the tokens in the links are all that "
+             "protects it")
+    projects = store.projects()
+    print(f"evalsift annotation server on http://{args.host}:{args.port} ({len(projects)} project(s) in {args.db}); "
+          "Ctrl+C stops it", file=sys.stderr)
+    serve(args.db, args.host, args.port)
+    return 0
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    """``evalsift annotate new``."""
+    from ..restrict import restrict_pair
+    from ..select import build_selector
+    from ..web import Workspace
+
+    if not args.data:
+        raise ParameterError("annotate new needs --data SPEC: the dataset with the items and outputs to show",
+                             field="data")
+    pool = load_data(args)
+    store = _store(args, must_exist=False)
+    work = Workspace(store)
+    data = {"spec": args.data}
+    if args.pairwise:
+        if not (args.a and args.b):
+            raise ParameterError("--pairwise compares two systems: give --a SYS --b SYS", field="a")
+        r = restrict_pair(pool, args.a, args.b)
+        if r.dropped:
+            note(r.note())
+        sel = build_selector(args.method, args.seed, {"encoder": args.encoder})
+        pid, token = work.create_live_pairwise(args.name, r.pool, args.a, args.b, sel, risk=args.risk,
+                                               min_labels=args.min_labels, max_labels=args.max_labels,
+                                               risk_rule=args.risk_rule, overlap=args.overlap,
+                                               lease_seconds=args.lease_seconds, data=data)
+    else:
+        if not args.mode:
+            raise ParameterError("--from needs --mode pairwise (compare --a and --b) or --mode score", field="mode")
+        wanted = read_item_ids(args.picks)
+        index = {iid: i for i, iid in enumerate(pool.item_ids)}
+        unknown = [i for i in wanted if i not in index]
+        if unknown:
+            raise DataError(f"{args.picks}: {len(unknown)} item id(s) are not in {args.data!r} (first: {unknown[:3]})",
+                            item_id=unknown[0])
+        sub = pool.subset([index[i] for i in dict.fromkeys(wanted)])
+        systems = [s.strip() for s in args.systems.split(",")] if args.systems else None
+        if args.mode == "pairwise":
+            if not (args.a and args.b):
+                raise ParameterError("--mode pairwise compares two systems: give --a SYS --b SYS", field="a")
+            r = restrict_pair(sub, args.a, args.b)
+            if r.dropped:
+                note(r.note())
+            sub = r.pool
+        pid, token = work.create_fixed(args.name, sub, mode=args.mode, a=args.a, b=args.b, systems=systems,
+                                       scale=args.scale, overlap=args.overlap, lease_seconds=args.lease_seconds,
+                                       data=data)
+    if args.json:
+        print_json({"project": pid, "admin_token": token})
+    else:
+        print(f"project {pid} ({args.name}) in {args.db}")
+        print(f"admin token (shown once): {token}")
+        print(f"admin page: http://127.0.0.1:8000/admin/{pid}?token={token}  (after 'evalsift serve --db {args.db}')")
+    return 0
+
+
+def cmd_add_annotator(args: argparse.Namespace) -> int:
+    """``evalsift annotate add-annotator``."""
+    store = _store(args)
+    project = store.project(args.project)
+    aid, token = store.add_annotator(project.id, args.name)
+    url = f"{args.url.rstrip('/')}/a/{token}"
+    if args.json:
+        print_json({"annotator": aid, "token": token, "url": url})
+    else:
+        print(f"{args.name}: {url}")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """``evalsift annotate status``."""
+    from ..web import Workspace
+
+    store = _store(args)
+    status = Workspace(store).status(store.project(args.project).id)
+    if args.json:
+        print_json(status)
+        return 0
+    p = status["project"]
+    print(f"project {p['id']} ({p['name']}): {p['kind']}, {p['mode']}; {status['items']} items; annotators: "
+          f"{', '.join(status['annotators']) or 'none'}")
+    print(f"judgments: {status['judgments']['done']} done, {status['judgments']['skipped']} skipped; "
+          f"open leases {status['open_leases']}")
+    d = status.get("decision")
+    if d:
+        head = (f"decided: {d['winner']} wins" if d["decided"] and d["winner"] else
+                "decided: inconclusive" if d["decided"] else
+                f"leader {d['leader']}, at least {d['more_needed_at_least']} more needed" if d["leader"] else "no leader yet")
+        print(f"{head}; {status['settings']['a']} {d['wins_a']} - {d['wins_b']} {status['settings']['b']} "
+              f"({d['ties']} ties); risk {d['risk']:.4f} (stop at {d['risk_threshold']}; {d['note']})")
+    ag = status.get("agreement") or {}
+    shown = {k: v for k, v in ag.items() if not isinstance(v, (dict, list))}
+    if shown:
+        print("agreement: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in shown.items()))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """``evalsift annotate export``."""
+    store = _store(args)
+    project = store.project(args.project)
+    out = out_file(args.out)
+    if args.format == "judgments":
+        n = store.export_jsonl(project.id, out)
+        print(f"wrote {n} judgments to {out}", file=sys.stderr)
+        return 0
+    if project.kind != "score":
+        raise ParameterError(f"--format {args.format} writes scores, and project {project.name!r} holds pairwise "
+                             "verdicts; use --format judgments", field="format")
+    from ..io import write_s2e_jsonl, write_table
+
+    pool, counts = scores_pool(store, project.id)
+    if args.format == "s2e":
+        write_s2e_jsonl(pool, out)
+    else:
+        write_table(pool, out)
+    print(f"wrote {pool.n_items} items x {pool.n_systems} systems ({counts} scores; metric 'human' = the mean over "
+          f"annotators) to {out}", file=sys.stderr)
+    return 0
+
+
+def scores_pool(store, project_id: int):
+    """The project's items as a Pool whose metric ``human`` is each (item, system)'s mean score
+    (latest per annotator), with ``n_annotators`` the number of annotators behind it."""
+    import numpy as np
+
+    from ..pool import Pool
+
+    project = store.project(project_id)
+    items = store.items(project_id)
+    systems = project.settings["systems"]
+    latest: dict[tuple[str, str, str], float] = {}
+    for j in store.judgments(project_id):
+        if j.is_score:
+            key = (j.item_id, j.a, j.annotator)
+            if j.status == "done":
+                latest[key] = j.score
+            else:
+                latest.pop(key, None)
+    index = {r["item_id"]: k for k, r in enumerate(items)}
+    col = {s: k for k, s in enumerate(systems)}
+    sums = np.zeros((len(items), len(systems)))
+    n = np.zeros((len(items), len(systems)))
+    for (item, system, _), value in latest.items():
+        sums[index[item], col[system]] += value
+        n[index[item], col[system]] += 1
+    mean = np.where(n > 0, sums / np.maximum(n, 1), np.nan)
+    pool = Pool(item_ids=[r["item_id"] for r in items], inputs=[r["input"] for r in items], systems=systems,
+                outputs={s: [r["outputs"].get(s) for r in items] for s in systems},
+                scores={"human": mean, "n_annotators": n}, human_metrics=["human"], name=project.name)
+    return pool, len(latest)
+

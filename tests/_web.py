@@ -1,0 +1,83 @@
+"""Helpers for the annotation-app tests: a real uvicorn server on 127.0.0.1, an HTTP client, pools."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+
+from evalsift.pool import Pool
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``evalsift.web.create_app(db)`` served by uvicorn in a thread on 127.0.0.1."""
+
+    def __init__(self, db) -> None:
+        import uvicorn
+
+        from evalsift.web import create_app
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server = uvicorn.Server(uvicorn.Config(create_app(db), host="127.0.0.1", port=self.port,
+                                                    log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> "Server":
+        self.thread.start()
+        t0 = time.time()
+        while not self.server.started:
+            if time.time() - t0 > 20:
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+def call(method: str, url: str, token: str | None = None, body=None) -> tuple[int, dict]:
+    """One HTTP request; ``(status, JSON body)``."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read() or b"{}")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def get_text(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def pair_pool(n: int = 60, p_a: float = 1.0, seed: int = 0, evil: bool = False) -> Pool:
+    """Two systems whose outputs differ; a human score under which A wins a share ``p_a`` of items."""
+    rng = np.random.default_rng(seed)
+    a_wins = rng.random(n) < p_a
+    out_a = [f"Answer A{k}: the cat sat on mat {k % 7}." for k in range(n)]
+    out_b = [f"Answer B{k}: a dog ran by the park {k % 5}." for k in range(n)]
+    if evil:
+        out_a[0] = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+    return Pool(item_ids=[f"i{k}" for k in range(n)], inputs=[f"Question {k}?" for k in range(n)],
+                systems=["A", "B"], outputs={"A": out_a, "B": out_b},
+                scores={"human": np.column_stack([a_wins, ~a_wins]).astype(float)}, human_metrics=["human"],
+                name="pairs")

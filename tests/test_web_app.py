@@ -1,0 +1,149 @@
+"""The annotation app over real HTTP on 127.0.0.1: the JSON API, tokens, escaping, and kill -9 of the server."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the annotation app needs evalsift[web]")
+pytest.importorskip("uvicorn", reason="the annotation app needs evalsift[web]")
+
+from evalsift.select import make_selector  # noqa: E402
+from evalsift.store import Store  # noqa: E402
+from evalsift.web import Workspace  # noqa: E402
+
+from _web import Server, call, free_port, get_text, pair_pool  # noqa: E402
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def project(tmp_path, name="live", evil=False):
+    db = tmp_path / "w.db"
+    work = Workspace(Store(db))
+    pid, admin = work.create_live_pairwise(name, pair_pool(n=60, evil=evil), "A", "B",
+                                           make_selector("random", seed=0), risk=0.2)
+    tokens = {n: work.store.add_annotator(pid, n)[1] for n in ("alice", "bob")}
+    return db, pid, admin, tokens
+
+
+def test_api_flow_tokens_and_idempotency(tmp_path):
+    db, pid, admin, tok = project(tmp_path)
+    with Server(db) as srv:
+        assert call("GET", f"{srv.url}/api/v1/next")[0] == 401
+        assert call("GET", f"{srv.url}/api/v1/next", "not-a-token")[0] == 401
+        code, a = call("GET", f"{srv.url}/api/v1/next", tok["alice"])
+        assert code == 200 and len(a["outputs"]) == 2 and a["answers"] == {"1": "first", "2": "second", "0": "tie"}
+        # bob cannot answer alice's assignment
+        code, err = call("POST", f"{srv.url}/api/v1/judgments", tok["bob"], {"assignment_id": a["assignment_id"],
+                                                                            "verdict": "1"})
+        assert code == 403 and "someone else" in err["error"]
+        body = {"assignment_id": a["assignment_id"], "verdict": "1", "idempotency_key": "k-1"}
+        c1, r1 = call("POST", f"{srv.url}/api/v1/judgments", tok["alice"], body)
+        c2, r2 = call("POST", f"{srv.url}/api/v1/judgments", tok["alice"], body)  # a double submit
+        assert c1 == c2 == 200 and r1["id"] == r2["id"] and r1["stored"]
+        code, err = call("POST", f"{srv.url}/api/v1/judgments", tok["alice"], {"assignment_id": a["assignment_id"],
+                                                                              "verdict": "left"})
+        assert code == 422 and err["field"] == "verdict"
+        # the status needs the admin token
+        assert call("GET", f"{srv.url}/api/v1/projects/{pid}/status", tok["alice"])[0] == 403
+        assert call("GET", f"{srv.url}/api/v1/projects/999/status", admin)[0] == 404
+        code, st = call("GET", f"{srv.url}/api/v1/projects/{pid}/status", admin)
+        assert code == 200 and st["judgments"]["done"] == 1 and st["decision"]["decided"] is False
+        assert get_text(f"{srv.url}/admin/{pid}?token=wrong")[0] == 403
+        assert get_text(f"{srv.url}/a/wrong")[0] == 403
+    assert len(Store(db).judgments(pid)) == 1
+
+
+def test_pages_render_everything_escaped(tmp_path):
+    db, pid, admin, tok = project(tmp_path, name="<script>alert(1)</script>", evil=True)
+    st = Store(db)
+    st.add_annotator(pid, '<img src=x onerror="alert(2)">')
+    with Server(db) as srv:
+        code, html = get_text(f"{srv.url}/admin/{pid}?token={admin}")
+        assert code == 200 and "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
+        assert '<img src=x onerror' not in html and "&lt;img src=x onerror" in html
+        code, html = get_text(f"{srv.url}/a/{tok['alice']}")
+        assert code == 200 and "<script>alert(1)" not in html
+
+
+SERVE = """
+import sys
+sys.path.insert(0, {src!r})
+from evalsift.web import serve
+serve({db!r}, "127.0.0.1", {port})
+"""
+
+
+def _start(db, port):
+    p = subprocess.Popen([sys.executable, "-c", SERVE.format(src=SRC, db=str(db), port=port)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t0 = time.time()
+    while time.time() - t0 < 30:
+        try:
+            if call("GET", f"http://127.0.0.1:{port}/api/v1/next")[0] == 401:
+                return p
+        except OSError:
+            time.sleep(0.1)
+    p.kill()
+    raise RuntimeError("server did not start")
+
+
+def _client(port, token, sent, acked, stop):
+    """Submit as fast as possible until the server goes away (or ``stop`` is set)."""
+    while not stop.is_set():
+        try:
+            code, a = call("GET", f"http://127.0.0.1:{port}/api/v1/next", token)
+            if a.get("done"):
+                return
+            key = f"sub-{a['assignment_id']}"
+            sent[key] = a["assignment_id"]
+            code, res = call("POST", f"http://127.0.0.1:{port}/api/v1/judgments", token,
+                             {"assignment_id": a["assignment_id"], "verdict": "1", "idempotency_key": key})
+            if code == 200:
+                acked[key] = res["id"]  # acknowledged: it must survive anything
+        except OSError:  # the server was killed under us
+            return
+
+
+def test_kill_9_while_submitting_loses_no_acknowledged_judgment(tmp_path):
+    import threading
+
+    db = tmp_path / "w.db"
+    work = Workspace(Store(db))
+    pid, admin = work.create_fixed("fixed", pair_pool(n=2000), mode="pairwise", a="A", b="B", overlap=1)
+    token = work.store.add_annotator(pid, "alice")[1]
+    port = free_port()
+    acked, sent = {}, {}
+    rounds = 4
+    for r in range(rounds):
+        server = _start(db, port)
+        stop = threading.Event()
+        client = threading.Thread(target=_client, args=(port, token, sent, acked, stop))
+        client.start()
+        time.sleep(0.6 + 0.3 * r)
+        os.kill(server.pid, signal.SIGKILL)  # while the client is submitting
+        server.wait()
+        stop.set()
+        client.join(30)
+    rows = Store(db).judgment_rows(pid)
+    keys = [r["idempotency_key"] for r in rows]
+    assert set(acked) <= set(keys) and len(keys) == len(set(keys))  # every 200 is there, none twice
+    assert {r["id"] for r in rows if r["idempotency_key"] in acked} == set(acked.values())
+    # the client re-sends whatever it is unsure of after the restart: still once each
+    server = _start(db, port)
+    try:
+        for key, assignment in sent.items():
+            code, _ = call("POST", f"http://127.0.0.1:{port}/api/v1/judgments", token,
+                           {"assignment_id": assignment, "verdict": "1", "idempotency_key": key})
+            assert code == 200
+    finally:
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait()
+    rows = Store(db).judgment_rows(pid)
+    assert len(rows) == len(sent) == len({r["idempotency_key"] for r in rows}) and len(acked) > 0
+    print(json.dumps({"rounds": rounds, "acknowledged": len(acked), "sent": len(sent), "stored": len(rows)}))
