@@ -57,10 +57,10 @@ def cmd_judge(args: argparse.Namespace) -> int:
     if unknown:
         raise DataError(f"{args.items}: {len(unknown)} item id(s) are not in {args.data!r} (first: {unknown[:3]})",
                         item_id=unknown[0])
+    if args.mode == "pairwise" and not (args.a and args.b):
+        raise ParameterError("judge --mode pairwise compares two systems: give --a SYS --b SYS", field="a")
     oracle = build_oracle(args, args.oracle)
     if args.mode == "pairwise":
-        if not (args.a and args.b):
-            raise ParameterError("judge --mode pairwise compares two systems: give --a SYS --b SYS", field="a")
         r = restrict_pair(pool, args.a, args.b)
         if r.dropped:
             note(r.note())
