@@ -243,3 +243,48 @@ def test_decision_is_json_ready_and_auditable():
     assert data["method"] == "random" and data["outcome"] == "winner" and "bias_note" in data
     assert [r["verdict"] for r in data["judged"]] == ["a"] * data["labels_used"]
     assert all(r["votes"] == {"metric:human": "a"} for r in data["judged"])
+
+
+def test_judge_errors_are_retried_later_and_then_reported():
+    pool = random_pair_pool(n=200, p_a=1.0, seed=6)
+
+    class Flaky:
+        """Fails the first time it sees an item whose number is a multiple of 3; answers 'a' otherwise."""
+
+        name, kind = "flaky", "llm"
+
+        def __init__(self):
+            self.seen = []
+
+        def judge_pairs(self, pool, items, a, b):
+            out = []
+            for i in items:
+                iid = pool.item_ids[i]
+                first = iid not in self.seen
+                self.seen.append(iid)
+                if int(iid[1:]) % 3 == 0 and first:
+                    out.append(j(iid, None, status="error", a=a, b=b))
+                else:
+                    out.append(j(iid, "a", a=a, b=b))
+            return out
+
+    flaky = Flaky()
+    s = Session(pool, RandomSelector(seed=2), risk=0.01, min_labels=10)
+    d = s.run(flaky)
+    errored = [iid for iid in dict.fromkeys(flaky.seen) if int(iid[1:]) % 3 == 0]
+    retried = [iid for iid in errored if flaky.seen.count(iid) == 2]  # asked once more with the next batch
+    left = [iid for iid in errored if flaky.seen.count(iid) == 1]  # failed in the last batch: reported
+    assert len(retried) >= 2 and len(retried) + len(left) == len(errored)
+    assert d.winner == "A" and d.errors == len(left)
+    assert {r["item_id"] for r in d.judged if r["state"] == "error"} == set(left)
+    again = Session.resume(pool, s.settings(), s.judgments)
+    _same(again.decision(), d)
+
+    class Broken:
+        name, kind = "broken", "llm"
+
+        def judge_pairs(self, pool, items, a, b):
+            return [j(pool.item_ids[i], None, status="error", a=a, b=b) for i in items]
+
+    d = Session(pool, RandomSelector(), risk=0.2, max_labels=12).run(Broken())
+    assert d.outcome == "inconclusive" and d.errors == 12 and d.labels_used == 0

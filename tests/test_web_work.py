@@ -171,3 +171,26 @@ def test_stored_sets_rebuild_the_session_without_the_data(tmp_path):
     fresh = Workspace(Store(tmp_path / "w.db"))  # a restarted server: rebuilt from the store alone
     assert fresh.status(pid)["decision"] == before
     assert np.isfinite(before["risk"])
+
+
+def test_pairwise_export_replays_as_judgments(tmp_path, capsys):
+    work, pid, pool, truth = live(tmp_path)
+    aid, _ = work.store.add_annotator(pid, "alice")
+    alice = {"id": aid, "project_id": pid, "name": "alice"}
+    while not (a := work.next_for(alice)).get("done"):
+        work.submit(alice, a["assignment_id"], answer=answer_for(work, alice, a, truth), comment="ok, \"quoted\"")
+    from evalsift.cli import main
+    from evalsift.io.pairwise import read_pairwise
+
+    out = tmp_path / "verdicts.csv"
+    assert main(["annotate", "export", "--db", str(tmp_path / "w.db"), "--project", str(pid), "--out", str(out),
+                 "--format", "pairwise"]) == 0
+    back = read_pairwise(out)
+    stored = work.store.judgments(pid)
+    assert [(j.item_id, j.a, j.b, j.verdict, j.annotator) for j in back.judgments] == \
+        [(j.item_id, j.a, j.b, j.verdict, j.annotator) for j in stored]
+    capsys.readouterr()
+    assert main(["compare", "--data", str(out), "--a", "A", "--b", "B", "--oracle", f"judgments:{out}",
+                 "--method", "random", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["winner"] == "A" and d["pool_size"] == len(stored)  # only the judged items can be compared

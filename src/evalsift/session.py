@@ -327,12 +327,23 @@ class Session:
             self._request(nxt.items)
         return self.done
 
-    def run(self, oracle: Oracle) -> Decision:
+    def run(self, oracle: Oracle, *, retry_errors: int = 1) -> Decision:
         """Drive the loop with ``oracle`` until done, or until every open item is out for judgment
         (an asynchronous oracle answers later: then the Decision's outcome is 'waiting'). Items
-        already asked are never asked again."""
+        already asked are never asked again -- except that an item whose judge failed (``error``)
+        is asked again, up to ``retry_errors`` times, with the next batch (the loop has moved on
+        without it meanwhile; a later verdict counts from then on). Errors left at the end are
+        reported in the Decision (``errors``; ``judged[...]["error"]`` gives the reason).
+
+        Retries go first in the batch, so replaying the recorded judgments in order
+        (:meth:`resume`) reaches the same state."""
+        tried: dict[int, int] = {}
         while not self.done:
             todo = self.pending()
+            retry = [i for i in self._requested if self._state(i) == "error" and tried.get(i, 0) < retry_errors]
+            for i in retry:
+                tried[i] = tried.get(i, 0) + 1
+            todo = [*retry, *todo]
             if todo:
                 judgments = oracle.judge_pairs(self.pool, todo, self.a, self.b)
                 for j in judgments:

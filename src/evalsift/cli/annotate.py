@@ -91,8 +91,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ex.add_argument("--out", required=True, metavar="FILE",
                     help="judgments.jsonl (our records); for score projects also .csv/.tsv/.parquet (a long table) "
                          "or --format s2e")
-    ex.add_argument("--format", choices=["judgments", "table", "s2e"], default="judgments",
-                    help="judgments: our JSONL records; table / s2e: the mean score per item and system as the "
+    ex.add_argument("--format", choices=["judgments", "pairwise", "table", "s2e"], default="judgments",
+                    help="judgments: our JSONL records; pairwise: a pairwise table (.csv/.tsv/.jsonl) that "
+                         "--oracle judgments:FILE replays; table / s2e: the mean score per item and system as the "
                          "human metric 'human'")
     add_quiet(ex)
     ex.set_defaults(handler=cmd_export)
@@ -230,9 +231,16 @@ def cmd_export(args: argparse.Namespace) -> int:
         n = store.export_jsonl(project.id, out)
         print(f"wrote {n} judgments to {out}", file=sys.stderr)
         return 0
+    if args.format == "pairwise":
+        if project.kind != "pairwise":
+            raise ParameterError(f"--format pairwise writes verdicts, and project {project.name!r} holds scores; use "
+                                 "--format table or s2e", field="format")
+        n = write_pairwise_table(store, project.id, out)
+        print(f"wrote {n} verdicts to {out} (replay them with --oracle judgments:{out})", file=sys.stderr)
+        return 0
     if project.kind != "score":
         raise ParameterError(f"--format {args.format} writes scores, and project {project.name!r} holds pairwise "
-                             "verdicts; use --format judgments", field="format")
+                             "verdicts; use --format pairwise or judgments", field="format")
     from ..io import write_s2e_jsonl, write_table
 
     pool, counts = scores_pool(store, project.id)
@@ -243,6 +251,39 @@ def cmd_export(args: argparse.Namespace) -> int:
     print(f"wrote {pool.n_items} items x {pool.n_systems} systems ({counts} scores; metric 'human' = the mean over "
           f"annotators) to {out}", file=sys.stderr)
     return 0
+
+
+def write_pairwise_table(store, project_id: int, path: Path) -> int:
+    """The project's finished verdicts as a pairwise table (``item_id, system_a, system_b, verdict,
+    annotator, input, output_a, output_b, shown_order, comment``); CSV, TSV or JSONL by suffix."""
+    import csv
+    import json
+
+    items = {r["item_id"]: r for r in store.items(project_id)}
+    rows = []
+    for j in store.judgments(project_id):
+        if j.status != "done" or j.is_score:
+            continue
+        it = items.get(j.item_id, {"input": None, "outputs": {}})
+        rows.append({"item_id": j.item_id, "system_a": j.a, "system_b": j.b, "verdict": j.verdict,
+                     "annotator": j.annotator, "input": it["input"], "output_a": it["outputs"].get(j.a),
+                     "output_b": it["outputs"].get(j.b), "shown_order": j.shown_order,
+                     "comment": j.detail.get("comment", "")})
+    suffix = Path(path).suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        with open(path, "w", encoding="utf-8") as f:
+            for r in rows:
+                f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    elif suffix in (".csv", ".tsv", ".tab"):
+        fields = ["item_id", "system_a", "system_b", "verdict", "annotator", "input", "output_a", "output_b",
+                  "shown_order", "comment"]
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields, delimiter="," if suffix == ".csv" else "\t")
+            w.writeheader()
+            w.writerows({k: "" if v is None else v for k, v in r.items()} for r in rows)
+    else:
+        raise ParameterError(f"--out {path}: a pairwise table is .csv, .tsv or .jsonl", field="out")
+    return len(rows)
 
 
 def scores_pool(store, project_id: int):
