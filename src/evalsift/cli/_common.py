@@ -260,6 +260,18 @@ def read_item_ids(path: str) -> list[str]:
     return ids
 
 
+def picked_positions(path: str, pool, data: str) -> list[int]:
+    """Positions in ``pool`` of the items a picks file names, in file order, each once; an id that
+    the data lacks is a DataError naming the file and the ids."""
+    wanted = read_item_ids(path)
+    index = {iid: i for i, iid in enumerate(pool.item_ids)}
+    unknown = [i for i in wanted if i not in index]
+    if unknown:
+        raise DataError(f"{path}: {len(unknown)} item id(s) are not in {data!r} (first: {unknown[:3]}); were the "
+                        "picks made from another dataset?", item_id=unknown[0])
+    return [index[i] for i in dict.fromkeys(wanted)]
+
+
 def out_file(path: str) -> Path:
     """An output file path whose folder exists (created); an existing folder is refused."""
     p = Path(path)

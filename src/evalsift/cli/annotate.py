@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..errors import DataError, ParameterError
 from ._common import (add_encoder, add_quiet, load_data, note, open_unit, out_file, positive_float, positive_int,
-                      print_json, read_item_ids)
+                      picked_positions, print_json)
 
 
 def _add_db(p: argparse.ArgumentParser) -> None:
@@ -154,13 +154,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     else:
         if not args.mode:
             raise ParameterError("--from needs --mode pairwise (compare --a and --b) or --mode score", field="mode")
-        wanted = read_item_ids(args.picks)
-        index = {iid: i for i, iid in enumerate(pool.item_ids)}
-        unknown = [i for i in wanted if i not in index]
-        if unknown:
-            raise DataError(f"{args.picks}: {len(unknown)} item id(s) are not in {args.data!r} (first: {unknown[:3]})",
-                            item_id=unknown[0])
-        sub = pool.subset([index[i] for i in dict.fromkeys(wanted)])
+        sub = pool.subset(picked_positions(args.picks, pool, args.data))
         systems = [s.strip() for s in args.systems.split(",")] if args.systems else None
         if args.mode == "pairwise":
             if not (args.a and args.b):

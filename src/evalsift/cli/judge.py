@@ -7,9 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import DataError, ParameterError
+from ..errors import ParameterError
 from ._common import (ORACLE_HELP, add_data, add_judge_opts, add_quiet, build_oracle, load_data, name_list, note,
-                      out_file, positive_int, read_item_ids)
+                      out_file, picked_positions, positive_int)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,12 +51,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
     out = out_file(args.out)
     pool = load_data(args)
-    wanted = read_item_ids(args.items)
-    index = {iid: i for i, iid in enumerate(pool.item_ids)}
-    unknown = [i for i in wanted if i not in index]
-    if unknown:
-        raise DataError(f"{args.items}: {len(unknown)} item id(s) are not in {args.data!r} (first: {unknown[:3]})",
-                        item_id=unknown[0])
+    wanted = [pool.item_ids[i] for i in picked_positions(args.items, pool, args.data)]
     if args.mode == "pairwise" and not (args.a and args.b):
         raise ParameterError("judge --mode pairwise compares two systems: give --a SYS --b SYS", field="a")
     oracle = build_oracle(args, args.oracle)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import DataError
-from ._common import add_data, add_quiet, load_data, name_list, note, open_unit, print_json, read_item_ids
+from ._common import add_data, add_quiet, load_data, name_list, note, open_unit, picked_positions, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,13 +31,7 @@ def cmd_rank(args: argparse.Namespace) -> int:
     if args.systems:
         pool = pool.with_systems(args.systems)
     if args.items:
-        wanted = read_item_ids(args.items)
-        index = {iid: i for i, iid in enumerate(pool.item_ids)}
-        unknown = [i for i in wanted if i not in index]
-        if unknown:
-            raise DataError(f"{args.items}: {len(unknown)} item id(s) are not in {args.data!r} (first: {unknown[:3]}); "
-                            "were the picks made from another dataset?", item_id=unknown[0])
-        pool = pool.subset([index[i] for i in dict.fromkeys(wanted)])
+        pool = pool.subset(picked_positions(args.items, pool, args.data))
     r = restrict_ranking(pool, args.human_metric)
     if r.items_left_out or r.systems_left_out:
         note(r.note())
