@@ -210,9 +210,16 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"{head}; {status['settings']['a']} {d['wins_a']} - {d['wins_b']} {status['settings']['b']} "
               f"({d['ties']} ties); risk {d['risk']:.4f} (stop at {d['risk_threshold']}; {d['note']})")
     ag = status.get("agreement") or {}
-    shown = {k: v for k, v in ag.items() if not isinstance(v, (dict, list))}
-    if shown:
-        print("agreement: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in shown.items()))
+    if ag.get("n_items_multi"):
+        def num(x):
+            return "-" if x is None or x != x else f"{x:.3f}"
+
+        print(f"agreement over {ag['n_items_multi']} item(s) judged by 2+ people: {num(ag.get('percent_agreement'))}% "
+              f"agree; Cohen's kappa (mean) {num((ag.get('cohen') or {}).get('mean'))}; Fleiss' kappa "
+              f"{num((ag.get('fleiss') or {}).get('kappa'))}; Krippendorff's alpha "
+              f"{num((ag.get('krippendorff') or {}).get('alpha'))}")
+    else:
+        print("agreement: no item has been judged by 2 or more people yet")
     return 0
 
 
