@@ -70,7 +70,7 @@ def test_shown_order_is_recorded_and_mapped_back(tmp_path):
     assert [j.shown_order for j in js] == orders
 
 
-def test_overlap_two_people_each_item_twice_never_twice_by_one(tmp_path):
+def test_overlap_two_people_each_item_twice_never_twice_by_one(tmp_path, capsys):
     work, pid, pool, truth = live(tmp_path, overlap=2)
     people = []
     for name in ("alice", "bob"):
@@ -99,6 +99,12 @@ def test_overlap_two_people_each_item_twice_never_twice_by_one(tmp_path):
     # both people answered every item as the truth says: they agree completely (kappa is undefined when
     # every verdict is the same label; percent agreement is 100)
     assert ag["n_items_multi"] == len(per_item) and ag["percent_agreement"] == 100.0
+    from evalsift.cli import main
+
+    assert main(["annotate", "status", "--db", str(tmp_path / "w.db"), "--project", str(pid)]) == 0
+    text = capsys.readouterr().out
+    assert f"agreement over {len(per_item)} item(s) judged by 2+ people: 100.000% agree" in text
+    assert "decided: A wins" in text
 
 
 def test_expired_lease_goes_to_someone_else_and_a_late_answer_is_kept(tmp_path):
