@@ -4,7 +4,8 @@ and commit, from the provenance the benchmark commands store in results.json).
     python benchmarks/results_tables.py bench-out > tables.md
 
 Reads ``bench-out/diffuse/*`` (benchmarks/diffuse_tables.sh), ``bench-out/subset/*``
-(benchmarks/subset_tables.sh) and ``bench-out/judgments/*`` (bench pairwise with recorded judgments).
+(benchmarks/subset_tables.sh), ``bench-out/judgments/*`` (bench pairwise with recorded judgments)
+and ``bench-out/calibration/*`` (benchmarks/calibration_tables.sh).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tables import pairwise_table, produced_by, subset_table  # noqa: E402
+from tables import calibration_table, pairwise_table, produced_by, subset_table  # noqa: E402
 
 WMT_BUDGETS = "5,10,20,50,100,200".split(",")
 SUMMEVAL_BUDGETS = "5,10,20,40,60,80".split(",")
@@ -72,6 +73,13 @@ def main() -> None:
             res = load(f)
             if res is not None:
                 print(pairwise_table(res, SUMMEVAL_BUDGETS) + "\n")
+    c = root / "calibration"
+    if c.is_dir():
+        print("## Stop rules: is the stated risk true?\n")
+        for f in sorted(c.iterdir()):
+            res = load(f)
+            if res is not None:
+                print(calibration_table(res) + "\n")
 
 
 if __name__ == "__main__":

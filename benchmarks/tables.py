@@ -1,4 +1,4 @@
-"""Print Markdown tables from ``results.json`` files written by ``evalsift bench pairwise|subset``.
+"""Print Markdown tables from ``results.json`` files written by ``evalsift bench pairwise|subset|calibration``.
 
     python benchmarks/tables.py bench-out/diffuse/*/results.json [--budgets 10,20,50,100,200]
 """
@@ -53,6 +53,62 @@ def subset_table(res: dict) -> str:
     return "\n".join(lines)
 
 
+def calibration_table(res: dict) -> str:
+    """Per stated risk, one table: rows method/rule, columns the cases (synthetic gaps and ties, real
+    data all and close); a cell is 'wrong% / named% / mean labels' and ** marks a cell whose wrong
+    share lies significantly above the stated risk."""
+    cases = [(f"syn {k}", v) for k, v in res.get("synthetic", {}).get("cells", {}).items()]
+    if "real" in res:
+        cases += [(f"{res['real']['data']} {k}", v) for k, v in res["real"]["cells"].items()]
+    combos = []
+    for _, cell in cases:
+        for m, by_rule in cell.items():
+            for rule in by_rule:
+                if (m, rule) not in combos:
+                    combos.append((m, rule))
+    lines = [produced_by(res), ""]
+    if "real" in res:
+        r = res["real"]
+        lines += [f"Real data: {r['data']}, oracle `{r['oracle']}`, {r['pairs']} pairs x {r['seeds']} seeds = "
+                  f"{r['cases']} test sets ({r['close_cases']} close, gap < 0.05; {r['skipped_tied']} tied, skipped); "
+                  f"gap quartiles {', '.join(f'{q:.3f}' for q in r.get('gap_quartiles', []))}.", ""]
+    if "synthetic" in res:
+        sy = res["synthetic"]
+        lines += [f"Synthetic: {sy['items']} items, {sy['runs_per_cell']} pools per case.", ""]
+    for risk in res["risks"]:
+        key = f"{risk:g}"
+        lines += [f"stated risk {key}: wrong % / named a winner % / mean labels (** = wrong share significantly "
+                  f"above {key}):", "",
+                  "| method / rule | " + " | ".join(c for c, _ in cases) + " |", "|---|" + "---|" * len(cases)]
+        for m, rule in combos:
+            cells = []
+            for _, cell in cases:
+                c = cell.get(m, {}).get(rule, {}).get(key)
+                if not c or not c.get("runs"):
+                    cells.append("")
+                    continue
+                mark = "**" if c["exceeds"] else ""
+                cells.append(f"{mark}{100 * c['wrong']:.1f}{mark} / {100 * c['declared']:.0f} / {c['mean_labels']:.0f}")
+            lines.append(f"| {m} / {rule} | " + " | ".join(cells) + " |")
+        lines.append("")
+    cov = []
+    for label, part in (("synthetic", res.get("synthetic")), ("real", res.get("real"))):
+        if part:
+            s = part["summary"].get("anytime", {})
+            if "coverage_minus_nominal" in s:
+                cov.append(f"{label}: lowest coverage minus nominal {s['coverage_minus_nominal']:+.3f}")
+    if cov:
+        lines.append("Interval coverage (anytime rule, win-rate interval at the stop vs the pool's true win rate): "
+                     + "; ".join(cov) + ".")
+    summary = []
+    for label, part in (("synthetic", res.get("synthetic")), ("real", res.get("real"))):
+        if part:
+            summary.append(label + ": " + ", ".join(f"{rule} {s['exceeds']}/{s['cells']}"
+                                                    for rule, s in part["summary"].items()))
+    lines.append("Cells exceeding their stated risk: " + "; ".join(summary) + ".")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+")
@@ -60,7 +116,10 @@ def main() -> None:
     args = ap.parse_args()
     for f in args.files:
         res = json.loads(Path(f).read_text())
-        print(pairwise_table(res, args.budgets.split(",")) if "oracle_metric" in res else subset_table(res))
+        if "guarantee" in res:
+            print(calibration_table(res))
+        else:
+            print(pairwise_table(res, args.budgets.split(",")) if "oracle_metric" in res else subset_table(res))
         print()
 
 

@@ -211,3 +211,47 @@ def test_select_within_a_cost_budget(capsys, tmp_path):
     rows = [json.loads(l) for l in out.read_text().splitlines()]
     assert code == 0 and 0 < len(rows) < 300 and sum(r["cost"] for r in rows) <= 60  # demo costs total 323
     assert "milp" in err or "greedy" in err
+
+
+def test_bench_calibration_synthetic_dead_heats(capsys, tmp_path):
+    """On dead heats every named winner is wrong: the anytime rule keeps its stated risk, the DiffUse
+    paper's rules do not (they name a winner in most runs; with 30% ties the paper rule, which counts
+    ties against the leader, is held back -- the tie-aware one is not). The claims could fail."""
+    code, out, _ = run(capsys, "--quiet", "bench", "calibration", "--runs", "60", "--gaps", "0", "--ties", "0,0.3",
+                       "--methods", "random", "--risks", "0.2", "--synthetic-items", "400", "--max-labels", "120",
+                       "--out", str(tmp_path))
+    assert code == 0
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["provenance"]["command"].startswith("evalsift --quiet bench calibration")
+    for case, heuristic in (("gap=0,ties=0", "paper"), ("gap=0,ties=0.3", "tie_aware")):
+        anytime = res["synthetic"]["cells"][case]["random"]["anytime"]["0.2"]
+        paper = res["synthetic"]["cells"][case]["random"][heuristic]["0.2"]
+        assert anytime["runs"] == paper["runs"] == 60
+        assert not anytime["exceeds"] and anytime["wrong_ci"][0] <= 0.2
+        assert paper["wrong"] > 0.5 and paper["exceeds"]
+        assert anytime["mean_labels"] <= 120 and paper["mean_labels"] < anytime["mean_labels"]
+        # the win-rate interval at the stop covers the pool's true win rate (1/2) at its level, up to 2 se
+        assert anytime["interval_coverage"] >= 0.8 - 2 * (0.8 * 0.2 / 60) ** 0.5 and paper["interval_coverage"] is None
+    assert res["synthetic"]["summary"]["anytime"]["exceeds"] == 0
+    assert "valid: P(ever naming the wrong winner) <= risk" in out and "EXCEEDS" in out
+    assert (tmp_path / "calibration.png").stat().st_size > 1000
+
+
+def test_bench_calibration_real_data_counts_every_test_set(capsys, tmp_path):
+    code, out, _ = run(capsys, "--quiet", "bench", "calibration", "--data", "demo", "--oracle-metric", "human",
+                       "--no-synthetic", "--seeds", "4", "--methods", "random,diffuse", "--encoder", "tfidf",
+                       "--max-labels", "60", "--out", str(tmp_path))
+    assert code == 0
+    res = json.loads((tmp_path / "results.json").read_text())
+    real = res["real"]
+    assert "synthetic" not in res and real["pairs"] == 3
+    assert real["cases"] + real["skipped_tied"] == 3 * 4
+    cells = real["cells"]["all"]
+    assert set(cells["random"]) == {"anytime", "paper", "tie_aware"}
+    assert set(cells["diffuse"]) == {"paper", "tie_aware"}  # anytime needs a random order: not run with DiffUse
+    for by_rule in cells.values():
+        for by_risk in by_rule.values():
+            for c in by_risk.values():
+                assert c["runs"] == real["cases"]
+                assert abs(c["declared"] + c["inconclusive"] - 1) < 1e-9 and c["wrong"] <= c["declared"]
+    assert "demo, oracle metric:human" in out

@@ -42,6 +42,8 @@ def cases(f):
     bs = ["bench", "subset", *data, "--human-metric", "human", "--methods", "random", "--seeds", "1",
           "--out", str(f / "bs")]
     rank = ["rank", *data, "--human-metric", "human"]
+    bc = ["bench", "calibration", "--runs", "1", "--gaps", "0", "--ties", "0", "--methods", "random",
+          "--out", str(f / "bc")]
     return [
         # (argv, a fragment the one error line must contain)
         ([], "required: COMMAND"),
@@ -89,8 +91,10 @@ def cases(f):
         ([*cmp_, "--a", "A", "--b", "B", "--oracle", "metric:human", "--min-labels", "10", "--max-labels", "5"],
          "min_labels <= max_labels"),
         ([*cmp_, "--a", "A", "--b", "B", "--oracle", "metric:human", "--method", "difuse"], "Did you mean 'diffuse'"),
-        (["compare", *data, "--a", "A", "--b", "B", "--oracle", "metric:human", "--encoder", "tfidff"],
-         "Did you mean 'tfidf'"),
+        (["compare", *data, "--a", "A", "--b", "B", "--oracle", "metric:human", "--method", "diffuse",
+          "--risk-rule", "paper", "--encoder", "tfidff"], "Did you mean 'tfidf'"),
+        ([*cmp_, "--a", "A", "--b", "B", "--oracle", "metric:human", "--method", "diffuse"],
+         "anytime rule's guarantee needs the items in a uniformly random order"),
         ([*cmp_, "--a", "A", "--b", "B", "--oracle", "metric:human", "--tie-tolerance", "-1"], "expected a number >= 0"),
         ([*cmp_, "--a", "A", "--oracle", "metric:human"], "required: --b"),
         ([*bp, "--budgets", "5000"], "every budget (5000) is larger than the largest test set"),
@@ -107,6 +111,16 @@ def cases(f):
         ([*bs, "--correlation", "pearson"], "invalid choice: 'pearson'"),
         ([*bs, "--methods", "random,,irt"], "--methods: expected comma-separated names"),
         ([*bs, "--alpha", "1"], "--alpha: expected a number strictly between 0 and 1"),
+        ([*bc, *data], "--data needs --oracle"),
+        ([*bc, "--oracle", "metric:human"], "give it with --data"),
+        ([*bc, "--risks", "1"], "--risks: expected risks in (0, 1)"),
+        ([*bc, "--gaps", "-0.1"], "--gaps: expected numbers in [0, 1)"),
+        ([*bc, "--rules", "anytme"], "Did you mean 'anytime'"),
+        ([*bc, "--no-synthetic"], "give real data (--data)"),
+        ([*bc, *data, "--oracle", "metric:hmn"], "Did you mean 'human'"),
+        ([*bc, *data, "--oracle-metric", "hmn"], "Did you mean 'human'"),
+        ([*bc, *data, "--oracle-metric", "human", "--oracle", "metric:human"], "not allowed with argument"),
+        ([*bc, *data, "--oracle", "llm:gpt"], "cannot (use metric:NAME or judgments:FILE)"),
         ([*rank, "--items", str(f / "empty.jsonl")], "the file has no items"),
         ([*rank, "--items", str(f / "latin1.jsonl")], "line 1 is not valid UTF-8"),
         ([*rank, "--items", str(f / "notjson.jsonl")], "line 1 is not valid JSON"),
@@ -182,7 +196,7 @@ def test_help_and_version_exit_0(capsys):
         assert "usage:" in text
     main(["compare", "--help"])
     text = " ".join(capsys.readouterr().out.split())  # help wraps lines
-    assert "(default: 0.2)" in text and "(default: diffuse)" in text and "(default: 0)" in text
+    assert "(default: 0.2)" in text and "(default: random)" in text and "(default: anytime)" in text and "(default: 0)" in text
 
 
 def test_quiet_before_or_after_the_sub_command(tmp_path, capsys):

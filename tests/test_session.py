@@ -34,7 +34,7 @@ class Later:
 
 def test_clear_winner_stops_at_min_labels():
     pool = random_pair_pool(n=500, p_a=1.0)  # A better on every item
-    d = Session(pool, RandomSelector(), risk=0.2, min_labels=5).run(MetricOracle("human"))
+    d = Session(pool, RandomSelector(), risk=0.2, min_labels=5, risk_rule="paper").run(MetricOracle("human"))
     # 5 of 5 for A in a pool of 500: C(250,5)/C(500,5) = 0.0297 <= 0.2
     assert d.outcome == "winner" and d.winner == "A"
     assert d.labels_used == 5 and d.risk == pytest.approx(hypergeometric_risk(5, 5, 500))
@@ -52,7 +52,7 @@ def test_all_ties_is_inconclusive_exactly_at_the_cap():
 
 def test_diffuse_iterative_pays_for_split_representatives():
     pool = random_pair_pool(n=200, p_a=0.6, seed=8)
-    s = Session(pool, DiffUse(encoder=DictEncoder(4)), risk=0.01, min_labels=5, max_labels=40)
+    s = Session(pool, DiffUse(encoder=DictEncoder(4)), risk=0.01, min_labels=5, max_labels=40, risk_rule="paper")
     d = s.run(MetricOracle("human"))
     steps = d.trace
     assert steps[0]["decision_set"] == 5
@@ -65,7 +65,7 @@ def test_diffuse_iterative_pays_for_split_representatives():
 
 def test_async_oracle_is_asked_once_per_item_then_resumes():
     pool = random_pair_pool(n=100, p_a=1.0)
-    s = Session(pool, RandomSelector(), risk=0.2, min_labels=5)
+    s = Session(pool, RandomSelector(), risk=0.2, min_labels=5, risk_rule="paper")
     people = Later()
     for _ in range(3):  # calling run again while judgments are out must not ask again
         d = s.run(people)
@@ -151,7 +151,7 @@ def _same(d1, d2):
 
 def test_resume_rebuilds_the_same_decision():
     pool = random_pair_pool(n=150, p_a=0.65, seed=11)
-    first = Session(pool, "diffuse", a="A", b="B", risk=0.1, max_labels=60, encoder="tfidf")
+    first = Session(pool, "diffuse", a="A", b="B", risk=0.1, max_labels=60, encoder="tfidf", risk_rule="paper")
     d = first.run(MetricOracle("human"))
     assert d.outcome == "winner" and len(d.trace) > 1
     again = Session.resume(pool, first.settings(), first.judgments)
@@ -192,9 +192,9 @@ def test_weighted_win_rate_only_from_cluster_sizes():
     scored = Pool(item_ids=pool.item_ids, systems=pool.systems, outputs=pool.outputs,
                   scores={"human": pool.scores["human"], "auto": pool.scores["human"] * 3 - 1},
                   human_metrics=["human"])
-    d = Session(scored, make_selector("metric_avg", metric="auto"), risk=0.2).run(MetricOracle("human"))
+    d = Session(scored, make_selector("metric_avg", metric="auto"), risk=0.2, risk_rule="paper").run(MetricOracle("human"))
     assert d.weighted_win_rate_a is None  # a utility is not a weight
-    s = Session(pool, DiffUse(encoder=DictEncoder(4)), risk=0.2)
+    s = Session(pool, DiffUse(encoder=DictEncoder(4)), risk=0.2, risk_rule="paper")
     d = s.run(MetricOracle("human"))
     sizes, items = s._set.cluster_sizes, s._set.items
     score = {"a": 1.0, "b": 0.0, "tie": 0.5}
@@ -209,7 +209,7 @@ def test_items_without_both_outputs_are_left_out_and_counted():
         outs[k] = None
     holes = Pool(item_ids=pool.item_ids, systems=["A", "B"], outputs={"A": pool.outputs["A"], "B": outs},
                  scores=pool.scores, human_metrics=["human"])
-    s = Session(holes, DiffUse(encoder=DictEncoder(4)), a="A", b="B")
+    s = Session(holes, DiffUse(encoder=DictEncoder(4)), a="A", b="B", risk_rule="paper")
     assert s.pool.n_items == 37 and s.restriction.dropped_outputs == 3
     d = s.run(MetricOracle("human"))
     assert d.data["dropped_outputs"] == 3 and d.pool_size == 37
@@ -233,7 +233,7 @@ def test_bad_parameters():
         Session(pool, "random", risk=1.5)
     with pytest.raises(ParameterError, match="min_labels"):
         Session(pool, "random", min_labels=10, max_labels=5)
-    with pytest.raises(ParameterError, match="risk_rule='papr' is not one of: paper, tie_aware. Did you mean 'paper'"):
+    with pytest.raises(ParameterError, match="risk_rule='papr' is not one of: anytime, paper, tie_aware. Did you mean 'paper'"):
         Session(pool, "random", risk_rule="papr")
 
 

@@ -5,10 +5,15 @@ with stated confidence.
 
 >>> import evalsift as es
 >>> pool = es.load("demo")                                   # built-in synthetic data, offline
->>> session = es.Session(pool, "diffuse", a="A", b="B", encoder="tfidf", risk=0.2)
+>>> session = es.Session(pool, "random", a="A", b="B", risk=0.2)   # the valid anytime rule (default)
 >>> d = session.run(es.MetricOracle("human"))
 >>> d.winner, d.risk <= 0.2          # A makes fewer errors than B in the demo data
 ('A', True)
+>>> d.guarantee.split(":")[0], d.win_rate_interval[0] < 0.6 < d.win_rate_interval[1]
+('valid', True)
+>>> dd = es.Session(pool, "diffuse", a="A", b="B", encoder="tfidf", risk=0.2, risk_rule="paper")
+>>> dd.run(es.MetricOracle("human")).winner                        # DiffUse: the paper's heuristic rule
+'A'
 """
 
 from .errors import (DataError, DataWarning, EvalsiftError, MissingDependencyError, NotFittedError, OracleError,

@@ -6,13 +6,21 @@ going from ``k`` to ``k + 1`` clusters splits one cluster, so the decision set l
 representative (still paid for) and gains the representatives of its two halves (one of them often
 the same item, judged once). With ``random`` the set grows by one item.
 
-The loop stops with a winner once the risk of the decision set (:func:`evalsift.stats.pairwise_risk`)
-is at or below ``risk``; it stops inconclusive when the next step would take the number of items
-asked for over ``max_labels`` (a hard cap: never more requests than that), or when the pool is used up.
+The loop stops with a winner once the risk is at or below ``risk``; it stops inconclusive when the
+next step would take the number of items asked for over ``max_labels`` (a hard cap: never more
+requests than that), or when the pool is used up. The risk comes from the stop rule
+(``risk_rule``):
+
+- ``anytime`` (the default): valid -- P(ever naming the wrong winner) <= ``risk`` for every pool,
+  however often one looks (:func:`evalsift.stats.anytime_risk`). It needs a selector whose decision
+  sets are prefixes of a uniformly random order (``random``); others are refused.
+- ``paper`` and ``tie_aware``: the DiffUse paper's hypergeometric rule (:func:`evalsift.stats.pairwise_risk`),
+  a heuristic: a fixed-sample bound checked after every label, on picks that are not a random sample.
+  The Decision says which kind of statement its risk is (``guarantee``).
 
 It is written ask/tell, so a synchronous oracle and people answering later drive it the same way::
 
-    session = Session(pool, "diffuse", a="A", b="B", risk=0.2)
+    session = Session(pool, "random", a="A", b="B", risk=0.2)    # or "diffuse" with risk_rule="paper"
     while not session.done:
         items = session.pending()          # positions in session.pool to ask about now
         if not items and session.outstanding():
@@ -56,13 +64,15 @@ from .restrict import PairRestriction, restrict_pair
 from .pool import Pool
 from .select import Selector, make_selector
 from .select.base import _jsonable
-from .stats import RISK_RULES, pairwise_risk
+from .stats import GUARANTEES, STOP_RULES, anytime_risk, pairwise_risk
+from .stats.sequential import VALUES, AnytimeTest
 
 BIAS_NOTE = (
-    "win_rate_a is the share of the decision set that favours a (ties count half). The decision set "
-    "is not a random sample (each item stands for a cluster of a different size), so it is a biased "
-    "estimate of the pool's win rate; weighted_win_rate_a weights each item by the size of the cluster "
-    "it represents, and is None for selectors without clusters."
+    "win_rate_a is the share of the decision set that favours a (ties count half). With a random order "
+    "(method random) it estimates the pool's win rate without bias, and win_rate_interval is a confidence "
+    "sequence for it at the stated risk. With DiffUse the decision set is not a random sample (each item "
+    "stands for a cluster of a different size), so it is biased; weighted_win_rate_a weights each item by "
+    "the size of its cluster (None for selectors without clusters), and no interval is given."
 )
 VOTE_RULE = "latest judgment per annotator; plurality of a / b / tie over annotators, a split top is a tie"
 
@@ -99,6 +109,8 @@ class Decision:
     errors: int = 0
     outstanding: int = 0
     usage: dict[str, int] = field(default_factory=dict)
+    guarantee: str = ""
+    win_rate_interval: list[float] | None = None
     vote_rule: str = VOTE_RULE
     trace: list[dict[str, Any]] = field(default_factory=list)
     judged: list[dict[str, Any]] = field(default_factory=list)
@@ -112,26 +124,28 @@ class Decision:
         """One line for people."""
         who = f"{self.winner} wins" if self.outcome == "winner" else self.outcome
         extra = (f", {self.skipped} skipped" if self.skipped else "") + (f", {self.errors} judge errors" if self.errors else "")
+        kind = "valid" if self.guarantee.startswith("valid") else "a heuristic"
         return (f"{who}: {self.a} {self.wins_a} - {self.wins_b} {self.b} ({self.ties} ties) on a decision set of "
                 f"{self.decision_set}; {self.labels_used} judgments used{extra}; risk {self.risk:.4f} "
-                f"({self.risk_rule} rule, threshold {self.risk_threshold})")
+                f"({self.risk_rule} rule, {kind}; threshold {self.risk_threshold})")
 
 
 class _ItemVotes:
     """The judgments of one item: the latest per annotator, and the item's last status."""
 
-    __slots__ = ("latest", "last_status")
+    __slots__ = ("latest", "last_status", "_verdict")
 
     def __init__(self) -> None:
         self.latest: dict[str, Judgment] = {}
         self.last_status: str | None = None
+        self._verdict: str | None = None
 
     def add(self, j: Judgment, verdict: str | None) -> None:
         self.latest[j.annotator] = j if verdict == j.verdict else _with_verdict(j, verdict)
         self.last_status = j.status
+        self._verdict = self._plurality()
 
-    def verdict(self) -> str | None:
-        """Plurality over the annotators' current verdicts; a split top is 'tie'; None without any."""
+    def _plurality(self) -> str | None:
         counts = Counter(j.verdict for j in self.latest.values() if j.status == "done")
         if not counts:
             return None
@@ -140,9 +154,13 @@ class _ItemVotes:
             return "tie"
         return top[0][0]
 
+    def verdict(self) -> str | None:
+        """Plurality over the annotators' current verdicts; a split top is 'tie'; None without any."""
+        return self._verdict
+
     def state(self) -> str:
         """'verdict', 'outstanding', 'skipped', 'error' or 'new'."""
-        if self.verdict() is not None:
+        if self._verdict is not None:
             return "verdict"
         return {"pending": "outstanding", "skipped": "skipped", "error": "error"}.get(self.last_status or "", "new")
 
@@ -163,15 +181,15 @@ class Session:
 
     >>> from evalsift.io import make_demo_pool
     >>> from evalsift.oracle import MetricOracle
-    >>> s = Session(make_demo_pool(n_items=200), "random", a="A", b="B", risk=0.1, max_labels=60)
+    >>> s = Session(make_demo_pool(n_items=300), "random", a="A", b="B", risk=0.1, max_labels=100)
     >>> d = s.run(MetricOracle("human"))
-    >>> d.outcome, d.winner, d.labels_used        # A is the better system of the demo data
-    ('winner', 'A', 19)
+    >>> d.outcome, d.winner, d.labels_used, d.win_rate_interval  # A is the better system of the demo data
+    ('winner', 'A', 68, [0.505, 0.745])
     """
 
-    def __init__(self, pool: Pool | None, selector: str | Selector = "diffuse", *, a: str | None = None,
+    def __init__(self, pool: Pool | None, selector: str | Selector = "random", *, a: str | None = None,
                  b: str | None = None, risk: float = 0.2, min_labels: int = 5, max_labels: int = 200,
-                 risk_rule: str = "paper", judgments: Iterable[Judgment] | None = None,
+                 risk_rule: str = "anytime", judgments: Iterable[Judgment] | None = None,
                  **selector_params: Any) -> None:
         if isinstance(risk, bool) or not isinstance(risk, (int, float)) or not 0 < risk < 1:
             raise ParameterError(f"Session: risk must be in (0, 1), got {risk!r}", field="risk")
@@ -181,9 +199,14 @@ class Session:
         if not 1 <= min_labels <= max_labels:
             raise ParameterError(f"Session: need 1 <= min_labels <= max_labels, got min_labels={min_labels}, "
                                  f"max_labels={max_labels}", field="min_labels")
-        check_choice("risk_rule", risk_rule, RISK_RULES, where="Session")
+        check_choice("risk_rule", risk_rule, STOP_RULES, where="Session")
         self.restriction: PairRestriction | None = None
         self.selector = self._fitted(pool, selector, a, b, selector_params)
+        if risk_rule == "anytime" and not getattr(self.selector, "random_order", False):
+            raise ParameterError(f"the anytime rule's guarantee needs the items in a uniformly random order (method "
+                                 f"'random'); selector {self.selector.name or type(self.selector).__name__!r} picks "
+                                 "them otherwise. Use method random, or risk_rule 'paper' (the DiffUse paper's "
+                                 "heuristic, no guarantee)", field="risk_rule")
         self.pool: Pool = self.selector.pool_
         self.a, self.b = self.pool.systems
         self.risk, self.min_labels, self.max_labels, self.risk_rule = risk, int(min_labels), int(max_labels), risk_rule
@@ -250,7 +273,8 @@ class Session:
     @property
     def labels_used(self) -> int:
         """Items asked for that have a verdict (each paid for once)."""
-        return sum(self._state(i) == "verdict" for i in self._requested)
+        votes = self._votes
+        return sum(1 for i in self._requested if (v := votes.get(i)) is not None and v._verdict is not None)
 
     def _state(self, i: int) -> str:
         votes = self._votes.get(i)
@@ -271,13 +295,24 @@ class Session:
 
     def pending(self) -> list[int]:
         """Items of the current decision set to ask about now: no verdict, not out for judgment, not skipped."""
-        if self.done:
-            return []
-        return [int(i) for i in self._set.items if self._state(int(i)) == "new"]
+        return [] if self.done else self._open()[0]
 
     def outstanding(self) -> list[int]:
         """Items of the current decision set that were asked about and await a verdict."""
-        return [int(i) for i in self._set.items if self._state(int(i)) == "outstanding"]
+        return self._open()[1]
+
+    def _open(self) -> tuple[list[int], list[int]]:
+        """(pending, outstanding) of the current decision set, in one pass."""
+        pending, outstanding = [], []
+        votes = self._votes
+        for i in self._set.items.tolist():
+            v = votes.get(i)
+            state = "new" if v is None else v.state()
+            if state == "new":
+                pending.append(i)
+            elif state == "outstanding":
+                outstanding.append(i)
+        return pending, outstanding
 
     def record(self, judgment: Judgment) -> None:
         """Take one judgment (kept as given; see the module doc for how it counts)."""
@@ -295,8 +330,30 @@ class Session:
         self.judgments.append(judgment)
         self._votes.setdefault(self._index[judgment.item_id], _ItemVotes()).add(judgment, v)
 
+    def _values(self) -> list[float]:
+        """Verdicts of the decision set in pick order as values (a 1, b 0, tie 1/2), items without one left out."""
+        votes = self._votes
+        return [VALUES[v] for i in self._set.items.tolist() if (x := votes.get(i)) is not None
+                and (v := x._verdict) is not None]
+
+    def _assess(self) -> tuple[str | None, float]:
+        """(leader, risk) under the session's stop rule."""
+        if self.risk_rule == "anytime":
+            values = self._values()
+            test = getattr(self, "_anytime", None)
+            if test is None or values[:len(test.values)] != test.values:  # a changed verdict: start over
+                test = self._anytime = AnytimeTest(self.pool.n_items)
+            for y in values[len(test.values):]:
+                test.update(y)
+            r = test.assess(self.risk)
+            return r.leader, r.risk
+        wa, wb, t = self._counts()
+        r = pairwise_risk(wa, wb, t, self.pool.n_items, self.risk_rule)
+        return r.leader, r.risk
+
     def _counts(self) -> tuple[int, int, int]:
-        v = [self.verdict_of(i) for i in self._set.items]
+        votes = self._votes
+        v = [None if (x := votes.get(i)) is None else x._verdict for i in self._set.items.tolist()]
         return v.count("a"), v.count("b"), v.count("tie")
 
     def _request(self, items) -> None:
@@ -306,12 +363,13 @@ class Session:
     def advance(self) -> bool:
         """Check the stop rule on a fully answered decision set and move on, as far as the judgments
         already recorded allow. Returns ``done``. A no-op while items are pending or outstanding."""
-        while not self.done and not self.pending() and not self.outstanding():
+        while not self.done and not any(self._open()):
             wa, wb, t = self._counts()
-            r = pairwise_risk(wa, wb, t, self.pool.n_items, self.risk_rule)
+            leader, r_risk = self._assess()
             self.trace.append({"clusters": self.k, "decision_set": len(self._set.items), "labels_used": self.labels_used,
-                               "asked": len(self._requested), "wins_a": wa, "wins_b": wb, "ties": t, "risk": r.risk})
-            if r.leader is not None and r.risk <= self.risk:
+                               "asked": len(self._requested), "wins_a": wa, "wins_b": wb, "ties": t, "risk": r_risk,
+                               "leader": leader})
+            if leader is not None and r_risk <= self.risk:
                 self.outcome = "winner"
                 break
             if self.k >= self.pool.n_items:
@@ -389,11 +447,15 @@ class Session:
     def decision(self) -> Decision:
         """The current Decision (outcome 'waiting' while the session is not done)."""
         wa, wb, t = self._counts()
-        r = pairwise_risk(wa, wb, t, self.pool.n_items, self.risk_rule)
+        leader, r_risk = self._assess()
         n = wa + wb + t
         winner = None
         if self.outcome == "winner":
-            winner = self.a if r.leader == "a" else self.b
+            winner = self.a if leader == "a" else self.b
+        interval = None
+        if self.risk_rule == "anytime":
+            lo, hi = anytime_risk(self._values(), self.pool.n_items, self.risk).interval
+            interval = [lo, hi]
         in_set = {int(i) for i in self._set.items}
         judged = []
         for i in self._requested:
@@ -413,7 +475,7 @@ class Session:
             judged.append(entry)
         return Decision(
             a=self.a, b=self.b, outcome=self.outcome or "waiting", winner=winner, labels_used=self.labels_used,
-            decision_set=len(self._set.items), wins_a=wa, wins_b=wb, ties=t, risk=r.risk, risk_threshold=self.risk,
+            decision_set=len(self._set.items), wins_a=wa, wins_b=wb, ties=t, risk=r_risk, risk_threshold=self.risk,
             risk_rule=self.risk_rule, pool_size=self.pool.n_items, win_rate_a=(wa + 0.5 * t) / n if n else float("nan"),
             weighted_win_rate_a=self._weighted_win_rate(), bias_note=BIAS_NOTE, method=self._set.method,
             params=self._set.params, seed=self._set.seed,
@@ -421,6 +483,7 @@ class Session:
             errors=sum(self._state(i) == "error" for i in self._requested),
             outstanding=len(self.outstanding()), trace=list(self.trace), judged=judged, usage=self._usage(),
             data={} if self.restriction is None else self.restriction.to_dict(),
+            guarantee=GUARANTEES[self.risk_rule], win_rate_interval=interval,
         )
 
     def _usage(self) -> dict[str, int]:

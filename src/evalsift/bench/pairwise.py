@@ -19,7 +19,8 @@ import itertools
 import time
 import warnings
 from collections import defaultdict
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -45,6 +46,51 @@ def choose_pairs(systems: Sequence[str], max_pairs: int | None, seed: int = 0) -
     return pairs
 
 
+def restricted_pairs(pool: Pool, oracle: Any, max_pairs: int | None, where: str
+                     ) -> tuple[dict[tuple[str, str], Any], dict[str, str]]:
+    """Every chosen system pair restricted to the items the oracle can judge for both
+    (:func:`choose_pairs`, :func:`~evalsift.restrict.restrict_pair`), and the pairs left out
+    with the reason (fewer than 2 such items). Raises DataError when no pair is left."""
+    restricted, left_out = {}, {}
+    for a, b in choose_pairs(pool.systems, max_pairs):
+        try:
+            restricted[(a, b)] = restrict_pair(pool, a, b, oracle=oracle, min_items=2)
+        except DataError as e:  # too few comparable items: the pair is left out, and said so
+            left_out[f"{a} vs {b}"] = str(e)
+    if not restricted:
+        raise DataError(f"{where}: no system pair of pool {pool.name!r} has 2 or more items with both outputs "
+                        f"that {oracle.name} can judge", field="oracle")
+    return restricted, left_out
+
+
+@dataclass(frozen=True)
+class PairCase:
+    """One (pair, seed) test set of the protocol: the subsampled pool, its verdicts and winner."""
+
+    a: str
+    b: str
+    seed: int
+    pool: Pool  # the test set: a seeded ``subsample`` share of the pair's comparable items
+    truth: np.ndarray  # the oracle's verdict for each of its items ('a', 'b', 'tie')
+    true_winner: str  # 'a', 'b' or 'tie' (more items won on the test set)
+    distance: float  # |wins_a - wins_b| / test-set size
+
+
+def pair_cases(restricted: dict[tuple[str, str], Any], oracle: Any, seeds: int, subsample: float
+               ) -> Iterator[PairCase]:
+    """The test sets of the protocol, pair by pair and seed by seed (tied ones included: the caller
+    skips and counts them). Seed ``s`` draws the same items for every method and every benchmark."""
+    for (a, b), r in restricted.items():
+        pp = r.pool
+        truth_all = oracle.verdicts(pp, np.arange(pp.n_items), a, b)
+        m_size = max(1, int(round(subsample * pp.n_items)))
+        for seed in range(seeds):
+            idx = np.sort(np.random.default_rng(seed).choice(pp.n_items, size=m_size, replace=False))
+            truth = truth_all[idx]
+            wa, wb, _ = count_verdicts(truth)
+            yield PairCase(a, b, seed, pp.subset(idx), truth, majority(wa, wb), abs(wa - wb) / m_size)
+
+
 def _warm_embeddings(pool: Pool, systems: set[str], methods: Sequence[str], encoder: Any, quiet: bool) -> None:
     texts = [o for s in pool.systems if s in systems for o in pool.outputs[s] if o is not None]
     if "input_clusters" in methods and pool.inputs_are_text:
@@ -67,7 +113,7 @@ def bench_oracle(oracle: Any, pool: Pool, higher_is_better: bool = True, tie_tol
     if getattr(built, "metric", None) is not None:
         pool.check_metric(built.metric)
     if not (hasattr(built, "verdicts") and hasattr(built, "covers")):
-        raise ParameterError(f"bench pairwise replays every item's verdict to know each pair's true winner; oracle "
+        raise ParameterError(f"a benchmark replays every item's verdict to know each pair's true winner; oracle "
                              f"{getattr(built, 'name', built)!r} cannot (use metric:NAME or judgments:FILE)",
                              field="oracle")
     return built
@@ -94,19 +140,13 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
         raise ParameterError(f"bench pairwise: budgets must be positive integers, got {list(budgets)}", field="budgets")
     if pool.n_systems < 2:
         raise DataError(f"bench pairwise: pool {pool.name!r} has {pool.n_systems} system(s); it compares pairs")
+    if iterative is not None:  # the paper's protocol: its rule unless another is asked for
+        iterative = {"risk_rule": "paper", **iterative}
     for m in methods:
         make_selector(m)  # fail fast on an unknown name
     oracle = bench_oracle(oracle, pool, higher_is_better, tie_tolerance)
     oracle_metric = getattr(oracle, "metric", None)
-    restricted, left_out_pairs = {}, {}
-    for a, b in choose_pairs(pool.systems, max_pairs):
-        try:
-            restricted[(a, b)] = restrict_pair(pool, a, b, oracle=oracle, min_items=2)
-        except DataError as e:  # too few comparable items: the pair is left out, and said so
-            left_out_pairs[f"{a} vs {b}"] = str(e)
-    if not restricted:
-        raise DataError(f"bench pairwise: no system pair of pool {pool.name!r} has 2 or more items with both outputs "
-                        f"that {oracle.name} can judge", field="oracle")
+    restricted, left_out_pairs = restricted_pairs(pool, oracle, max_pairs, "bench pairwise")
     pairs = list(restricted)
     largest = max(max(1, int(round(subsample * r.pool.n_items))) for r in restricted.values())
     budgets = sorted({int(b) for b in budgets})
@@ -127,39 +167,29 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
     iters: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     select_time: dict[str, float] = defaultdict(float)
     iter_time = 0.0
-    skipped_ties, n_items = 0, []
+    skipped_ties, n_items = 0, [r.pool.n_items for r in restricted.values()]
     with progress_bar(len(pairs) * seeds, "pairs x seeds", quiet) as advance:
-        for a, b in pairs:
-            pp = restricted[(a, b)].pool
-            truth_all = oracle.verdicts(pp, np.arange(pp.n_items), a, b)
-            n_items.append(pp.n_items)
-            m_size = max(1, int(round(subsample * pp.n_items)))
-            for seed in range(seeds):
-                idx = np.sort(np.random.default_rng(seed).choice(pp.n_items, size=m_size, replace=False))
-                truth = truth_all[idx]
-                wa, wb, _ = count_verdicts(truth)
-                true_winner = majority(wa, wb)
-                advance()
-                if true_winner == "tie":
-                    skipped_ties += 1
-                    continue
-                sub = pp.subset(idx)
-                distance = abs(wa - wb) / m_size
-                for method in methods:
+        for case in pair_cases(restricted, oracle, seeds, subsample):
+            advance()
+            if case.true_winner == "tie":
+                skipped_ties += 1
+                continue
+            a, seed, sub, truth, true_winner = case.a, case.seed, case.pool, case.truth, case.true_winner
+            for method in methods:
+                t0 = time.perf_counter()
+                sel = build_selector(method, seed, {"encoder": encoder}).fit(sub)
+                for budget in budgets:
+                    if budget <= sub.n_items:
+                        sa, sb, _ = count_verdicts(truth[sel.select(budget).items])
+                        hits[method][budget][seed].append(float(majority(sa, sb) == true_winner))
+                select_time[method] += time.perf_counter() - t0
+                if iterative and (iterative.get("risk_rule", "paper") != "anytime" or sel.random_order):
                     t0 = time.perf_counter()
-                    sel = build_selector(method, seed, {"encoder": encoder}).fit(sub)
-                    for budget in budgets:
-                        if budget <= m_size:
-                            sa, sb, _ = count_verdicts(truth[sel.select(budget).items])
-                            hits[method][budget][seed].append(float(majority(sa, sb) == true_winner))
-                    select_time[method] += time.perf_counter() - t0
-                    if iterative:
-                        t0 = time.perf_counter()
-                        d = Session(None, sel, **iterative).run(oracle)
-                        outcome = "inconclusive" if d.outcome != "winner" else (
-                            "success" if (d.winner == a) == (true_winner == "a") else "error")
-                        iters[method].append({"outcome": outcome, "labels": d.labels_used, "distance": distance})
-                        iter_time += time.perf_counter() - t0
+                    d = Session(None, sel, **iterative).run(oracle)
+                    outcome = "inconclusive" if d.outcome != "winner" else (
+                        "success" if (d.winner == a) == (true_winner == "a") else "error")
+                    iters[method].append({"outcome": outcome, "labels": d.labels_used, "distance": case.distance})
+                    iter_time += time.perf_counter() - t0
     curves = {m: {str(bud): _curve_point(per_seed) for bud, per_seed in sorted(hits[m].items())} for m in methods}
     result: dict[str, Any] = {
         "data": pool.name,
@@ -184,7 +214,11 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
     }
     if iterative:
         result["iterative_params"] = dict(iterative)
-        result["iterative"] = {m: _iterative_row(iters[m]) for m in methods}
+        result["iterative"] = {m: _iterative_row(iters[m]) for m in methods if iters[m]}
+        skipped = [m for m in methods if not iters[m]]
+        if skipped:  # the anytime rule's guarantee needs a random order: it is not run on the others
+            result["iterative_not_run"] = {m: "the anytime rule needs a uniformly random order (method random)"
+                                           for m in skipped}
     total = time.perf_counter() - t_start
     result["timing_s"] = {"embed": round(t_embed, 3), "select": {m: round(t, 3) for m, t in select_time.items()},
                           "iterative": round(iter_time, 3), "total": round(total, 3)}

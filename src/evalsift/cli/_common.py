@@ -120,15 +120,29 @@ def int_list(text: str) -> list[int]:
     return out
 
 
-def fraction_list(text: str) -> list[float]:
-    """Comma-separated numbers in (0, 1]."""
+def _number_list(text: str, ok, expected: str) -> list[float]:
     try:
         out = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
-    if not out or any(not 0 < p <= 1 for p in out):
-        raise argparse.ArgumentTypeError(f"expected proportions in (0, 1] such as 0.05,0.1,0.2, got {text!r}")
+    if not out or not all(ok(p) for p in out):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
     return out
+
+
+def fraction_list(text: str) -> list[float]:
+    """Comma-separated numbers in (0, 1]."""
+    return _number_list(text, lambda p: 0 < p <= 1, "proportions in (0, 1] such as 0.05,0.1,0.2")
+
+
+def risk_list(text: str) -> list[float]:
+    """Comma-separated risks in (0, 1)."""
+    return _number_list(text, lambda p: 0 < p < 1, "risks in (0, 1) such as 0.05,0.1,0.2")
+
+
+def share_list(text: str) -> list[float]:
+    """Comma-separated shares in [0, 1) (gaps, tie shares)."""
+    return _number_list(text, lambda p: 0 <= p < 1, "numbers in [0, 1) such as 0,0.02,0.05")
 
 
 def name_list(text: str) -> list[str]:
@@ -208,15 +222,18 @@ def build_oracle(args: argparse.Namespace, spec: str):
     return make_oracle(spec)
 
 
-def add_loop_opts(p: argparse.ArgumentParser) -> None:
+RULE_HELP = ("the stop rule. anytime: valid -- P(naming the wrong winner) <= risk for every pool, however often "
+             "the loop looks; needs --method random. paper / tie_aware: the DiffUse paper's hypergeometric rule, a "
+             "HEURISTIC (no guarantee; on close pairs it names the wrong winner far more often than the stated risk)")
+
+
+def add_loop_opts(p: argparse.ArgumentParser, default_rule: str = "anytime") -> None:
     """The iterative loop's settings."""
     p.add_argument("--risk", type=open_unit, default=0.2, help="stop with a winner once the risk is at or below this")
     p.add_argument("--min-labels", type=positive_int, default=5, help="size of the first decision set")
     p.add_argument("--max-labels", type=positive_int, default=200,
                    help="never ask about more items than this (a hard cap)")
-    p.add_argument("--risk-rule", default="paper", choices=["paper", "tie_aware"],
-                   help="the stop rule; both are the DiffUse paper's heuristic hypergeometric bound "
-                        "(paper: ties count against the leader; tie_aware: ties are left out)")
+    p.add_argument("--risk-rule", default=default_rule, choices=["anytime", "paper", "tie_aware"], help=RULE_HELP)
 
 
 # ---------------------------------------------------------------------------------- data

@@ -55,11 +55,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     new.add_argument("--mode", choices=["pairwise", "score"], help="with --from: compare --a and --b, or score systems")
     new.add_argument("--systems", metavar="A,B,...", help="with --mode score: the systems to score (default: all)")
     new.add_argument("--scale", type=_scale, default=(0.0, 100.0), metavar="LOW-HIGH", help="score scale, e.g. 1-5")
-    new.add_argument("--method", default="diffuse", help="with --pairwise: the selector")
+    new.add_argument("--method", default="random",
+                     help="with --pairwise: the selector (diffuse needs --risk-rule paper, a heuristic)")
     new.add_argument("--risk", type=open_unit, default=0.2, help="with --pairwise: stop once the risk is at or below this")
     new.add_argument("--min-labels", type=positive_int, default=5, help="with --pairwise: first decision set size")
     new.add_argument("--max-labels", type=positive_int, default=200, help="with --pairwise: cap on items asked about")
-    new.add_argument("--risk-rule", default="paper", choices=["paper", "tie_aware"], help="with --pairwise: stop rule")
+    new.add_argument("--risk-rule", default="anytime", choices=["anytime", "paper", "tie_aware"],
+                     help="with --pairwise: the stop rule (anytime: valid, needs method random; paper, tie_aware: "
+                          "the DiffUse paper's heuristic)")
     new.add_argument("--seed", type=int, default=0, help="random seed")
     add_encoder(new)
     new.add_argument("--overlap", type=positive_int, default=1, help="judgments per item, from different people")

@@ -1,4 +1,5 @@
-"""``evalsift bench pairwise`` and ``evalsift bench subset``: the two protocols on real data."""
+"""``evalsift bench pairwise``, ``bench subset`` (the two papers' protocols on real data) and
+``bench calibration`` (does a stop rule's stated risk hold?)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ._common import (add_data, add_encoder, add_loop_opts, add_oracle_opts, add_quiet, fraction, fraction_list,
-                      int_list, load_data, name_list, open_unit, out_dir, positive_int)
+                      int_list, load_data, name_list, open_unit, out_dir, positive_int, risk_list, share_list)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``bench pairwise`` and ``bench subset``."""
+    """Add ``bench pairwise``, ``bench subset`` and ``bench calibration``."""
     bench = sub.add_parser("bench", help="benchmarks on real data")
     add_quiet(bench)
-    bsub = bench.add_subparsers(dest="bench_cmd", required=True, metavar="{pairwise,subset}")
+    bsub = bench.add_subparsers(dest="bench_cmd", required=True, metavar="{pairwise,subset,calibration}")
 
     bp = bsub.add_parser("pairwise", help="DiffUse's protocol: success rate vs budget over system pairs")
     add_data(bp)
@@ -36,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bp.add_argument("--max-pairs", type=positive_int, help="a seeded sample of this many pairs (all pairs when absent)")
     add_encoder(bp)
     bp.add_argument("--iterative", action="store_true", help="also run the iterative algorithm (the loop options)")
-    add_loop_opts(bp)
+    add_loop_opts(bp, default_rule="paper")
     add_oracle_opts(bp)
     bp.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, success.png)")
     add_quiet(bp)
@@ -61,6 +62,40 @@ def register(sub: argparse._SubParsersAction) -> None:
     bs.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, subset.png)")
     add_quiet(bs)
     bs.set_defaults(handler=cmd_bench_subset)
+
+    bc = bsub.add_parser("calibration", help="is a stated risk true? wrong-winner rates of the stop rules on "
+                                             "synthetic pools with known gaps and on real data")
+    bc.add_argument("--data", metavar="SPEC", help="real data as well (a path, 'demo', or a name under $EVALSIFT_DATA);"
+                                                   " needs --oracle")
+    bc.add_argument("--include-refs", action="store_true", help="keep human references as systems")
+    cjudge = bc.add_mutually_exclusive_group()
+    cjudge.add_argument("--oracle", metavar="SPEC", help="the judge replayed on the real data: metric:NAME or "
+                                                         "judgments:FILE")
+    cjudge.add_argument("--oracle-metric", metavar="NAME", help="the same as --oracle metric:NAME")
+    add_oracle_opts(bc)
+    bc.add_argument("--rules", type=name_list, default=["anytime", "paper", "tie_aware"], metavar="R1,R2,...",
+                    help="stop rules to check (anytime, paper, tie_aware)")
+    bc.add_argument("--risks", type=risk_list, default=[0.05, 0.1, 0.2], metavar="P1,P2,...", help="stated risks")
+    bc.add_argument("--methods", type=name_list, default=["random", "diffuse", "diffuse_rep_random"],
+                    metavar="M1,M2,...", help="selectors (the anytime rule runs only with random)")
+    bc.add_argument("--runs", type=positive_int, default=200, help="synthetic pools per (gap, ties) case")
+    bc.add_argument("--gaps", type=share_list, default=[0.0, 0.02, 0.05, 0.1], metavar="G1,G2,...",
+                    help="synthetic win-rate gaps among decisive items (0 is a dead heat: every winner named is wrong)")
+    bc.add_argument("--ties", type=share_list, default=[0.0, 0.3], metavar="T1,T2,...",
+                    help="synthetic shares of tied items")
+    bc.add_argument("--synthetic-items", type=positive_int, default=800, help="items per synthetic pool")
+    bc.add_argument("--no-synthetic", action="store_true", help="real data only")
+    bc.add_argument("--seeds", type=positive_int, default=10, help="seeded subsamples per real pair")
+    bc.add_argument("--subsample", type=fraction, default=0.8, help="share of a pair's items in each real test set")
+    bc.add_argument("--max-pairs", type=positive_int, help="a seeded sample of this many real pairs")
+    bc.add_argument("--close", type=open_unit, default=0.05, help="real test sets with a gap below this are also "
+                                                                  "reported apart")
+    bc.add_argument("--min-labels", type=positive_int, default=5, help="size of the first decision set")
+    bc.add_argument("--max-labels", type=positive_int, default=200, help="label cap of every run")
+    add_encoder(bc)
+    bc.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, calibration.png)")
+    add_quiet(bc)
+    bc.set_defaults(handler=cmd_bench_calibration)
 
 
 def provenance(argv: list[str] | None) -> dict[str, Any]:
@@ -88,10 +123,10 @@ def provenance(argv: list[str] | None) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace, run: Callable[[Any], dict[str, Any]]) -> tuple[dict[str, Any], Path]:
-    """Load ``--data``, call ``run(pool)``, add the load time and provenance, write ``--out``/results.json."""
+    """Load ``--data`` (None when absent), call ``run(pool)``, add the load time and provenance, write ``--out``/results.json."""
     out = out_dir(args.out)
     t0 = time.perf_counter()
-    pool = load_data(args)
+    pool = load_data(args) if getattr(args, "data", None) is not None else None
     t_load = time.perf_counter() - t0
     res = run(pool)
     res["timing_s"]["load"] = round(t_load, 3)
@@ -164,3 +199,64 @@ def cmd_bench_subset(args: argparse.Namespace) -> int:
               f"{a['clusters']:.3f}±{a['clusters_se']:.3f}  | stays: {b['correlation']:.3f}  {b['clusters']:.3f}")
     print(f"wrote {out / 'results.json'} and {out / 'subset.png'}", file=sys.stderr)
     return 0
+
+
+def cmd_bench_calibration(args: argparse.Namespace) -> int:
+    """``evalsift bench calibration``."""
+    from ..bench.calibration import calibration_bench
+    from ..errors import ParameterError
+    from ..report import calibration_plot
+
+    if args.oracle_metric is not None:
+        args.oracle = f"metric:{args.oracle_metric}"
+    if args.data is not None and args.oracle is None:
+        raise ParameterError("bench calibration: --data needs --oracle (metric:NAME or judgments:FILE) or "
+                             "--oracle-metric NAME to know each test set's winner", field="oracle")
+    if args.oracle is not None and args.data is None:
+        raise ParameterError("bench calibration: --oracle judges real data; give it with --data", field="data")
+    res, out = _run(args, lambda pool: calibration_bench(
+        pool, args.oracle, rules=args.rules, risks=args.risks, methods=args.methods, seeds=args.seeds, runs=args.runs,
+        gaps=args.gaps, ties=args.ties, synthetic_items=args.synthetic_items, synthetic=not args.no_synthetic,
+        subsample=args.subsample, min_labels=args.min_labels, max_labels=args.max_labels, max_pairs=args.max_pairs,
+        close=args.close, higher_is_better=not args.lower_is_better, tie_tolerance=args.tie_tolerance,
+        encoder=args.encoder, quiet=args.quiet))
+    calibration_plot(res, out / "calibration.png")
+    print(calibration_text(res), end="")
+    print(f"wrote {out / 'results.json'} and {out / 'calibration.png'}", file=sys.stderr)
+    return 0
+
+
+def calibration_text(res: dict[str, Any]) -> str:
+    """The calibration results as text: what each rule promises, then per case the wrong-winner share
+    (its 95% interval) and the mean labels at every stated risk, and per rule the cells that exceed."""
+    lines = [f"stop-rule calibration: label cap {res['max_labels']}, first decision set {res['min_labels']}",
+             "what each rule promises:"]
+    lines += [f"  {rule}: {text}" for rule, text in res["guarantee"].items()]
+    lines.append(res["check"])
+    parts = []
+    if "synthetic" in res:
+        syn = res["synthetic"]
+        parts.append((f"synthetic pools ({syn['items']} items, {syn['runs_per_cell']} runs per case)", syn["cells"],
+                      syn["summary"]))
+    if "real" in res:
+        real = res["real"]
+        parts.append((f"{real['data']}, oracle {real['oracle']}: {real['pairs']} pairs x {real['seeds']} seeds = "
+                      f"{real['cases']} test sets ({real['close_cases']} close, {real['skipped_tied']} tied skipped)",
+                      real["cells"], real["summary"]))
+    for title, cells, summary in parts:
+        lines.append(title)
+        for case, by_method in cells.items():
+            lines.append(f"  {case}")
+            for method, by_rule in by_method.items():
+                for rule, by_risk in by_rule.items():
+                    cellstr = "  ".join(
+                        f"risk {r}: named {c['declared']:.2f} wrong {c['wrong']:.3f} [{c['wrong_ci'][0]:.3f},"
+                        f"{c['wrong_ci'][1]:.3f}]{' EXCEEDS' if c['exceeds'] else ''} labels {c['mean_labels']:.0f}"
+                        + (f" covered {c['interval_coverage']:.2f}" if c.get("interval_coverage") is not None else "")
+                        for r, c in by_risk.items() if c.get("runs"))
+                    lines.append(f"    {method + '/' + rule:<30} {cellstr or 'no runs'}")
+        for rule, s in summary.items():
+            cov = (f"; interval coverage at least nominal {s['coverage_minus_nominal']:+.3f}"
+                   if "coverage_minus_nominal" in s else "")
+            lines.append(f"  {rule}: {s['exceeds']} of {s['cells']} cells exceed their stated risk{cov}")
+    return "\n".join(lines) + "\n"

@@ -15,7 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--a", required=True, metavar="SYS", help="first system")
     p.add_argument("--b", required=True, metavar="SYS", help="second system")
     p.add_argument("--oracle", required=True, metavar="SPEC", help=ORACLE_HELP)
-    p.add_argument("--method", default="diffuse", help="selector that picks the items to judge")
+    p.add_argument("--method", default="random",
+                   help="selector that picks the items to judge (diffuse needs --risk-rule paper, a heuristic)")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     add_encoder(p)
     add_loop_opts(p)
@@ -61,8 +62,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if decision.weighted_win_rate_a is not None:
         wr += f" (cluster-weighted {decision.weighted_win_rate_a:.3f})"
     print(wr)
-    print(f"the risk is the DiffUse paper's hypergeometric bound ({decision.risk_rule} rule): a heuristic, not a "
-          "guaranteed error rate (see docs/diffuse.md)")
+    print(f"what the risk means: {decision.guarantee}")
+    if decision.win_rate_interval is not None:
+        lo, hi = decision.win_rate_interval
+        print(f"win rate of {decision.a} in the pool (ties half): {lo:.3f} to {hi:.3f} (confidence sequence at "
+              f"{decision.risk_threshold})")
     print("trace (clusters, decision set, judged, a-b-ties, risk):")
     steps = decision.trace
     shown = steps if len(steps) <= 12 else steps[:5] + [None] + steps[-5:]

@@ -1,5 +1,5 @@
 """Plots and reports."""
 
-from .plots import subset_plot, success_plot
+from .plots import calibration_plot, subset_plot, success_plot
 
-__all__ = ["subset_plot", "success_plot"]
+__all__ = ["calibration_plot", "subset_plot", "success_plot"]

@@ -67,3 +67,56 @@ def subset_plot(results: dict[str, Any], path: str | Path) -> Path:
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def calibration_plot(results: dict[str, Any], path: str | Path) -> Path:
+    """Stated risk vs observed wrong-winner share, one panel per case (synthetic gap/ties, real data
+    all and close pairs), one line per (method, rule) with 95% intervals; the diagonal is the promise
+    (a valid rule stays on or under it). Writes a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels: list[tuple[str, dict[str, Any]]] = []
+    for case, cell in results.get("synthetic", {}).get("cells", {}).items():
+        panels.append((f"synthetic {case}", cell))
+    real = results.get("real")
+    if real:
+        for case, cell in real["cells"].items():
+            panels.append((f"{real['data']} {case}", cell))
+    cols = min(4, max(1, len(panels)))
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 3.0 * rows), dpi=110, squeeze=False)
+    risks = [float(r) for r in results["risks"]]
+    top = max(risks) * 1.6
+    for ax in axes.flat[len(panels):]:
+        ax.axis("off")
+    for ax, (title, cell) in zip(axes.flat, panels):
+        ax.plot([0, top], [0, top], color="0.3", lw=1.2, ls="--")
+        lines = [(m, rule, by_risk) for m, by_rule in cell.items() for rule, by_risk in by_rule.items()]
+        for k, (method, rule, by_risk) in enumerate(lines):
+            pts = [(float(r), c) for r, c in by_risk.items() if c.get("runs")]
+            if pts:
+                shift = (k - (len(lines) - 1) / 2) * top * 0.008  # side by side, so the intervals stay apart
+                x = [p[0] + shift for p in pts]
+                y = [p[1]["wrong"] for p in pts]
+                err = [[max(0.0, p[1]["wrong"] - p[1]["wrong_ci"][0]) for p in pts],
+                       [max(0.0, p[1]["wrong_ci"][1] - p[1]["wrong"]) for p in pts]]
+                ax.errorbar(x, y, yerr=err, lw=1.2, capsize=2, marker="o", ms=3,
+                            ls="-" if rule == "anytime" else ":", label=f"{method}/{rule}")
+        ax.set_xlim(0, top)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(title, fontsize=8)
+        ax.set_xlabel("stated risk", fontsize=7)
+        ax.set_ylabel("wrong winner named (share)", fontsize=7)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    if panels:
+        axes.flat[0].legend(fontsize=6)
+    fig.suptitle("stop-rule calibration: observed wrong-winner share vs stated risk (dashed: the promise)", fontsize=9)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path)
+    plt.close(fig)
+    return path

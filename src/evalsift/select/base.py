@@ -153,6 +153,7 @@ class Selector:
     nested: ClassVar[bool] = False  # select(k) is a prefix of select(k + 1)
     why_no_order: ClassVar[str] = "picks one item per cluster of a different cut for each budget"
     exact_budget: ClassVar[bool] = True  # select(k) returns exactly min(k, n_items) items
+    random_order: ClassVar[bool] = False  # select(k) is the first k of a uniformly random order of the pool
 
     # -- parameters -----------------------------------------------------------------------------
     @classmethod

@@ -19,6 +19,7 @@ class RandomSelector(Selector):
     """
 
     nested = True
+    random_order = True  # what the anytime stop rule's guarantee needs
 
     def __init__(self, *, seed: int = 0) -> None:
         self.seed = seed

@@ -1,7 +1,9 @@
 """Statistics shared by selection, sessions and benchmarks, one module per job.
 
-- :mod:`~evalsift.stats.risk`: the risk of a pairwise decision and its stop rules
-  (:func:`hypergeometric_risk`, :func:`pairwise_risk`) and verdict counts.
+- :mod:`~evalsift.stats.sequential`: the anytime-valid stop rule for a pairwise decision
+  (:func:`anytime_risk`) and a confidence sequence for the win rate (:func:`win_rate_sequence`);
+- :mod:`~evalsift.stats.risk`: the DiffUse paper's heuristic risk (:func:`hypergeometric_risk`,
+  :func:`pairwise_risk`) and verdict counts.
 - :mod:`~evalsift.stats.ranking`: ranking agreement between a subset and the full pool (rank
   correlations, statistical cluster count, soft pairwise accuracy, prefix curves, needed to match).
 - :mod:`~evalsift.stats.wilcoxon`: the signed-rank test behind the cluster count, vectorised.
@@ -24,11 +26,13 @@ from .ranking import (CLUSTER_CHAINS, CORRELATION_KINDS, MATCH_RULES, NeededToMa
                       prefix_correlation, prefix_means, prefix_sizes, soft_pairwise_accuracy, spearman, spearman_rows,
                       system_clusters)
 from .risk import RISK_RULES, RiskAssessment, count_verdicts, hypergeometric_risk, majority, pairwise_risk
+from .sequential import GUARANTEES, STOP_RULES, AnytimeAssessment, anytime_risk, win_rate_sequence
 from .wilcoxon import EXACT_MAX_N, WILCOXON_METHODS, WILCOXON_TEST, WILCOXON_TESTS, signed_rank_p_values
 
 __all__ = [
     "AGREEMENT_KINDS", "ALPHA_LEVELS", "AlphaResult", "FleissResult", "JudgmentMatrix", "KappaResult",
     "agreement_from_judgments", "cohen_kappa", "fleiss_kappa", "judgment_matrix", "krippendorff_alpha",
+    "GUARANTEES", "STOP_RULES", "AnytimeAssessment", "anytime_risk", "win_rate_sequence",
     "CLUSTER_CHAINS", "CORRELATION_KINDS", "EXACT_MAX_N", "WILCOXON_METHODS", "WILCOXON_TESTS", "MATCH_RULES", "NeededToMatch", "RISK_RULES", "RiskAssessment",
     "SystemClusters", "WILCOXON_TEST", "cluster_count", "count_verdicts", "hypergeometric_risk", "kendall_tau_b",
     "kendall_tau_b_rows", "majority", "needed_to_match", "paired_t_p_values", "pairwise_risk",

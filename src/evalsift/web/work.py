@@ -46,7 +46,7 @@ from ..oracle.base import Judgment
 from ..pool import Pool
 from ..select.base import Selector
 from ..session import Session
-from ..stats import hypergeometric_risk, pairwise_risk
+from ..stats import anytime_risk, hypergeometric_risk, pairwise_risk
 from ..store import Project, Store
 
 DEFAULT_LEASE_SECONDS = 600.0
@@ -63,11 +63,17 @@ class StoredSets(Selector):
     pairwise = True
 
     def __init__(self, *, sets: dict[str, list[str]] | None = None, sizes: dict[str, list[int]] | None = None,
-                 method: str = "", seed: int = 0) -> None:
+                 method: str = "", random: bool = False, seed: int = 0) -> None:
         self.sets = dict(sets or {})
         self.sizes = dict(sizes or {})
         self.method = method
+        self.random = bool(random)  # the sets are prefixes of a uniformly random order (the anytime rule's need)
         self.seed = seed
+
+    @property
+    def random_order(self) -> bool:  # type: ignore[override]
+        """True when the stored sets came from a uniformly random order."""
+        return self.random
 
     def _fit(self, pool: Pool) -> None:
         index = {iid: i for i, iid in enumerate(pool.item_ids)}
@@ -127,7 +133,7 @@ class Workspace:
 
     # ------------------------------------------------------------------ creating projects
     def create_live_pairwise(self, name: str, pool: Pool, a: str, b: str, selector: Selector, *, risk: float = 0.2,
-                             min_labels: int = 5, max_labels: int = 200, risk_rule: str = "paper", overlap: int = 1,
+                             min_labels: int = 5, max_labels: int = 200, risk_rule: str = "anytime", overlap: int = 1,
                              lease_seconds: float = DEFAULT_LEASE_SECONDS, data: dict | None = None) -> tuple[int, str]:
         """A project whose items are chosen by a live Session over ``pool`` (already restricted to the
         pair's comparable items). Returns ``(project id, admin token)``."""
@@ -138,7 +144,8 @@ class Workspace:
         settings = {"a": a, "b": b, "risk": risk, "min_labels": min_labels, "max_labels": max_labels,
                     "risk_rule": risk_rule, "overlap": overlap, "lease_seconds": lease_seconds}
         sel = {"name": probe.selector.name or type(probe.selector).__name__,
-               "params": probe.settings()["selector"]["params"], "sets": sets, "sizes": sizes}
+               "params": probe.settings()["selector"]["params"], "sets": sets, "sizes": sizes,
+               "random_order": bool(getattr(probe.selector, "random_order", False))}
         pid, token = self.store.create_project(name, kind="pairwise", mode="live", settings=settings, selector=sel,
                                                data=data or {"name": pool.name})
         self.store.add_items(pid, _rows(probe.pool, [a, b]))
@@ -186,7 +193,8 @@ class Workspace:
                         systems=[st["a"], st["b"]], outputs={s: [r["outputs"].get(s) for r in items]
                                                              for s in (st["a"], st["b"])}, name=project.name)
             sel = StoredSets(sets=project.selector["sets"], sizes=project.selector.get("sizes"),
-                             method=project.selector.get("name", ""))
+                             method=project.selector.get("name", ""),
+                             random=project.selector.get("random_order", False))
             sel.name = project.selector.get("name", "")
             session = Session(pool, sel, a=st["a"], b=st["b"], risk=st["risk"], min_labels=st["min_labels"],
                               max_labels=st["max_labels"], risk_rule=st["risk_rule"])
@@ -225,16 +233,23 @@ class Workspace:
 
     def next_for(self, annotator: dict[str, Any]) -> dict[str, Any]:
         """The next assignment for ``annotator`` (``{id, project_id, name}``), leased now; or
-        ``{"done": True, "reason": ...}`` when there is no work for this person."""
+        ``{"done": True, "final": ..., "reason": ...}`` when there is no work for this person: final
+        when the project needs nothing more, not final (with ``retry_after`` seconds) when the open
+        items are with other people and a live decision may still release more."""
         pid = annotator["project_id"]
         with self._lock(pid):
             project = self.store.project(pid)
             units = self._units(project)
             if not units:
                 reason = "the decision is made" if project.mode == "live" else "every item has its judgments"
-                return {"done": True, "reason": reason, "progress": self.progress(pid, annotator["id"])}
+                return {"done": True, "final": True, "reason": reason, "progress": self.progress(pid, annotator["id"])}
             overlap = int(project.settings.get("overlap", 1))
             done_by, busy, seen = self._counts(pid, annotator["id"])
+            if all(len(done_by.get(u, set())) >= overlap for u in units):  # nothing left for anyone
+                reason = "the items asked about so far are judged" if project.mode == "live" else \
+                    "every item has its judgments"
+                return {"done": True, "final": project.mode != "live", "retry_after": 3, "reason": reason,
+                        "progress": self.progress(pid, annotator["id"])}
             for item, a, b in units:
                 key = (item, a, b)
                 if key in seen:
@@ -245,7 +260,8 @@ class Workspace:
                 aid = self.store.lease(pid, annotator["id"], item, a, b or None, order,
                                        float(project.settings.get("lease_seconds", DEFAULT_LEASE_SECONDS)))
                 return self._assignment(project, aid, item, a, b, order, annotator)
-            return {"done": True, "reason": "no more work for you now (the rest is with other annotators)",
+            return {"done": True, "final": False, "retry_after": 3,
+                    "reason": "no more work for you now (the rest is with other annotators; more may come)",
                     "progress": self.progress(pid, annotator["id"])}
 
     def _counts(self, project_id: int, annotator_id: int):
@@ -357,8 +373,9 @@ class Workspace:
                                "wins_a": d.wins_a, "wins_b": d.wins_b, "ties": d.ties, "risk": d.risk,
                                "risk_threshold": d.risk_threshold, "risk_rule": d.risk_rule,
                                "labels_used": d.labels_used, "decision_set": d.decision_set,
-                               "pool_size": d.pool_size, "more_needed_at_least": _more_needed(d),
-                               "note": "the risk is the DiffUse paper's heuristic bound, not a guaranteed error rate"}
+                               "pool_size": d.pool_size, "more_needed_at_least": _more_needed(session, d),
+                               "guarantee": d.guarantee, "win_rate_interval": d.win_rate_interval,
+                               "note": f"what the risk means: {d.guarantee}"}
         return out
 
 
@@ -373,15 +390,22 @@ def _agreement(done: list[Judgment], kind: str) -> dict[str, Any]:
         return {"note": f"agreement not computed: {e}"}
 
 
-def _more_needed(d) -> int | None:
+def _more_needed(session: Session, d) -> int | None:
     """The fewest further verdicts that could stop the loop: all of them for the current leader
     (an optimistic lower bound, under the Session's rule). None when decided."""
     if d.outcome != "waiting":
         return None
-    for m in range(1, d.pool_size + 1):
-        wa, wb = (d.wins_a + m, d.wins_b) if d.wins_a >= d.wins_b else (d.wins_a, d.wins_b + m)
-        r = pairwise_risk(wa, wb, d.ties, d.pool_size, d.risk_rule)
-        if r.leader is not None and r.risk <= d.risk_threshold:
+    lead_a = d.wins_a >= d.wins_b
+    values = session._values()
+    for m in range(1, d.pool_size - len(values) + 1):
+        if d.risk_rule == "anytime":
+            r = anytime_risk(values + [1.0 if lead_a else 0.0] * m, d.pool_size, d.risk_threshold, interval=False)
+            leader, risk = r.leader, r.risk
+        else:
+            wa, wb = (d.wins_a + m, d.wins_b) if lead_a else (d.wins_a, d.wins_b + m)
+            r = pairwise_risk(wa, wb, d.ties, d.pool_size, d.risk_rule)
+            leader, risk = r.leader, r.risk
+        if leader is not None and risk <= d.risk_threshold:
             return m
     return None
 

@@ -37,6 +37,11 @@
     try { a = await api("GET", "/api/v1/next"); } catch (e) { show("Could not load work: " + e.message); return; }
     const progress = document.getElementById("progress");
     if (a.progress) { progress.textContent = a.progress.judged + " judged"; }
+    if (a.done && !a.final) {                     // the rest is with others for now: look again soon
+      show("Waiting: " + a.reason + ".");
+      setTimeout(next, 1000 * (a.retry_after || 3));
+      return;
+    }
     if (a.done) { show("No more work: " + a.reason + ". Thank you!"); return; }
     current = a;
     current.key = newKey();
