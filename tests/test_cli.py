@@ -163,7 +163,17 @@ def test_rank_with_clusters(capsys, tmp_path):
     picks = tmp_path / "picks.jsonl"
     run(capsys, "select", "random", "--data", "demo", "--budget", "40", "--out", str(picks))
     code, out, _ = run(capsys, "rank", "--data", "demo", "--human-metric", "human", "--items", str(picks), "--json")
-    assert code == 0 and json.loads(out)["n_items"] == 40
+    small = json.loads(out)
+    assert code == 0 and small["n_items"] == 40
+    # intervals: each mean inside its own interval; 40 items give wider intervals than 300
+    assert res["interval"]["level"] == 0.95 and "studentized" in res["interval"]["method"]
+    for row in (*res["ranking"], *small["ranking"]):
+        lo, hi = row["mean_interval"]
+        assert lo <= row["mean"] <= hi and row["rank_interval"][0] <= row["rank_interval"][1]
+    width = {r["system"]: r["mean_interval"][1] - r["mean_interval"][0] for r in res["ranking"]}
+    assert all(r["mean_interval"][1] - r["mean_interval"][0] > width[r["system"]] for r in small["ranking"])
+    code, out, _ = run(capsys, "rank", "--data", "demo", "--human-metric", "human", "--level", "0.8")
+    assert code == 0 and "80% intervals: studentized bootstrap over items" in out and "ranks" in out
 
 
 def test_rank_rejects_unknown_items(capsys, tmp_path):

@@ -129,6 +129,8 @@ def cases(f):
         ([*rank, "--systems", "A,Z"], "Unknown system 'Z'"),
         (["rank", *data, "--human-metric", "hman"], "Did you mean 'human'"),
         ([*rank, "--alpha", "0"], "--alpha: expected a number strictly between 0 and 1"),
+        ([*rank, "--level", "1"], "--level: expected a number strictly between 0 and 1"),
+        ([*rank, "--resamples", "0"], "--resamples: expected a positive integer"),
         (["rank", "--data", str(f / "latin1.csv"), "--human-metric", "human"], "not valid UTF-8"),
         (["annotate"], "required"),
         (["annotate", "new", "--db", str(f / "n.db"), "--name", "p"], "one of the arguments --pairwise --from"),

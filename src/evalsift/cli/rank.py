@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_data, add_quiet, load_data, name_list, note, open_unit, picked_positions, print_json
+from ._common import (add_data, add_quiet, load_data, name_list, note, open_unit, picked_positions, positive_int,
+                      print_json)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,6 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                    "all items when absent")
     p.add_argument("--systems", type=name_list, metavar="A,B,...", help="rank only these systems")
     p.add_argument("--alpha", type=open_unit, default=0.05, help="significance level of the cluster tests")
+    p.add_argument("--level", type=open_unit, default=0.95,
+                   help="confidence level of the intervals on means and ranks (studentized bootstrap over items)")
+    p.add_argument("--resamples", type=positive_int, default=2000, help="bootstrap resamples")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     add_quiet(p)
     p.set_defaults(handler=cmd_rank)
@@ -25,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_rank(args: argparse.Namespace) -> int:
     """``evalsift rank``: rank with what is there (see :func:`evalsift.restrict.restrict_ranking`)."""
     from ..restrict import restrict_ranking
-    from ..stats import system_clusters
+    from ..stats import bootstrap_means, system_clusters
 
     pool = load_data(args)
     if args.systems:
@@ -35,15 +39,27 @@ def cmd_rank(args: argparse.Namespace) -> int:
     r = restrict_ranking(pool, args.human_metric)
     if r.items_left_out or r.systems_left_out:
         note(r.note())
-    cl = system_clusters(r.pool.score(args.human_metric), alpha=args.alpha)
-    rows = [{"rank": k + 1, "system": r.pool.systems[j], "mean": float(cl.means[j]), "cluster": int(cl.labels[j]) + 1}
+    scores = r.pool.score(args.human_metric)
+    cl = system_clusters(scores, alpha=args.alpha)
+    iv = bootstrap_means(scores, level=args.level, resamples=args.resamples)
+    rows = [{"rank": k + 1, "system": r.pool.systems[j], "mean": float(cl.means[j]),
+             "mean_interval": [float(iv.low[j]), float(iv.high[j])],
+             "rank_interval": [int(iv.rank_low[j]), int(iv.rank_high[j])], "cluster": int(cl.labels[j]) + 1}
             for k, j in enumerate(cl.order)]
     if args.json:
         print_json({"human_metric": args.human_metric, "n_items": r.pool.n_items, "alpha": args.alpha,
-                    "n_clusters": cl.n_clusters, "chain": cl.chain, "test": cl.test, "left_out": r.to_dict(),
-                    "ranking": rows})
+                    "n_clusters": cl.n_clusters, "chain": cl.chain, "test": cl.test, "interval": iv.to_dict(),
+                    "left_out": r.to_dict(), "ranking": rows})
         return 0
-    print(f"{args.human_metric} on {r.pool.n_items} items: {cl.n_clusters} clusters ({cl.test}, alpha {args.alpha})")
+    print(f"{args.human_metric} on {r.pool.n_items} items: {cl.n_clusters} clusters ({cl.test}, alpha {args.alpha}); "
+          f"{args.level:.0%} intervals: {iv.to_dict()['method']}, {args.resamples} resamples")
+    print(f"  {'':>4} {'system':<24} {'mean':>10}   {'interval':<21} {'ranks':<7} cluster")
     for row in rows:
-        print(f"  {row['rank']:>3}. {row['system']:<24} {row['mean']:10.4f}   cluster {row['cluster']}")
+        lo, hi = row["mean_interval"]
+        rlo, rhi = row["rank_interval"]
+        ranks = f"{rlo}" if rlo == rhi else f"{rlo}-{rhi}"
+        print(f"  {row['rank']:>3}. {row['system']:<24} {row['mean']:10.4f}   [{lo:9.4f}, {hi:9.4f}] {ranks:<7} "
+              f"{row['cluster']}")
+    print("intervals assume the items are a random sample of what the means are about (not so for picks by a "
+          "utility selector)")
     return 0

@@ -7,7 +7,8 @@
 - :mod:`~evalsift.stats.ranking`: ranking agreement between a subset and the full pool (rank
   correlations, statistical cluster count, soft pairwise accuracy, prefix curves, needed to match).
 - :mod:`~evalsift.stats.wilcoxon`: the signed-rank test behind the cluster count, vectorised.
-- :mod:`~evalsift.stats.intervals`: standard errors of repeated measurements.
+- :mod:`~evalsift.stats.intervals`: standard errors of repeated measurements; bootstrap intervals
+  for system means and ranks (:func:`bootstrap_means`).
 - :mod:`~evalsift.stats.agreement`: inter-annotator agreement (Cohen's and Fleiss' kappa,
   Krippendorff's alpha), also straight from a list of judgments.
 
@@ -20,7 +21,7 @@ Everything public is importable from ``evalsift.stats`` directly.
 
 from .agreement import (AGREEMENT_KINDS, ALPHA_LEVELS, AlphaResult, FleissResult, JudgmentMatrix, KappaResult,
                         agreement_from_judgments, cohen_kappa, fleiss_kappa, judgment_matrix, krippendorff_alpha)
-from .intervals import standard_error
+from .intervals import BOOTSTRAP_METHODS, MeanIntervals, bootstrap_means, standard_error
 from .ranking import (CLUSTER_CHAINS, CORRELATION_KINDS, MATCH_RULES, NeededToMatch, SystemClusters, cluster_count,
                       kendall_tau_b, kendall_tau_b_rows, needed_to_match, paired_t_p_values, prefix_cluster_counts,
                       prefix_correlation, prefix_means, prefix_sizes, soft_pairwise_accuracy, spearman, spearman_rows,
@@ -32,6 +33,7 @@ from .wilcoxon import EXACT_MAX_N, WILCOXON_METHODS, WILCOXON_TEST, WILCOXON_TES
 __all__ = [
     "AGREEMENT_KINDS", "ALPHA_LEVELS", "AlphaResult", "FleissResult", "JudgmentMatrix", "KappaResult",
     "agreement_from_judgments", "cohen_kappa", "fleiss_kappa", "judgment_matrix", "krippendorff_alpha",
+    "BOOTSTRAP_METHODS", "MeanIntervals", "bootstrap_means",
     "GUARANTEES", "STOP_RULES", "AnytimeAssessment", "anytime_risk", "win_rate_sequence",
     "CLUSTER_CHAINS", "CORRELATION_KINDS", "EXACT_MAX_N", "WILCOXON_METHODS", "WILCOXON_TESTS", "MATCH_RULES", "NeededToMatch", "RISK_RULES", "RiskAssessment",
     "SystemClusters", "WILCOXON_TEST", "cluster_count", "count_verdicts", "hypergeometric_risk", "kendall_tau_b",

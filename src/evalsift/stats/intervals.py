@@ -1,8 +1,14 @@
-"""Summaries of repeated measurements: standard errors (bootstrap intervals join them later)."""
+"""Summaries of repeated measurements: standard errors, and bootstrap intervals for system means
+and ranks (paired over items, through :func:`scipy.stats.bootstrap`)."""
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import dataclass
+
 import numpy as np
+
+from ..errors import DataError, ParameterError
 
 
 def standard_error(values) -> float:
@@ -17,3 +23,112 @@ def standard_error(values) -> float:
         return 0.0
     return float(v.std(ddof=1) / np.sqrt(v.size))
 
+
+
+BOOTSTRAP_METHODS = ("studentized", "BCa", "percentile")
+
+
+@dataclass(frozen=True)
+class MeanIntervals:
+    """Bootstrap intervals for every system's mean score and rank (1 = best), at ``level``."""
+
+    means: np.ndarray  # (S,) the means over the items
+    low: np.ndarray  # (S,) interval of each mean
+    high: np.ndarray
+    rank_low: np.ndarray  # (S,) best rank within the interval (1 = first)
+    rank_high: np.ndarray  # (S,) worst rank within the interval
+    level: float
+    method: str
+    resamples: int
+    n_items: int
+
+    def to_dict(self) -> dict:
+        """JSON-ready description of how the intervals were made."""
+        return {"level": self.level, "method": f"{self.method} bootstrap over items, paired across systems",
+                "resamples": self.resamples, "n_items": self.n_items}
+
+
+def _resampled_moments(X: np.ndarray, resamples: int, seed: int, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """Means and unbiased variances of every column over ``resamples`` paired resamples of the rows
+    (multinomial weights, a chunk of resamples at a time so memory stays at chunk x items)."""
+    rng = np.random.default_rng(seed)
+    n = X.shape[0]
+    means, variances = [], []
+    X2 = X * X
+    for start in range(0, resamples, chunk):
+        W = rng.multinomial(n, np.full(n, 1.0 / n), size=min(chunk, resamples - start)).astype(float)
+        m = W @ X / n
+        means.append(m)
+        variances.append(np.maximum(W @ X2 / n - m * m, 0.0) * n / (n - 1))
+    return np.concatenate(means), np.concatenate(variances)
+
+
+def bootstrap_means(scores, *, level: float = 0.95, resamples: int = 2000, method: str = "studentized",
+                    higher_is_better: bool = True, seed: int = 0) -> MeanIntervals:
+    """Intervals for the mean score of every system (columns of ``scores``, items x systems) and for
+    its rank, resampling items with replacement -- the same items for every system, so the
+    systems' scores stay paired.
+
+    Mean intervals, by ``method``:
+
+    - ``studentized`` (default): the bootstrap-t interval ``[m - t_hi se, m - t_lo se]`` with ``t``
+      the quantiles of ``(m* - m) / se*`` over the resamples. Written here (vectorised, multinomial
+      weights) because ``scipy.stats.bootstrap`` has no studentized method; it is the one that held
+      its level on heavy-tailed human scores (WMT23 MQM: 0.94-0.95 at 20-50 items, where BCa gave
+      0.91 at 30; ``benchmarks/interval_coverage.py``).
+    - ``BCa``, ``percentile``: through ``scipy.stats.bootstrap``.
+
+    A column whose sample scores are all equal gets the point. Rank intervals: the
+    ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of each system's rank over the same
+    resamples (a system's rank is 1 + the number of systems with a strictly better mean).
+
+    The assumption: the items are a random sample from the population the means are about (judged
+    items picked by a utility selector are not, so their intervals describe those items only).
+
+    >>> s = np.array([[0.9, 0.1], [0.8, 0.2], [0.7, 0.3], [0.95, 0.0], [0.85, 0.15]] * 4)
+    >>> iv = bootstrap_means(s, resamples=500)
+    >>> bool(iv.low[0] < iv.means[0] < iv.high[0]), iv.rank_low.tolist(), iv.rank_high.tolist()
+    (True, [1, 2], [1, 2])
+    """
+    X = np.asarray(scores, dtype=float)
+    if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 1:
+        raise DataError(f"bootstrap_means: need scores of at least 2 items x 1 system, got shape {X.shape}",
+                        field="scores")
+    if np.isnan(X).any():
+        raise DataError("bootstrap_means: scores contain NaN; keep the items scored for every system "
+                        "(Pool.complete or restrict_ranking)", field="scores")
+    if not 0 < level < 1:
+        raise ParameterError(f"bootstrap_means: level must be in (0, 1), got {level}", field="level")
+    if method not in BOOTSTRAP_METHODS:
+        raise ParameterError(f"bootstrap_means: method must be one of {', '.join(BOOTSTRAP_METHODS)}, got {method!r}",
+                             field="method")
+    n = X.shape[0]
+    means = X.mean(axis=0)
+    q = (1 - level) / 2
+    boot_means, boot_vars = _resampled_moments(X, int(resamples), seed)
+    flat = X.std(axis=0) == 0
+    if method == "studentized":
+        se = X.std(axis=0, ddof=1) / np.sqrt(n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (boot_means - means) / np.sqrt(boot_vars / n)
+        t = np.where(np.isnan(t), 0.0, t)  # a resample that repeats one score: no spread, no information
+        low = means - np.quantile(t, 1 - q, axis=0) * se
+        high = means - np.quantile(t, q, axis=0) * se
+    else:
+        from scipy.stats import bootstrap
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # degenerate columns: handled below
+            res = bootstrap((X,), lambda a, axis: a.mean(axis=axis), axis=0, n_resamples=int(resamples),
+                            method=method, confidence_level=level, vectorized=True,
+                            random_state=np.random.default_rng(seed))
+        low = np.asarray(res.confidence_interval.low, dtype=float).reshape(-1)
+        high = np.asarray(res.confidence_interval.high, dtype=float).reshape(-1)
+    low = np.where(flat, means, low)
+    high = np.where(flat, means, high)
+    signed = boot_means if higher_is_better else -boot_means
+    ranks = 1 + (signed[:, None, :] > signed[:, :, None]).sum(axis=2)  # (resamples, S)
+    rank_low = np.floor(np.quantile(ranks, q, axis=0)).astype(int)
+    rank_high = np.ceil(np.quantile(ranks, 1 - q, axis=0)).astype(int)
+    return MeanIntervals(means=means, low=low, high=high, rank_low=rank_low, rank_high=rank_high, level=level,
+                         method=method, resamples=int(resamples), n_items=n)
