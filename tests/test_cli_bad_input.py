@@ -42,6 +42,7 @@ def cases(f):
     bs = ["bench", "subset", *data, "--human-metric", "human", "--methods", "random", "--seeds", "1",
           "--out", str(f / "bs")]
     rank = ["rank", *data, "--human-metric", "human"]
+    best = ["best", *data, "--oracle", "metric:human"]
     bc = ["bench", "calibration", "--runs", "1", "--gaps", "0", "--ties", "0", "--methods", "random",
           "--out", str(f / "bc")]
     return [
@@ -111,6 +112,12 @@ def cases(f):
         ([*bs, "--correlation", "pearson"], "invalid choice: 'pearson'"),
         ([*bs, "--methods", "random,,irt"], "--methods: expected comma-separated names"),
         ([*bs, "--alpha", "1"], "--alpha: expected a number strictly between 0 and 1"),
+        ([*best, "--systems", "A,Z"], "Unknown system 'Z'"),
+        ([*best, "--systems", "A"], "at least 2 distinct systems"),
+        ([*best, "--risk", "0"], "--risk: expected a number strictly between 0 and 1"),
+        ([*best, "--strategy", "greedy"], "invalid choice: 'greedy'"),
+        ([*best, "--max-labels", "0"], "--max-labels: expected a positive integer"),
+        (["best", *data, "--oracle", "metric:hmn"], "Did you mean 'human'"),
         ([*bc, *data], "--data needs --oracle"),
         ([*bc, "--oracle", "metric:human"], "give it with --data"),
         ([*bc, "--risks", "1"], "--risks: expected risks in (0, 1)"),

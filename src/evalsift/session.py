@@ -330,7 +330,7 @@ class Session:
         self.judgments.append(judgment)
         self._votes.setdefault(self._index[judgment.item_id], _ItemVotes()).add(judgment, v)
 
-    def _values(self) -> list[float]:
+    def verdict_values(self) -> list[float]:
         """Verdicts of the decision set in pick order as values (a 1, b 0, tie 1/2), items without one left out."""
         votes = self._votes
         return [VALUES[v] for i in self._set.items.tolist() if (x := votes.get(i)) is not None
@@ -339,7 +339,7 @@ class Session:
     def _assess(self) -> tuple[str | None, float]:
         """(leader, risk) under the session's stop rule."""
         if self.risk_rule == "anytime":
-            values = self._values()
+            values = self.verdict_values()
             test = getattr(self, "_anytime", None)
             if test is None or values[:len(test.values)] != test.values:  # a changed verdict: start over
                 test = self._anytime = AnytimeTest(self.pool.n_items)
@@ -454,7 +454,7 @@ class Session:
             winner = self.a if leader == "a" else self.b
         interval = None
         if self.risk_rule == "anytime":
-            lo, hi = anytime_risk(self._values(), self.pool.n_items, self.risk).interval
+            lo, hi = anytime_risk(self.verdict_values(), self.pool.n_items, self.risk).interval
             interval = [lo, hi]
         in_set = {int(i) for i in self._set.items}
         judged = []

@@ -127,7 +127,7 @@ def _run(pool: Pool, method: str, rule: str, seed: int, oracle: Any, encoder: An
     s = Session(pool, sel, a=pool.systems[0], b=pool.systems[1], risk=UNREACHABLE if rule != "anytime" else 1e-9,
                 min_labels=min_labels, max_labels=max_labels, risk_rule=rule)
     s.run(oracle)
-    values = s._values() if rule == "anytime" else []
+    values = s.verdict_values() if rule == "anytime" else []
     out = {}
     for r, (leader, labels) in _outcomes(s.trace, risks, min_labels).items():
         covered = None

@@ -6,10 +6,13 @@ Commands (one module each):
   select METHOD --data SPEC ...       items to judge, in order                             (cli/select.py)
   compare --data SPEC --a --b --oracle metric:NAME
                                       the iterative loop: decision, labels used, risk      (cli/compare.py)
+  best --data SPEC --oracle metric:NAME [--systems A,B,...] --risk R
+                                      the best of many systems, valid, adaptive pairs       (cli/best.py)
   judge --data SPEC --items FILE --oracle llm:MODEL ...
                                       a judge judges a selection, resumably                (cli/judge.py)
   rank --data SPEC --human-metric M   systems ranked, with significance clusters           (cli/rank.py)
-  bench pairwise | bench subset       the two protocols on real data                       (cli/bench.py)
+  bench pairwise | subset | calibration
+                                      the two protocols on real data; stop-rule calibration (cli/bench.py)
   serve --db PATH                     the local annotation app                              (cli/annotate.py)
   annotate new | add-annotator | status | export
                                       annotation projects for people                       (cli/annotate.py)
@@ -26,7 +29,7 @@ import warnings
 from typing import Sequence
 
 from ..errors import EvalsiftError
-from . import annotate, bench, compare, data, judge, rank, select
+from . import annotate, bench, best, compare, data, judge, rank, select
 from ._common import Parser
 
 __all__ = ["build_parser", "main"]
@@ -41,7 +44,7 @@ def build_parser() -> Parser:
     ap.add_argument("--quiet", action="store_true", help="no progress bars (also EVALSIFT_QUIET=1)")
     ap.add_argument("--version", action="version", version=f"evalsift {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (data, select, compare, judge, rank, bench, annotate):
+    for module in (data, select, compare, best, judge, rank, bench, annotate):
         module.register(sub)
     return ap
 

@@ -396,7 +396,7 @@ def _more_needed(session: Session, d) -> int | None:
     if d.outcome != "waiting":
         return None
     lead_a = d.wins_a >= d.wins_b
-    values = session._values()
+    values = session.verdict_values()
     for m in range(1, d.pool_size - len(values) + 1):
         if d.risk_rule == "anytime":
             r = anytime_risk(values + [1.0 if lead_a else 0.0] * m, d.pool_size, d.risk_threshold, interval=False)

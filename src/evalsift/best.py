@@ -1,0 +1,215 @@
+"""The best of many systems with as few pairwise judgments as possible (``evalsift best``).
+
+Every pair of systems gets its own :class:`~evalsift.session.Session` -- items of the pair in a
+uniformly random order (``random``, a seed per pair), the anytime rule at the pair level
+``alpha = 2 * risk / K`` -- and :class:`BestOf` decides which pairs to judge next:
+
+- ``strategy="leader"`` (default; successive elimination around a leader): each round, the
+  *leader* -- the surviving system with the highest mean estimated win rate over its pairs
+  (untested pairs count 1/2) -- is judged on one more item against every system it has not yet
+  beaten. A system is *eliminated* once a pair's test says another system beats it. The leader is
+  *named the best* once it has beaten every other system, each by a decided test. DiffUse's
+  future work (choosing which pair to judge adaptively) in the form of the successive-elimination
+  dueling bandits (cf. Mohankumar & Khapra, "Active evaluation", ACL 2022), with a valid rule.
+- ``strategy="all_pairs"`` (the non-adaptive baseline): one more item for every undecided pair each
+  round, the same rule for naming.
+
+**Guarantee** (no assumption about the systems): P(naming a system that does not beat every other
+system in its pairwise pool comparison) <= ``risk``. Why: a named system X beats every other one by a
+decided test; if X does not truly beat some j, the test (X, j) named the wrong winner on X's side,
+which has probability <= alpha / 2; such a j exists for every X that could be wrongly named, so the
+union over the K systems gives K * alpha / 2 = risk. When nothing is named, the survivors contain
+the Condorcet winner (the system that beats every other, if one exists) with probability >=
+1 - risk: it is eliminated only by a wrong decision on one of its K - 1 pairs.
+
+**Assumptions**: each pair's items are judged in a uniformly random order (the Session's ``random``
+selector; the orders of different pairs are independent) and skipped or failed judgments are missing
+at random. The judge must answer at once (an LLM or recorded judgments; people: use the annotation
+app pair by pair).
+
+>>> from evalsift.io import make_demo_pool
+>>> from evalsift.oracle import MetricOracle
+>>> res = BestOf(make_demo_pool(n_items=400), risk=0.1).run(MetricOracle("human"))
+>>> res.outcome, res.best, res.labels_used < 3 * 400
+('best', 'A', True)
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import DataError, OracleError, ParameterError, check_choice
+from .oracle.base import Oracle
+from .pool import Pool
+from .restrict import restrict_pair
+from .session import Session
+
+STRATEGIES = ("leader", "all_pairs")
+BEST_GUARANTEE = ("valid: P(naming a system that does not beat every other system in its pairwise pool comparison) "
+                  "<= risk; each pair tested by the anytime rule at 2 * risk / K; when nothing is named, the "
+                  "survivors contain the Condorcet winner (if one exists) with probability >= 1 - risk. Assumes "
+                  "each pair's items are judged in a uniformly random order and that skipped or failed judgments "
+                  "are missing at random")
+
+
+@dataclass
+class BestResult:
+    """What :meth:`BestOf.run` found."""
+
+    outcome: str  # 'best' (a system named) or 'inconclusive' (label cap reached, or a pair tied on its pool)
+    best: str | None
+    survivors: list[str]  # systems no decided test has beaten (contain the Condorcet winner w.p. >= 1 - risk)
+    labels_used: int  # pairwise judgments with a verdict, over all pairs
+    risk: float
+    pair_risk: float  # alpha = 2 * risk / K, the level of each pair's test
+    strategy: str
+    systems: list[str]
+    guarantee: str = BEST_GUARANTEE
+    beaten_by: dict[str, list[str]] = field(default_factory=dict)  # system -> systems that beat it (decided)
+    pairs: list[dict[str, Any]] = field(default_factory=list)  # per pair: a, b, winner, labels, win rate, interval
+    errors: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+    def summary(self) -> str:
+        """One line for people."""
+        head = f"{self.best} is the best" if self.outcome == "best" else "inconclusive"
+        return (f"{head}: {self.labels_used} pairwise judgments over {len(self.systems)} systems "
+                f"({sum(p['labels'] > 0 for p in self.pairs)} pairs judged); survivors: {', '.join(self.survivors)}; "
+                f"risk {self.risk} (each pair at {self.pair_risk:.4g}; {self.strategy} strategy)")
+
+
+class BestOf:
+    """Successive elimination over system pairs with the anytime rule (see the module doc).
+
+    ``pool``: the data; ``systems``: which of its systems (all when None, at least 2); ``risk``: the
+    chance of naming a wrong best; ``max_labels``: the cap on pairwise judgments over all pairs
+    (None: no cap but the pools). Each pair uses the items where both systems have an output the
+    oracle can judge (:func:`~evalsift.restrict.restrict_pair`).
+    """
+
+    def __init__(self, pool: Pool, systems: Sequence[str] | None = None, *, risk: float = 0.1,
+                 max_labels: int | None = None, strategy: str = "leader", seed: int = 0) -> None:
+        if isinstance(risk, bool) or not isinstance(risk, (int, float)) or not 0 < risk < 1:
+            raise ParameterError(f"BestOf: risk must be in (0, 1), got {risk!r}", field="risk")
+        check_choice("strategy", strategy, STRATEGIES, where="BestOf")
+        if max_labels is not None and (isinstance(max_labels, bool) or not isinstance(max_labels, (int, np.integer))
+                                       or max_labels < 1):
+            raise ParameterError(f"BestOf: max_labels must be a positive integer, got {max_labels!r}",
+                                 field="max_labels")
+        self.systems = list(pool.systems if systems is None else systems)
+        for s in self.systems:
+            pool.system_index(s)
+        if len(set(self.systems)) != len(self.systems) or len(self.systems) < 2:
+            raise ParameterError(f"BestOf: need at least 2 distinct systems, got {self.systems}", field="systems")
+        self.pool, self.risk, self.max_labels, self.strategy, self.seed = pool, float(risk), max_labels, strategy, seed
+        self.pair_risk = 2.0 * self.risk / len(self.systems)
+
+    def _sessions(self, oracle: Oracle) -> dict[tuple[str, str], Session]:
+        out, empty = {}, []
+        for k, (a, b) in enumerate(itertools.combinations(self.systems, 2)):
+            try:
+                pp = restrict_pair(self.pool, a, b, oracle=oracle).pool
+            except DataError as e:
+                empty.append(f"{a} vs {b} ({e})")
+                continue
+            out[(a, b)] = Session(pp, "random", a=a, b=b, risk=self.pair_risk, min_labels=1,
+                                  max_labels=pp.n_items, seed=self.seed * 100_003 + k)
+        if empty:
+            raise DataError(f"best: every pair needs items both systems have and the judge can judge; none for "
+                            f"{'; '.join(empty[:3])}{' ...' if len(empty) > 3 else ''}. Leave those systems out "
+                            "(--systems)", field="systems")
+        return out
+
+    def run(self, oracle: Oracle) -> BestResult:
+        """Judge pairs until a best is named, the cap is reached or nothing more can be learned."""
+        sessions = self._sessions(oracle)
+        beaten_by: dict[str, set[str]] = {s: set() for s in self.systems}
+        ties: set[frozenset] = set()  # pairs whose whole pool is a dead heat: neither beats the other
+        labels = 0
+        best = None
+
+        def pair(x: str, y: str) -> Session:
+            return sessions[(x, y)] if (x, y) in sessions else sessions[(y, x)]
+
+        def winner(s: Session) -> str | None:
+            if s.outcome != "winner":
+                return None
+            return s.a if s.trace[-1]["leader"] == "a" else s.b
+
+        def beats(x: str, y: str) -> bool:
+            return winner(pair(x, y)) == x
+
+        def estimate(x: str) -> float:
+            rates = []
+            for y in self.systems:
+                if y == x:
+                    continue
+                s = pair(x, y)
+                values = s.verdict_values()
+                rate = float(np.mean(values)) if values else 0.5
+                rates.append(rate if s.a == x else 1.0 - rate)
+            return float(np.mean(rates))
+
+        def step(s: Session) -> int:
+            """Judge the session's next item; returns the verdicts gained."""
+            todo = s.pending()
+            if not todo:
+                s.advance()
+                return 0
+            before = s.labels_used
+            for j in oracle.judge_pairs(s.pool, todo, s.a, s.b):
+                s.record(j)
+            if s.outstanding():
+                raise OracleError(f"best needs a judge that answers at once; {getattr(oracle, 'name', oracle)!r} "
+                                  "left items pending (people: use the annotation app, one pair at a time)")
+            s.advance()
+            return s.labels_used - before
+
+        while True:
+            for (a, b), s in sessions.items():
+                w = winner(s)
+                if w is not None:
+                    beaten_by[b if w == a else a].add(w)
+                elif s.outcome == "inconclusive":
+                    ties.add(frozenset((a, b)))  # the pair's whole pool was judged without a winner
+            survivors = [x for x in self.systems if not beaten_by[x]]
+            named = [x for x in survivors if all(beats(x, y) for y in self.systems if y != x)]
+            if named:
+                best = named[0]
+                break
+            if self.strategy == "leader":
+                cand = [x for x in survivors
+                        if not any(frozenset((x, y)) in ties for y in self.systems if y != x)]
+                if not cand:
+                    break  # every survivor ties some system on its whole pool: no system can be named
+                leader = max(cand, key=lambda x: (estimate(x), -self.systems.index(x)))
+                todo = [pair(leader, y) for y in self.systems if y != leader and not beats(leader, y)]
+            else:
+                todo = [s for s in sessions.values() if not s.done]
+            todo = [s for s in todo if not s.done]
+            if not todo:
+                break
+            if self.max_labels is not None and labels + len(todo) > self.max_labels:
+                break
+            for s in todo:
+                labels += step(s)
+        pairs = []
+        for (a, b), s in sessions.items():
+            d = s.decision()
+            pairs.append({"a": a, "b": b, "winner": d.winner if s.outcome == "winner" else None,
+                          "labels": d.labels_used, "pool_size": d.pool_size, "wins_a": d.wins_a, "wins_b": d.wins_b,
+                          "ties": d.ties, "win_rate_a": d.win_rate_a, "win_rate_interval": d.win_rate_interval,
+                          "risk": d.risk, "errors": d.errors})
+        survivors = [x for x in self.systems if not beaten_by[x]]
+        return BestResult(outcome="best" if best else "inconclusive", best=best, survivors=survivors,
+                          labels_used=sum(p["labels"] for p in pairs), risk=self.risk, pair_risk=self.pair_risk,
+                          strategy=self.strategy, systems=list(self.systems),
+                          beaten_by={k: sorted(v) for k, v in beaten_by.items()}, pairs=pairs,
+                          errors=sum(p["errors"] for p in pairs))
