@@ -184,7 +184,7 @@ class Session:
     >>> s = Session(make_demo_pool(n_items=300), "random", a="A", b="B", risk=0.1, max_labels=100)
     >>> d = s.run(MetricOracle("human"))
     >>> d.outcome, d.winner, d.labels_used, d.win_rate_interval  # A is the better system of the demo data
-    ('winner', 'A', 68, [0.505, 0.745])
+    ('winner', 'A', 68, [0.503333, 0.746667])
     """
 
     def __init__(self, pool: Pool | None, selector: str | Selector = "random", *, a: str | None = None,

@@ -188,14 +188,33 @@ def anytime_risk(values: Sequence[float], pool: int, risk: float, *, interval: b
     return test.assess(risk, interval=interval)
 
 
-def win_rate_sequence(values: Sequence[float], pool: int, level: float, grid: int = 401) -> tuple[float, float]:
+EXACT_GRID_MAX_POOL = 50_000
+
+
+def _candidates(M: int, y: np.ndarray) -> tuple[np.ndarray, float]:
+    """The candidate pool *sums* (``M`` times the pool mean) and how far the truth can lie from the
+    nearest one, as a mean. With verdict values (0, 1/2, 1) the pool sum is a multiple of 1/2:
+    every one is a candidate, held exactly in floating point, so the truth is always among them and
+    never refuted by rounding (a coarser grid, or sums off by a rounding error, let the bettors
+    refute the candidates around the truth once most of the pool is seen)."""
+    if M <= EXACT_GRID_MAX_POOL:
+        totals = np.arange(2 * M + 1) / 2.0
+    else:
+        totals = np.linspace(0.0, 1.0, 2 * EXACT_GRID_MAX_POOL + 1) * M
+    halves = bool(np.all(np.isin(y, (0.0, 0.5, 1.0))))
+    return totals, (0.0 if halves and M <= EXACT_GRID_MAX_POOL else 1.0 / (2 * EXACT_GRID_MAX_POOL))
+
+
+def win_rate_sequence(values: Sequence[float], pool: int, level: float) -> tuple[float, float]:
     """A confidence sequence for the pool's mean of ``values`` (the win rate of a, ties half), valid
     uniformly over time at ``level``: the candidate means m that neither bettor has refuted. For each
-    m on a grid, two bettors as in the anytime rule (aGRAPA bets, the without-replacement means
+    candidate m, two bettors as in the anytime rule (aGRAPA bets, the without-replacement means
     ``m_t = (M m - sum_{s<t} y_s) / (M - t + 1)``), one betting the mean is above m, one below; m is
     out once either capital reaches ``2 / level`` (Ville, ``level / 2`` per side). At m = 1/2 these are
     exactly the anytime rule's two bettors, so the interval excludes 1/2 exactly when the rule's risk
-    is at or below ``level``: the decision and the interval never disagree.
+    is at or below ``level``: the decision and the interval never disagree. The candidates are every
+    pool mean the verdicts can give (multiples of 1 / (2M)); other values widen the interval by one
+    grid step.
 
     Returns (low, high), the running intersection up to the last value; (0, 1) with no values.
 
@@ -207,16 +226,18 @@ def win_rate_sequence(values: Sequence[float], pool: int, level: float, grid: in
     M = int(pool)
     if len(y) == 0:
         return (0.0, 1.0)
-    m = np.linspace(0.0, 1.0, grid)
-    log_up = np.zeros(grid)
-    log_dn = np.zeros(grid)
-    alive = np.ones(grid, dtype=bool)
+    totals, slack = _candidates(M, y)
+    m = totals / M
+    log_up = np.zeros(len(m))
+    log_dn = np.zeros(len(m))
+    alive = np.ones(len(m), dtype=bool)
     s, mean, var_sum = 0.0, 0.5, 0.25
     bar = math.log(2.0 / level)
     with np.errstate(divide="ignore", invalid="ignore"):
         for t in range(1, len(y) + 1):
-            mt = (M * m - s) / (M - t + 1)  # each candidate's conditional mean of the next value
-            alive &= (mt >= 0) & (mt <= 1)  # candidates the seen values already rule out
+            left = totals - s  # what the unseen items must add up to, for each candidate (exact with halves)
+            alive &= (left >= -slack * M) & (left <= (M - t + 1) + slack * M)  # ruled out by the seen values
+            mt = np.clip(left / (M - t + 1), 0.0, 1.0)  # each candidate's conditional mean of the next value
             var = var_sum / t
             edge = mean - mt
             lam_up = np.clip(edge / (var + edge * edge), 0.0, None)
@@ -236,4 +257,6 @@ def win_rate_sequence(values: Sequence[float], pool: int, level: float, grid: in
         est = float(y.mean())
         return (est, est)
     keep = m[alive]
-    return (round(float(keep.min()), 6), round(float(keep.max()), 6))
+    # rounded outward to 6 decimals, so rounding never moves the truth out
+    return (math.floor(max(0.0, float(keep.min()) - slack) * 1e6) / 1e6,
+            math.ceil(min(1.0, float(keep.max()) + slack) * 1e6) / 1e6)
