@@ -13,7 +13,9 @@ requests than that), or when the pool is used up. The risk comes from the stop r
 
 - ``anytime`` (the default): valid -- P(ever naming the wrong winner) <= ``risk`` for every pool,
   however often one looks (:func:`evalsift.stats.anytime_risk`). It needs a selector whose decision
-  sets are prefixes of a uniformly random order (``random``); others are refused.
+  sets are prefixes of a uniformly random order (``random``, ``diffuse_strata``); others are
+  refused. With ``diffuse_strata`` the rule also uses DiffUse's clusters as strata (a control
+  variate; the same guarantee, decisions sooner when the clusters explain the verdicts).
 - ``paper`` and ``tie_aware``: the DiffUse paper's hypergeometric rule (:func:`evalsift.stats.pairwise_risk`),
   a heuristic: a fixed-sample bound checked after every label, on picks that are not a random sample.
   The Decision says which kind of statement its risk is (``guarantee``).
@@ -52,6 +54,7 @@ settings and the judgments.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
@@ -64,7 +67,7 @@ from .restrict import PairRestriction, restrict_pair
 from .pool import Pool
 from .select import Selector, make_selector
 from .select.base import _jsonable
-from .stats import GUARANTEES, STOP_RULES, anytime_risk, pairwise_risk
+from .stats import GUARANTEES, STOP_RULES, pairwise_risk
 from .stats.sequential import VALUES, AnytimeTest
 
 BIAS_NOTE = (
@@ -72,7 +75,9 @@ BIAS_NOTE = (
     "(method random) it estimates the pool's win rate without bias, and win_rate_interval is a confidence "
     "sequence for it at the stated risk. With DiffUse the decision set is not a random sample (each item "
     "stands for a cluster of a different size), so it is biased; weighted_win_rate_a weights each item by "
-    "the size of its cluster (None for selectors without clusters), and no interval is given."
+    "the size of its cluster (None for selectors without clusters), and no interval is given. With "
+    "diffuse_strata (a random order, DiffUse's clusters as strata) weighted_win_rate_a is the verdicts seen plus "
+    "each unjudged item's stratum prediction, over the pool, and the interval uses the strata too."
 )
 VOTE_RULE = "latest judgment per annotator; plurality of a / b / tie over annotators, a split top is a tie"
 
@@ -330,22 +335,39 @@ class Session:
         self.judgments.append(judgment)
         self._votes.setdefault(self._index[judgment.item_id], _ItemVotes()).add(judgment, v)
 
+    def verdict_pairs(self) -> tuple[list[int], list[float]]:
+        """(items, values): the decision set's items that have a verdict, in pick order, and their
+        verdict values (a 1, b 0, tie 1/2)."""
+        votes = self._votes
+        pairs = [(i, VALUES[v]) for i in self._set.items.tolist() if (x := votes.get(i)) is not None
+                 and (v := x._verdict) is not None]
+        return [i for i, _ in pairs], [y for _, y in pairs]
+
     def verdict_values(self) -> list[float]:
         """Verdicts of the decision set in pick order as values (a 1, b 0, tie 1/2), items without one left out."""
-        votes = self._votes
-        return [VALUES[v] for i in self._set.items.tolist() if (x := votes.get(i)) is not None
-                and (v := x._verdict) is not None]
+        return self.verdict_pairs()[1]
+
+    @property
+    def control(self):
+        """The selector's predictions for the anytime rule (a :class:`~evalsift.stats.Predictor`,
+        e.g. ``diffuse_strata``'s clusters), or None."""
+        return getattr(self.selector, "control_", None)
+
+    def _anytime_test(self) -> AnytimeTest:
+        """The anytime rule's state, brought up to date (rebuilt when a verdict changed)."""
+        items, values = self.verdict_pairs()
+        test = getattr(self, "_anytime", None)
+        if test is None or values[:len(test.values)] != test.values or (
+                test.control is not None and items[:len(test.items)] != test.items):
+            test = self._anytime = AnytimeTest(self.pool.n_items, self.control)
+        for i, y in zip(items[len(test.values):], values[len(test.values):]):
+            test.update(y, i)
+        return test
 
     def _assess(self) -> tuple[str | None, float]:
         """(leader, risk) under the session's stop rule."""
         if self.risk_rule == "anytime":
-            values = self.verdict_values()
-            test = getattr(self, "_anytime", None)
-            if test is None or values[:len(test.values)] != test.values:  # a changed verdict: start over
-                test = self._anytime = AnytimeTest(self.pool.n_items)
-            for y in values[len(test.values):]:
-                test.update(y)
-            r = test.assess(self.risk)
+            r = self._anytime_test().assess(self.risk)
             return r.leader, r.risk
         wa, wb, t = self._counts()
         r = pairwise_risk(wa, wb, t, self.pool.n_items, self.risk_rule)
@@ -454,7 +476,7 @@ class Session:
             winner = self.a if leader == "a" else self.b
         interval = None
         if self.risk_rule == "anytime":
-            lo, hi = anytime_risk(self.verdict_values(), self.pool.n_items, self.risk).interval
+            lo, hi = self._anytime_test().assess(self.risk, interval=True).interval
             interval = [lo, hi]
         in_set = {int(i) for i in self._set.items}
         judged = []
@@ -495,7 +517,12 @@ class Session:
         return {**{k: int(sum(u.get(k) or 0 for u in used)) for k in keys}, "judgments": len(used)}
 
     def _weighted_win_rate(self) -> float | None:
-        """Cluster-size-weighted share of a's wins (ties half) over the judged set; None without clusters."""
+        """Cluster-size-weighted share of a's wins (ties half) over the judged set; with strata
+        predictions (``diffuse_strata``), the verdicts seen plus each unjudged item's stratum
+        prediction, over the pool; None without clusters."""
+        if self.control is not None and self.risk_rule == "anytime":
+            est = self._anytime_test().estimate()
+            return None if math.isnan(est) else est
         sizes = self._set.cluster_sizes
         if sizes is None or self.outstanding() or self.pending():
             return None

@@ -127,12 +127,12 @@ def _run(pool: Pool, method: str, rule: str, seed: int, oracle: Any, encoder: An
     s = Session(pool, sel, a=pool.systems[0], b=pool.systems[1], risk=UNREACHABLE if rule != "anytime" else 1e-9,
                 min_labels=min_labels, max_labels=max_labels, risk_rule=rule)
     s.run(oracle)
-    values = s.verdict_values() if rule == "anytime" else []
+    items, values = s.verdict_pairs() if rule == "anytime" else ([], [])
     out = {}
     for r, (leader, labels) in _outcomes(s.trace, risks, min_labels).items():
         covered = None
         if rule == "anytime":
-            lo, hi = win_rate_sequence(values[:labels], pool.n_items, r)
+            lo, hi = win_rate_sequence(values[:labels], pool.n_items, r, items=items[:labels], control=s.control)
             covered = bool(lo <= true_mean <= hi)
         out[r] = (leader, labels, covered)
     return out
@@ -180,7 +180,7 @@ def _summary(cells: dict[str, Any]) -> dict[str, Any]:
 
 def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
                       rules: Sequence[str] = STOP_RULES, risks: Sequence[float] = RISKS,
-                      methods: Sequence[str] = ("random", "diffuse", "diffuse_rep_random"), seeds: int = 10,
+                      methods: Sequence[str] = ("random", "diffuse_strata", "diffuse", "diffuse_rep_random"), seeds: int = 10,
                       runs: int = 200, gaps: Sequence[float] = GAPS, ties: Sequence[float] = TIES,
                       synthetic_items: int = 800, synthetic: bool = True, subsample: float = 0.8,
                       min_labels: int = 5, max_labels: int = 200, max_pairs: int | None = None, close: float = 0.05,

@@ -217,7 +217,8 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
         result["iterative"] = {m: _iterative_row(iters[m]) for m in methods if iters[m]}
         skipped = [m for m in methods if not iters[m]]
         if skipped:  # the anytime rule's guarantee needs a random order: it is not run on the others
-            result["iterative_not_run"] = {m: "the anytime rule needs a uniformly random order (method random)"
+            result["iterative_not_run"] = {m: "the anytime rule needs a uniformly random order (method random or "
+                                              "diffuse_strata)"
                                            for m in skipped}
     total = time.perf_counter() - t_start
     result["timing_s"] = {"embed": round(t_embed, 3), "select": {m: round(t, 3) for m, t in select_time.items()},

@@ -223,7 +223,8 @@ def build_oracle(args: argparse.Namespace, spec: str):
 
 
 RULE_HELP = ("the stop rule. anytime: valid -- P(naming the wrong winner) <= risk for every pool, however often "
-             "the loop looks; needs --method random. paper / tie_aware: the DiffUse paper's hypergeometric rule, a "
+             "the loop looks; needs a random order: --method random, or diffuse_strata (DiffUse's clusters as strata, "
+             "the same guarantee). paper / tie_aware: the DiffUse paper's hypergeometric rule, a "
              "HEURISTIC (no guarantee; on close pairs it names the wrong winner far more often than the stated risk)")
 
 

@@ -76,8 +76,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     bc.add_argument("--rules", type=name_list, default=["anytime", "paper", "tie_aware"], metavar="R1,R2,...",
                     help="stop rules to check (anytime, paper, tie_aware)")
     bc.add_argument("--risks", type=risk_list, default=[0.05, 0.1, 0.2], metavar="P1,P2,...", help="stated risks")
-    bc.add_argument("--methods", type=name_list, default=["random", "diffuse", "diffuse_rep_random"],
-                    metavar="M1,M2,...", help="selectors (the anytime rule runs only with random)")
+    bc.add_argument("--methods", type=name_list, default=["random", "diffuse_strata", "diffuse", "diffuse_rep_random"],
+                    metavar="M1,M2,...", help="selectors (the anytime rule runs only with a random order: random, "
+                    "diffuse_strata -- alias diffuse_random_rep --; the paper rules with every method)")
     bc.add_argument("--runs", type=positive_int, default=200, help="synthetic pools per (gap, ties) case")
     bc.add_argument("--gaps", type=share_list, default=[0.0, 0.02, 0.05, 0.1], metavar="G1,G2,...",
                     help="synthetic win-rate gaps among decisive items (0 is a dead heat: every winner named is wrong)")

@@ -16,7 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--b", required=True, metavar="SYS", help="second system")
     p.add_argument("--oracle", required=True, metavar="SPEC", help=ORACLE_HELP)
     p.add_argument("--method", default="random",
-                   help="selector that picks the items to judge (diffuse needs --risk-rule paper, a heuristic)")
+                   help="selector that picks the items to judge: random (default); diffuse_strata (random order, DiffUse's "
+                   "clusters as strata for the valid rule); diffuse needs --risk-rule paper, a heuristic")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     add_encoder(p)
     add_loop_opts(p)
@@ -60,7 +61,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
               f"{decision.usage['completion_tokens']} completion) over {decision.usage['judgments']} judgments")
     wr = f"pool: {decision.pool_size} items; win rate of {decision.a} on the decision set {decision.win_rate_a:.3f}"
     if decision.weighted_win_rate_a is not None:
-        wr += f" (cluster-weighted {decision.weighted_win_rate_a:.3f})"
+        kind = "with the strata, over the pool" if decision.risk_rule == "anytime" else "cluster-weighted"
+        wr += f" ({kind} {decision.weighted_win_rate_a:.3f})"
     print(wr)
     print(f"what the risk means: {decision.guarantee}")
     if decision.win_rate_interval is not None:

@@ -16,6 +16,8 @@ The paper's analysis variants are parameters of :class:`DiffUse` and registered 
 ``diffuse_rep_random``  representative drawn at random from each cluster (seeded)
 ``diffuse_rep_euclidean``  representative nearest to the centre by Euclidean distance
 ``diffuse_rep_norm``   representative with the largest difference norm in its cluster
+``diffuse_strata``     valid DiffUse: a uniformly random order, DiffUse's clusters as strata that
+                       sharpen the anytime rule (``diffuse_random_rep`` is the same selector)
 ``max_norm``           baseline: the N items with the largest difference norm
 ``input_clusters``     baseline: Ward clustering of the *input* embeddings instead of differences
 =====================  =====================================================================
@@ -29,10 +31,12 @@ import numpy as np
 from scipy.cluster.hierarchy import linkage
 
 from ..vectors import cosine_distances
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 from ..pool import Pool
+from ..stats.sequential import StrataPredictor
 from .base import Selector, input_texts, selector
 from .clustering import ClusterTree, bisecting_kmeans_tree, pick_representative
+from .random import RandomSelector
 from .utility import UtilitySelector
 
 CLUSTERINGS = ("ward", "cosine", "kmeans")
@@ -124,6 +128,52 @@ class DiffUse(Selector):
         return self.tree_.labels(budget)
 
 
+class DiffUseStrata(RandomSelector):
+    """DiffUse made valid: judge the items in a uniformly random order (the ``random`` selector's
+    order for the same seed) and use DiffUse's clusters as *strata* that sharpen the anytime rule.
+
+    The clusters are DiffUse's tree of the difference vectors, cut at 2, 4, 8, ... clusters (up to
+    half the pool). ``control_`` predicts every unjudged item's verdict as its cluster's mean verdict
+    so far, shrunk toward the coarser cluster above it (``shrink`` pseudo-verdicts;
+    :class:`~evalsift.stats.StrataPredictor`); the anytime rule uses those predictions as a control
+    variate (:mod:`evalsift.stats.sequential`). Its guarantee is the random order's: the
+    predictions can only change how fast it decides, never how often it is wrong. What the
+    clusters buy is the share of the verdicts' variance they explain
+    (``benchmarks/strata_information.py``; measured in ``docs/confidence.md``).
+
+    Why not one random representative per cluster, as the paper's structure suggests: a stratified
+    draw makes the null hypothesis composite (one mean per stratum), and a sequential test must
+    then beat every split of the pool's mean among the strata; drawing uniformly and
+    post-stratifying keeps one null and, asymptotically, the same variance as proportional
+    allocation.
+
+    >>> from evalsift.io import make_demo_pool
+    >>> pool = make_demo_pool(n_items=60).pair("A", "B")
+    >>> sel = DiffUseStrata(encoder="tfidf", seed=2).fit(pool)
+    >>> list(sel.select(5).items) == list(RandomSelector(seed=2).fit(pool).select(5).items)
+    True
+    """
+
+    pairwise = True
+
+    def __init__(self, *, encoder: Any = "minilm", clustering: str = "ward", shrink: float = 4.0,
+                 seed: int = 0) -> None:
+        self.encoder = encoder
+        self.clustering = self._choice("clustering", clustering, CLUSTERINGS)
+        if isinstance(shrink, bool) or not isinstance(shrink, (int, float)) or not shrink > 0:
+            raise ParameterError(f"selector 'diffuse_strata': shrink must be a number > 0 (pseudo-verdicts pulling a "
+                                 f"cluster's mean toward its parent's), got {shrink!r}", field="shrink")
+        self.shrink = shrink
+        self.seed = seed
+
+    def _fit(self, pool: Pool) -> None:
+        super()._fit(pool)
+        n = pool.n_items
+        tree = cluster_tree(difference_vectors(pool, self.encoder), self.clustering, self.seed)
+        ks = [2 ** j for j in range(1, max(1, n // 2).bit_length()) if 2 ** j <= n // 2]
+        self.control_ = StrataPredictor([tree.labels(k) for k in ks], float(self.shrink))
+
+
 def cluster_tree(X: np.ndarray, clustering: str, seed: int = 0) -> ClusterTree:
     """The fitted hierarchy of the rows of ``X``: Ward, average-linkage cosine, or bisecting k-means."""
     n = X.shape[0]
@@ -162,4 +212,8 @@ selector("diffuse_rep_random", help="DiffUse, random representative per cluster"
 selector("diffuse_rep_euclidean", help="DiffUse, Euclidean-nearest representative")(_preset(representative="euclidean"))
 selector("diffuse_rep_norm", help="DiffUse, largest-norm representative per cluster")(_preset(representative="norm"))
 selector("input_clusters", help="baseline: Ward clusters of input embeddings")(_preset(space="input"))
+selector("diffuse_strata", help="valid DiffUse: random order, DiffUse's clusters as strata for the anytime rule")(
+    DiffUseStrata)
+selector("diffuse_random_rep", help="the name issue 8 used for diffuse_strata (the same selector)")(
+    lambda **params: DiffUseStrata(**params))
 selector("max_norm", help="baseline: largest difference norm first")(MaxNorm)

@@ -31,6 +31,22 @@ against their predictable plug-in bet on dead heats and 55/45 pools of 800 items
 (both valid), more decisions within 200 labels at risk 0.05. The interval (:func:`win_rate_sequence`)
 runs the same two bettors for every candidate mean, so it excludes 1/2 exactly when the rule decides.
 
+**Predictions as a control variate** (``control``): a :class:`Predictor` guesses every item's value
+from the verdicts seen so far (say, the mean verdict of its DiffUse cluster, :class:`StrataPredictor`).
+Before the ``t``-th item is judged it predicts ``f_t(j)`` for every item ``j``; the bettors then see
+
+    z_t = y_t - f_t(j_t) + F_t,     F_t = the mean of f_t over the items not yet judged
+
+in place of ``y_t``. The next item is a uniform draw from those, so ``E[f_t(j_t) | past] = F_t`` and
+``z_t`` has the same conditional mean as ``y_t``: the null means ``m_t`` and the guarantee are
+unchanged, whatever the predictions (a bad predictor costs width, never validity). What changes is
+the spread: ``z_t`` varies as much as ``y`` varies *within* what the predictor knows, so when
+similar items get similar verdicts the capital grows faster. ``z_t`` lies in
+``[F_t - max f_t, 1 + F_t - min f_t]`` over the unseen items; the bets are capped by that range as
+they are by ``[0, 1]`` without predictions (with none, ``z = y`` and the rule is unchanged). This is
+post-stratification made sequential: with the clusters as strata it keeps the stratified estimate's
+variance reduction while the items are still drawn at random, which is what makes it valid.
+
 **Assumption**: the order of the items is uniformly random and independent of the verdicts, and a
 skipped or failed judgment is missing independently of what its verdict would have been. DiffUse's
 cluster representatives are *not* a random sample: this guarantee does not cover them (the rule
@@ -59,7 +75,7 @@ BET_CAP = 0.5
 STOP_RULES = ("anytime", "paper", "tie_aware")
 GUARANTEES = {
     "anytime": ("valid: P(ever naming the wrong winner) <= risk for every pool, whenever one looks; assumes the "
-                "items are judged in a uniformly random order (method random) and that skipped or failed "
+                "items are judged in a uniformly random order (method random or diffuse_strata) and that skipped or failed "
                 "judgments are missing at random"),
     "paper": ("heuristic (DiffUse paper): the hypergeometric bound of a fixed-size random sample, checked after "
               "every label; not a guaranteed error rate (measured false winners far above the stated risk on "
@@ -83,7 +99,8 @@ class AnytimeAssessment:
 
 
 class _Side:
-    """The capital betting that the pool's mean of y exceeds 1/2, updated one value at a time."""
+    """The capital betting that the pool's mean of y exceeds 1/2, updated one value at a time; the
+    bettor sees ``z`` (``y``, or ``y`` adjusted by predictions) lying in ``[lo, hi]``."""
 
     __slots__ = ("M", "t", "s", "mean", "var_sum", "log_k", "best", "certain")
 
@@ -92,22 +109,18 @@ class _Side:
         self.log_k = self.best = 0.0
         self.certain = False
 
-    def update(self, x: float) -> None:
+    def update(self, y: float, z: float | None = None, lo: float = 0.0, hi: float = 1.0) -> None:
         if self.certain:
             return
+        z = y if z is None else z
         t = self.t + 1
         m_t = (self.M / 2.0 - self.s) / (self.M - t + 1)
-        var = self.var_sum / t
-        edge = self.mean - m_t
-        lam = max(0.0, edge / (var + edge * edge))
-        lam = min(lam, BET_CAP / m_t) if m_t > 0 else lam
-        if m_t >= 1:  # no value can beat the null's mean: bet nothing
-            lam = 0.0
-        self.log_k += math.log1p(lam * (x - m_t))
+        lam = _bet(self.mean - m_t, self.var_sum / t, m_t - lo) if m_t < hi else 0.0  # m_t >= hi: z cannot beat it
+        self.log_k += math.log1p(lam * (z - m_t))
         self.best = max(self.best, self.log_k)
-        self.s += x
-        self.var_sum += (x - self.mean) ** 2
-        self.mean = (self.mean * t + x) / (t + 1)  # the plug-in mean includes the 1/2 prior as a pseudo-observation
+        self.s += y
+        self.var_sum += (z - self.mean) ** 2
+        self.mean = (self.mean * t + z) / (t + 1)  # the plug-in mean includes the 1/2 prior as a pseudo-observation
         self.t = t
         if self.s > self.M / 2.0:  # the seen verdicts alone exceed half the pool: settled whatever comes next
             self.certain = True
@@ -117,9 +130,119 @@ class _Side:
         return math.inf if self.certain else math.exp(self.best)
 
 
+def _bet(edge, var, room):
+    """aGRAPA's bet ``edge / (var + edge^2)``, at least 0, capped at ``BET_CAP / room`` where ``room``
+    (> 0) is how far below the null mean the value can fall. Scalars or arrays."""
+    lam = np.maximum(0.0, edge / (var + edge * edge))
+    with np.errstate(divide="ignore"):
+        cap = np.where(room > 0, BET_CAP / np.where(room > 0, room, 1.0), np.inf)
+    lam = np.minimum(lam, cap)
+    return float(lam) if np.ndim(lam) == 0 else lam
+
+
+class Predictor:
+    """Guesses every pool item's verdict value (in [0, 1]) from the verdicts seen so far; used as a
+    control variate by the anytime rule (module doc). It may use anything known before the labels
+    (clusters, metric scores, a cheap judge) and the verdicts already seen, never the unseen ones."""
+
+    def predict(self, items: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Predictions for all items (length = pool size), given the judged ``items`` (positions)
+        and their verdict ``values``."""
+        raise NotImplementedError
+
+
+class StrataPredictor(Predictor):
+    """Each item's prediction is the mean verdict of its stratum, shrunk toward the prediction of
+    the coarser stratum that contains it (``shrink`` pseudo-verdicts), from the coarsest level
+    (the whole pool, shrunk toward 1/2) to the finest. ``levels``: one label array per level
+    (length = pool size), coarse to fine, each nested in the one before (as the cuts of one cluster
+    tree are). A stratum with no verdict yet takes its parent's prediction.
+
+    >>> p = StrataPredictor([np.array([0, 0, 1, 1])], shrink=1.0)
+    >>> p.predict(np.array([0, 2]), np.array([1.0, 0.0])).round(3).tolist()
+    [0.75, 0.75, 0.25, 0.25]
+    """
+
+    def __init__(self, levels: Sequence[np.ndarray], shrink: float = 4.0) -> None:
+        if shrink <= 0:
+            raise ParameterError(f"StrataPredictor: shrink must be > 0, got {shrink}", field="shrink")
+        self.levels = [np.asarray(lab, dtype=int) for lab in levels]
+        if len({len(lab) for lab in self.levels}) > 1:
+            raise ParameterError("StrataPredictor: every level needs one label per pool item", field="levels")
+        self.shrink = float(shrink)
+        self.size = len(self.levels[0]) if self.levels else 0
+        # per level, the items whose stratum is smaller than the one above it (a stratum that did not
+        # split keeps its parent's prediction: its verdicts are not counted twice)
+        parent = np.full(self.size, self.size)
+        self._split = []
+        for lab in self.levels:
+            own = np.bincount(lab)[lab]
+            self._split.append(own < parent)
+            parent = own
+
+    def predict(self, items: np.ndarray, values: np.ndarray) -> np.ndarray:
+        items = np.asarray(items, dtype=int)
+        values = np.asarray(values, dtype=float)
+        f = np.full(self.size, (0.5 + values.sum()) / (1.0 + len(values)))
+        for lab, split in zip(self.levels, self._split):
+            k = int(lab.max()) + 1
+            sums = np.bincount(lab[items], weights=values, minlength=k)
+            counts = np.bincount(lab[items], minlength=k)
+            f = np.where(split, (sums[lab] + self.shrink * f) / (counts[lab] + self.shrink), f)
+        return f
+
+
+class _Adjusted:
+    """The values the bettors see: ``y`` as is, or adjusted by a Predictor (module doc), with the
+    range ``[lo, hi]`` each one could have taken. Fed one (item, value) at a time."""
+
+    __slots__ = ("control", "unseen", "items", "y", "z", "lo", "hi")
+
+    def __init__(self, pool: int, control: Predictor | None) -> None:
+        self.control = control
+        if control is not None and control.size != pool:
+            raise ParameterError(f"the predictions cover {control.size} items, the pool has {pool}", field="control")
+        self.unseen = np.ones(pool, dtype=bool) if control is not None else None
+        self.items: list[int] = []
+        self.y: list[float] = []
+        self.z: list[float] = []
+        self.lo: list[float] = []
+        self.hi: list[float] = []
+
+    def add(self, y: float, item: int | None) -> tuple[float, float, float]:
+        if self.control is None:
+            z, lo, hi = y, 0.0, 1.0
+        else:
+            if item is None:
+                raise ParameterError("with predictions, every verdict needs its item (position in the pool)",
+                                     field="items")
+            item = int(item)
+            if not 0 <= item < len(self.unseen) or not self.unseen[item]:
+                raise ParameterError(f"item {item} is outside the pool or was judged already", field="items")
+            f = self.control.predict(np.array(self.items, dtype=int), np.array(self.y, dtype=float))
+            left = f[self.unseen]
+            F = float(left.mean())
+            z, lo, hi = y - float(f[item]) + F, F - float(left.max()), 1.0 + F - float(left.min())
+            self.unseen[item] = False
+            self.items.append(item)
+        self.y.append(y)
+        self.z.append(z)
+        self.lo.append(lo)
+        self.hi.append(hi)
+        return z, lo, hi
+
+    def estimate(self) -> float:
+        """The pool's mean: the verdicts seen plus the predictions for the rest (NaN without both)."""
+        if self.control is None or not self.y:
+            return math.nan
+        f = self.control.predict(np.array(self.items, dtype=int), np.array(self.y, dtype=float))
+        return float((sum(self.y) + f[self.unseen].sum()) / len(self.unseen))
+
+
 class AnytimeTest:
     """The anytime rule's state for one pool, fed one verdict value at a time (``update``); what
-    :func:`anytime_risk` computes from scratch, in O(1) per verdict.
+    :func:`anytime_risk` computes from scratch, in O(1) per verdict (O(pool) with a ``control``
+    :class:`Predictor`, whose predictions adjust the values; module doc).
 
     >>> test = AnytimeTest(500)
     >>> for y in [1.0] * 12:
@@ -128,20 +251,37 @@ class AnytimeTest:
     'a'
     """
 
-    def __init__(self, pool: int) -> None:
+    def __init__(self, pool: int, control: Predictor | None = None) -> None:
         self.pool = int(pool)
-        self.values: list[float] = []
+        self.control = control
+        self._seen = _Adjusted(self.pool, control)
         self._a, self._b = _Side(self.pool), _Side(self.pool)
 
-    def update(self, y: float) -> None:
-        """Take the next verdict value (1 a, 0 b, 1/2 tie)."""
+    @property
+    def values(self) -> list[float]:
+        """The verdict values fed so far, in order."""
+        return self._seen.y
+
+    @property
+    def items(self) -> list[int]:
+        """Their items (positions in the pool); recorded only with a ``control``."""
+        return self._seen.items
+
+    def update(self, y: float, item: int | None = None) -> None:
+        """Take the next verdict value (1 a, 0 b, 1/2 tie) of ``item`` (needed with a ``control``)."""
         if not 0 <= y <= 1:
             raise ParameterError(f"AnytimeTest: values must be in [0, 1] (1 = a wins, 0 = b wins, 1/2 = tie), got {y}")
         if len(self.values) >= self.pool:
             raise ParameterError(f"AnytimeTest: the pool has {self.pool} items; no more values can come")
-        self.values.append(float(y))
-        self._a.update(float(y))
-        self._b.update(1.0 - float(y))
+        y = float(y)
+        z, lo, hi = self._seen.add(y, item)
+        self._a.update(y, z, lo, hi)
+        self._b.update(1.0 - y, 1.0 - z, 1.0 - hi, 1.0 - lo)
+
+    def estimate(self) -> float:
+        """The pool's win rate of a estimated with the predictions (the verdicts seen plus the
+        predictions for the unseen items); NaN without a ``control``."""
+        return self._seen.estimate()
 
     def assess(self, risk: float, *, interval: bool = False) -> "AnytimeAssessment":
         """Leader, anytime-valid risk and (optionally) the confidence sequence, as :func:`anytime_risk`."""
@@ -155,7 +295,7 @@ class AnytimeTest:
             leader, r = None, 1.0
         return AnytimeAssessment(leader=leader, risk=float(r), capital_a=self._a.capital, capital_b=self._b.capital,
                                  certain=self._a.certain or self._b.certain, n=len(self.values),
-                                 interval=win_rate_sequence(self.values, self.pool, risk) if interval
+                                 interval=_sequence(self._seen, self.pool, risk) if interval
                                  else (math.nan, math.nan))
 
 
@@ -167,12 +307,15 @@ def _capital(y: np.ndarray, M: int) -> tuple[float, bool]:
     return side.capital, side.certain
 
 
-def anytime_risk(values: Sequence[float], pool: int, risk: float, *, interval: bool = True) -> AnytimeAssessment:
+def anytime_risk(values: Sequence[float], pool: int, risk: float, *, interval: bool = True,
+                 items: Sequence[int] | None = None, control: Predictor | None = None) -> AnytimeAssessment:
     """The anytime rule on verdict values ``values`` (1 a, 0 b, 1/2 tie) in the order they were drawn.
 
     ``pool``: M, the number of items the order is drawn from; ``risk``: the level the user will stop
     at (it sizes the interval's bets). Returns the leader, its anytime-valid risk and (with
     ``interval``) a confidence sequence for the pool's win rate of ``a`` (ties half) at level ``risk``.
+    With a ``control`` :class:`Predictor`, ``items`` gives each value's item (position in the pool)
+    and the predictions adjust the values (module doc).
     """
     M = int(pool)
     y = np.asarray(values, dtype=float)
@@ -182,10 +325,20 @@ def anytime_risk(values: Sequence[float], pool: int, risk: float, *, interval: b
         raise ParameterError(f"anytime_risk: need at most pool={M} values, got {y.shape}", field="values")
     if np.any((y < 0) | (y > 1)):
         raise ParameterError("anytime_risk: values must be in [0, 1] (1 = a wins, 0 = b wins, 1/2 = tie)")
-    test = AnytimeTest(M)
-    for x in y:
-        test.update(float(x))
+    its = _items_for(y, items, control)
+    test = AnytimeTest(M, control)
+    for x, i in zip(y, its):
+        test.update(float(x), i)
     return test.assess(risk, interval=interval)
+
+
+def _items_for(y: np.ndarray, items: Sequence[int] | None, control: Predictor | None) -> list:
+    if control is None:
+        return [None] * len(y)
+    if items is None or len(items) != len(y):
+        raise ParameterError(f"with predictions (control), give the item of every value: {len(y)} values, "
+                             f"{'no' if items is None else len(items)} items", field="items")
+    return [int(i) for i in items]
 
 
 EXACT_GRID_MAX_POOL = 50_000
@@ -205,7 +358,8 @@ def _candidates(M: int, y: np.ndarray) -> tuple[np.ndarray, float]:
     return totals, (0.0 if halves and M <= EXACT_GRID_MAX_POOL else 1.0 / (2 * EXACT_GRID_MAX_POOL))
 
 
-def win_rate_sequence(values: Sequence[float], pool: int, level: float) -> tuple[float, float]:
+def win_rate_sequence(values: Sequence[float], pool: int, level: float, *, items: Sequence[int] | None = None,
+                      control: Predictor | None = None) -> tuple[float, float]:
     """A confidence sequence for the pool's mean of ``values`` (the win rate of a, ties half), valid
     uniformly over time at ``level``: the candidate means m that neither bettor has refuted. For each
     candidate m, two bettors as in the anytime rule (aGRAPA bets, the without-replacement means
@@ -214,7 +368,8 @@ def win_rate_sequence(values: Sequence[float], pool: int, level: float) -> tuple
     exactly the anytime rule's two bettors, so the interval excludes 1/2 exactly when the rule's risk
     is at or below ``level``: the decision and the interval never disagree. The candidates are every
     pool mean the verdicts can give (multiples of 1 / (2M)); other values widen the interval by one
-    grid step.
+    grid step. With a ``control`` :class:`Predictor` (and ``items``), the bettors see the adjusted
+    values, as the rule does.
 
     Returns (low, high), the running intersection up to the last value; (0, 1) with no values.
 
@@ -223,9 +378,18 @@ def win_rate_sequence(values: Sequence[float], pool: int, level: float) -> tuple
     True
     """
     y = np.asarray(values, dtype=float)
-    M = int(pool)
+    seen = _Adjusted(int(pool), control)
+    for x, i in zip(y, _items_for(y, items, control)):
+        seen.add(float(x), i)
+    return _sequence(seen, int(pool), level)
+
+
+def _sequence(seen: _Adjusted, M: int, level: float) -> tuple[float, float]:
+    """:func:`win_rate_sequence` on values already adjusted."""
+    y = np.asarray(seen.y, dtype=float)
     if len(y) == 0:
         return (0.0, 1.0)
+    z, lows, highs = (np.asarray(a, dtype=float) for a in (seen.z, seen.lo, seen.hi))
     totals, slack = _candidates(M, y)
     m = totals / M
     log_up = np.zeros(len(m))
@@ -240,17 +404,13 @@ def win_rate_sequence(values: Sequence[float], pool: int, level: float) -> tuple
             mt = np.clip(left / (M - t + 1), 0.0, 1.0)  # each candidate's conditional mean of the next value
             var = var_sum / t
             edge = mean - mt
-            lam_up = np.clip(edge / (var + edge * edge), 0.0, None)
-            lam_up = np.where(mt > 0, np.minimum(lam_up, BET_CAP / mt), lam_up)
-            lam_up = np.where(mt >= 1, 0.0, lam_up)
-            lam_dn = np.clip(-edge / (var + edge * edge), 0.0, None)
-            lam_dn = np.where(mt < 1, np.minimum(lam_dn, BET_CAP / (1.0 - mt)), lam_dn)
-            lam_dn = np.where(mt <= 0, 0.0, lam_dn)
-            x = y[t - 1]
+            lo, hi, x = lows[t - 1], highs[t - 1], z[t - 1]
+            lam_up = np.where(mt >= hi, 0.0, _bet(edge, var, mt - lo))  # the same bets as the rule's _Side
+            lam_dn = np.where(mt <= lo, 0.0, _bet(-edge, var, hi - mt))
             log_up += np.where(alive, np.log1p(lam_up * (x - mt)), 0.0)
             log_dn += np.where(alive, np.log1p(lam_dn * (mt - x)), 0.0)
             alive &= (log_up < bar) & (log_dn < bar)
-            s += x
+            s += y[t - 1]
             var_sum += (x - mean) ** 2
             mean = (mean * t + x) / (t + 1)
     if not alive.any():  # rounding at a grid edge: fall back to the point the data sit on
