@@ -33,6 +33,7 @@ from ..select import build_selector, make_selector
 from ..session import Session
 from ..stats import count_verdicts, majority, standard_error
 from ..progress import progress_bar
+from .analyses import DiffUseAnalyses
 
 OUTCOMES = ("success", "error", "inconclusive")
 
@@ -122,13 +123,15 @@ def bench_oracle(oracle: Any, pool: Pool, higher_is_better: bool = True, tie_tol
 def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Sequence[int], *,
                    seeds: int = 10, subsample: float = 0.8, max_pairs: int | None = None,
                    iterative: dict[str, Any] | None = None, higher_is_better: bool = True,
-                   tie_tolerance: float = 0.0, encoder: Any = "minilm", quiet: bool = False) -> dict[str, Any]:
+                   tie_tolerance: float = 0.0, encoder: Any = "minilm", quiet: bool = False,
+                   analyses: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run the protocol; returns the ``results.json`` dictionary (see module doc and docs/cli.md).
 
     ``oracle``: a metric name (the old form, e.g. ``"mqm"``), an oracle spec (``"metric:mqm"``,
     ``"judgments:FILE"``) or an Oracle object with ``verdicts`` and ``covers`` (see
     :func:`bench_oracle`). ``iterative`` (e.g. ``{"risk": 0.2, "min_labels": 5, "max_labels": 200}``)
-    adds the iterative table.
+    adds the iterative table. ``analyses`` (e.g. ``{"clusters": 20, "bins": 5, "budget": 10}``, or
+    ``{}`` for those defaults) adds DiffUse's own analyses (:mod:`evalsift.bench.analyses`).
     """
     if not 0 < subsample <= 1:
         raise ParameterError(f"bench pairwise: subsample must be in (0, 1], got {subsample}", field="subsample")
@@ -167,6 +170,7 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
     iters: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     select_time: dict[str, float] = defaultdict(float)
     iter_time = 0.0
+    ana = DiffUseAnalyses(**analyses, encoder=encoder) if analyses is not None else None
     skipped_ties, n_items = 0, [r.pool.n_items for r in restricted.values()]
     with progress_bar(len(pairs) * seeds, "pairs x seeds", quiet) as advance:
         for case in pair_cases(restricted, oracle, seeds, subsample):
@@ -175,13 +179,17 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
                 skipped_ties += 1
                 continue
             a, seed, sub, truth, true_winner = case.a, case.seed, case.pool, case.truth, case.true_winner
+            fitted = {}
             for method in methods:
                 t0 = time.perf_counter()
-                sel = build_selector(method, seed, {"encoder": encoder}).fit(sub)
+                sel = fitted[method] = build_selector(method, seed, {"encoder": encoder}).fit(sub)
                 for budget in budgets:
                     if budget <= sub.n_items:
-                        sa, sb, _ = count_verdicts(truth[sel.select(budget).items])
+                        picked = sel.select(budget)
+                        sa, sb, _ = count_verdicts(truth[picked.items])
                         hits[method][budget][seed].append(float(majority(sa, sb) == true_winner))
+                        if ana is not None:
+                            ana.add_selection(method, picked, case)
                 select_time[method] += time.perf_counter() - t0
                 if iterative and (iterative.get("risk_rule", "paper") != "anytime" or sel.random_order):
                     t0 = time.perf_counter()
@@ -190,6 +198,8 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
                         "success" if (d.winner == a) == (true_winner == "a") else "error")
                     iters[method].append({"outcome": outcome, "labels": d.labels_used, "distance": case.distance})
                     iter_time += time.perf_counter() - t0
+            if ana is not None:
+                ana.add_case(case, fitted)
     curves = {m: {str(bud): _curve_point(per_seed) for bud, per_seed in sorted(hits[m].items())} for m in methods}
     result: dict[str, Any] = {
         "data": pool.name,
@@ -220,6 +230,9 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
             result["iterative_not_run"] = {m: "the anytime rule needs a uniformly random order (method random or "
                                               "diffuse_strata)"
                                            for m in skipped}
+    if ana is not None:
+        result["analyses"] = {"params": {"clusters": ana.clusters, "bins": ana.bins, "budget": ana.budget},
+                              **ana.result()}
     total = time.perf_counter() - t_start
     result["timing_s"] = {"embed": round(t_embed, 3), "select": {m: round(t, 3) for m, t in select_time.items()},
                           "iterative": round(iter_time, 3), "total": round(total, 3)}

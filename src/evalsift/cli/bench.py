@@ -38,6 +38,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_encoder(bp)
     bp.add_argument("--iterative", action="store_true", help="also run the iterative algorithm (the loop options)")
     add_loop_opts(bp, default_rule="paper")
+    bp.add_argument("--analyses", action="store_true",
+                    help="also DiffUse's own analyses (paper Sec. 6.1, 7.2): deviation of the estimated from the test "
+                         "winning distance by budget, cluster size vs difference norm, success by norm bin "
+                         "(analyses.png)")
+    bp.add_argument("--analysis-clusters", type=positive_int, default=20,
+                    help="clusters per test set for cluster size vs norm (with --analyses)")
+    bp.add_argument("--norm-bins", type=positive_int, default=5, help="difference-norm bins (with --analyses)")
+    bp.add_argument("--analysis-budget", type=positive_int, default=10,
+                    help="random items drawn per norm bin for its success rate (with --analyses)")
     add_oracle_opts(bp)
     bp.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, success.png)")
     add_quiet(bp)
@@ -139,7 +148,7 @@ def _run(args: argparse.Namespace, run: Callable[[Any], dict[str, Any]]) -> tupl
 def cmd_bench_pairwise(args: argparse.Namespace) -> int:
     """``evalsift bench pairwise``."""
     from ..bench import pairwise_bench
-    from ..report import success_plot
+    from ..report import analyses_plot, success_plot
 
     iterative = None
     if args.iterative:
@@ -148,11 +157,40 @@ def cmd_bench_pairwise(args: argparse.Namespace) -> int:
     res, out = _run(args, lambda pool: pairwise_bench(
         pool, args.oracle or args.oracle_metric, args.methods, args.budgets, seeds=args.seeds, subsample=args.subsample,
         max_pairs=args.max_pairs, iterative=iterative, higher_is_better=not args.lower_is_better,
-        tie_tolerance=args.tie_tolerance, encoder=args.encoder, quiet=args.quiet))
+        tie_tolerance=args.tie_tolerance, encoder=args.encoder, quiet=args.quiet,
+        analyses={"clusters": args.analysis_clusters, "bins": args.norm_bins, "budget": args.analysis_budget}
+        if args.analyses else None))
     success_plot(res, out / "success.png")
     _print_pairwise(res)
-    print(f"wrote {out / 'results.json'} and {out / 'success.png'}", file=sys.stderr)
+    written = [out / "results.json", out / "success.png"]
+    if "analyses" in res:
+        _print_analyses(res["analyses"])
+        written.append(analyses_plot(res, out / "analyses.png"))
+    print(f"wrote {', '.join(map(str, written))}", file=sys.stderr)
     return 0
+
+
+def _print_analyses(an: dict[str, Any]) -> None:
+    print("DiffUse's analyses (descriptive):")
+    print("  deviation of the estimated from the test winning distance (toward the test winner), by budget:")
+    for kind in ("deviation", "weighted_deviation"):
+        for m, curve in an[kind].items():
+            cells = "  ".join(f"{b}:{c['mean']:+.3f}" for b, c in curve.items())
+            print(f"    {m + (' (cluster-weighted)' if kind == 'weighted_deviation' else ''):<34} {cells}")
+    if "cluster_norm" in an:
+        cn = an["cluster_norm"]
+        sizes = ", ".join(f"{b['sizes'][0]}-{b['sizes'][1]}: {b['mean_norm']:.3f}" for b in cn["by_size"])
+        print(f"  cluster size vs mean difference norm ({cn['n_clusters']} clusters, {cn['clusters_per_test_set']} per "
+              f"test set): Spearman {cn['spearman_size_norm']:+.3f}; mean norm by size {sizes}")
+    if "norm_bins" in an:
+        nb = an["norm_bins"]
+
+        def row(v):
+            return " ".join("  -  " if x is None else f"{x:.3f}" for x in v)
+
+        print(f"  by difference-norm bin (low to high, {nb['test_sets']} test sets): mean norm {row(nb['mean_norm'])}")
+        print(f"    agreement with the test winner {row(nb['agreement'])}; ties {row(nb['ties'])}; "
+              f"success of {nb['budget']} random items {row(nb['success'])}")
 
 
 def _print_pairwise(res: dict[str, Any]) -> None:
@@ -169,8 +207,8 @@ def _print_pairwise(res: dict[str, Any]) -> None:
         print(m.ljust(24) + cells)
     if "iterative" in res:
         p = res["iterative_params"]
-        print(f"iterative (risk {p['risk']}, n={p['min_labels']}, N={p['max_labels']}, {p['risk_rule']} rule, "
-              "a heuristic bound):")
+        kind = "valid" if p["risk_rule"] == "anytime" else "a heuristic bound"
+        print(f"iterative (risk {p['risk']}, n={p['min_labels']}, N={p['max_labels']}, {p['risk_rule']} rule, {kind}):")
         for m, row in res["iterative"].items():
             dist = ", ".join(f"{k} {v:.3f}" for k, v in row["distance"].items())
             print(f"  {m:<22} annotations {row['annotations']:.1f}  success {100 * row['success']:.1f}%  "

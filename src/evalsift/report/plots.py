@@ -120,3 +120,56 @@ def calibration_plot(results: dict[str, Any], path: str | Path) -> Path:
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def analyses_plot(results: dict[str, Any], path: str | Path) -> Path:
+    """DiffUse's analyses (``bench pairwise --analyses``) in three panels: deviation of the estimated
+    from the test winning distance by budget; cluster size vs mean difference norm; success, agreement
+    and ties by difference-norm bin. Writes a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    an = results["analyses"]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2), dpi=110)
+    ax = axes[0]
+    for kind, style in (("deviation", "-"), ("weighted_deviation", "--")):
+        for m, curve in an[kind].items():
+            b = sorted(int(k) for k in curve)
+            ax.plot(b, [curve[str(k)]["mean"] for k in b], style, lw=1.4,
+                    label=m + (" (cluster-weighted)" if kind == "weighted_deviation" else ""))
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xlabel("budget")
+    ax.set_ylabel("estimated - test winning distance")
+    ax.set_title("deviation (DiffUse Fig. 5)", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    ax = axes[1]
+    if "cluster_norm" in an:
+        pts = an["cluster_norm"]["points"]
+        ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=5, alpha=0.35)
+        ax.set_xscale("log")
+        ax.set_title(f"cluster size vs mean norm (Fig. 8); Spearman {an['cluster_norm']['spearman_size_norm']:+.2f}",
+                     fontsize=9)
+    ax.set_xlabel("cluster size (items)")
+    ax.set_ylabel("mean difference norm")
+    ax.grid(alpha=0.3)
+    ax = axes[2]
+    if "norm_bins" in an:
+        nb = an["norm_bins"]
+        x = list(range(1, nb["bins"] + 1))
+        for key, label in (("success", f"success of {nb['budget']} random items"),
+                           ("agreement", "decisive items agreeing with the test winner"), ("ties", "tie share")):
+            ax.plot(x, [float("nan") if v is None else v for v in nb[key]], marker="o", lw=1.4, label=label)
+        ax.set_xticks(x)
+        ax.legend(fontsize=7)
+    ax.set_xlabel("difference-norm bin (low to high)")
+    ax.set_title("by norm bin (Fig. 10)", fontsize=9)
+    ax.grid(alpha=0.3)
+    fig.suptitle(f"{results.get('data', '')}: oracle {results.get('oracle_metric', '')}", fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
