@@ -8,7 +8,12 @@ Coverage should be at least the nominal level minus 2 points. (The bootstrap tre
 drawn with replacement from an infinite population; sampling a large share of a finite pool without
 replacement makes the true spread smaller, so coverage errs high there -- n / N is printed.)
 
-    python benchmarks/interval_coverage.py [--reps 300] [--level 0.95]
+It also checks :func:`evalsift.stats.bootstrap_agreement` (what `rank` and `bench subset` say about
+the agreement of a sample's ranking with the population's): how often its interval holds the
+Kendall tau between the sample's and the population's rankings, and its mean expected against the
+mean observed tau.
+
+    python benchmarks/interval_coverage.py [--reps 300] [--level 0.95] [--agreement-only]
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import numpy as np
 
 from evalsift.io import load
 from evalsift.restrict import restrict_ranking
-from evalsift.stats import bootstrap_means
+from evalsift.stats import bootstrap_agreement, bootstrap_means, kendall_tau_b_rows
 
 CASES = [("wmt23/en-de", "mqm", (30, 50, 100)), ("summeval", "coherence", (20, 30, 50)),
          ("summeval", "relevance", (20, 30, 50))]
@@ -43,10 +48,27 @@ def coverage(X: np.ndarray, n: int, reps: int, level: float, method: str) -> dic
     return {"mean_coverage": mean_hits / reps, "rank_coverage": rank_hits / reps, "mean_rank_width": width / reps}
 
 
+def agreement(X: np.ndarray, n: int, reps: int, level: float) -> dict:
+    """Coverage of the agreement interval, its mean expected tau and the mean observed tau."""
+    truth = X.mean(axis=0)
+    rng = np.random.default_rng(0)
+    hits, expected, observed = 0, [], []
+    for rep in range(reps):
+        idx = rng.choice(X.shape[0], size=n, replace=False)
+        a = bootstrap_agreement(X[idx], level=level, resamples=1000, seed=rep, population=X.shape[0])
+        tau = float(kendall_tau_b_rows(X[idx].mean(axis=0)[None, :], truth)[0])
+        hits += a.low <= tau <= a.high
+        expected.append(a.expected)
+        observed.append(tau)
+    return {"agreement_coverage": hits / reps, "expected_tau": float(np.mean(expected)),
+            "observed_tau": float(np.mean(observed))}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=300)
     ap.add_argument("--level", type=float, default=0.95)
+    ap.add_argument("--agreement-only", action="store_true", help="only the rank-agreement intervals")
     args = ap.parse_args()
     os.environ.setdefault("EVALSIFT_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
     out = []
@@ -55,7 +77,11 @@ def main() -> int:
         X = pool.score(metric)
         print(f"{data}, {metric}: {X.shape[1]} systems, population {X.shape[0]} items; nominal {args.level:.2f}")
         for n in sizes:
-            for method in ("studentized", "BCa", "percentile"):
+            r = agreement(X, n, args.reps, args.level)
+            out.append({"data": data, "metric": metric, "n": n, "population": X.shape[0], "method": "agreement", **r})
+            print(f"  n={n:>4} (n/N {n / X.shape[0]:.2f}) agreement  coverage {r['agreement_coverage']:.3f}  expected "
+                  f"tau {r['expected_tau']:.3f}  observed tau {r['observed_tau']:.3f}")
+            for method in (() if args.agreement_only else ("studentized", "BCa", "percentile")):
                 r = coverage(X, n, args.reps, args.level, method)
                 out.append({"data": data, "metric": metric, "n": n, "population": X.shape[0], "method": method, **r})
                 print(f"  n={n:>4} (n/N {n / X.shape[0]:.2f}) {method:<10} mean coverage {r['mean_coverage']:.3f}  "

@@ -172,8 +172,14 @@ def test_rank_with_clusters(capsys, tmp_path):
         assert lo <= row["mean"] <= hi and row["rank_interval"][0] <= row["rank_interval"][1]
     width = {r["system"]: r["mean_interval"][1] - r["mean_interval"][0] for r in res["ranking"]}
     assert all(r["mean_interval"][1] - r["mean_interval"][0] > width[r["system"]] for r in small["ranking"])
+    # agreement with the full ranking: the 40 picks of 300 are a sample of a known pool (finite-population
+    # correction); all 300 items are a sample of an unknown population
+    assert small["agreement"]["population"] == 300 and res["agreement"]["population"] is None
+    lo, hi = small["agreement"]["interval"]
+    assert -1 <= lo <= hi <= 1 and small["agreement"]["kind"] == "kendall"
     code, out, _ = run(capsys, "rank", "--data", "demo", "--human-metric", "human", "--level", "0.8")
     assert code == 0 and "80% intervals: studentized bootstrap over items" in out and "ranks" in out
+    assert "agreement to expect with the ranking on all the items these were drawn from" in out
 
 
 def test_rank_rejects_unknown_items(capsys, tmp_path):
@@ -195,7 +201,11 @@ def test_bench_subset_writes_results(capsys, tmp_path):
     for m in res["methods"]:
         for prop in res["curves"][m].values():
             assert -1.0 <= prop["correlation"] <= 1.0 and 1.0 <= prop["clusters"] <= 3.0
-    assert (tmp_path / "subset.png").stat().st_size > 1000 and "needed to match" in out
+            lo, hi = prop["correlation_interval"]  # what the prefix alone says about its agreement
+            assert -1.0 <= lo <= hi <= 1.0 and 0.0 <= prop["interval_coverage"] <= 1.0
+            assert -1.0 <= prop["correlation_expected"] <= 1.0  # a mean: can sit above a percentile interval's low
+    assert res["correlation_intervals"]["level"] == 0.95
+    assert (tmp_path / "subset.png").stat().st_size > 1000 and "needed to match" in out and "cov " in out
 
 
 def test_naming_the_human_metric_makes_it_human(capsys, tmp_path):

@@ -8,7 +8,11 @@ ordering is scored at every prefix size from 5 items to the whole subsample:
   human means on the prefix and on the whole subsample;
 - **clusters**: the statistical cluster count of the prefix (:func:`evalsift.stats.system_clusters`).
 
-Curves are reported at the proportions ``props`` (mean and standard error over seeds).
+Curves are reported at the proportions ``props`` (mean and standard error over seeds). At each
+proportion the **correlation interval** is what a user holding only the prefix would be told:
+:func:`evalsift.stats.bootstrap_agreement` on the prefix (percentile bootstrap over its items; the
+expected correlation with the unseen full ranking and its ``level`` interval), averaged over seeds,
+and its **coverage**: the share of seeds whose interval held the correlation actually observed.
 
 **Needed to match** (the paper's Eq. 11): random selection's mean curve over ``random_targets``
 orderings, with seeds different from the ones that evaluate random as a method, gives a target at
@@ -96,8 +100,10 @@ def _check(pool: Pool, human_metric: str, props: Sequence[float], seeds: int, su
 def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metric: str | None = None,
                  seeds: int = 10, props: Sequence[float] = PROPS, subsample: float = 0.8,
                  random_targets: int = 10, correlation: str = "kendall", alpha: float = 0.05,
-                 encoder: Any = "minilm", quiet: bool = False) -> dict[str, Any]:
-    """Run the protocol; returns the ``results.json`` dictionary (see the module doc and docs/cli.md)."""
+                 encoder: Any = "minilm", quiet: bool = False, level: float = 0.95,
+                 interval_resamples: int = 1000) -> dict[str, Any]:
+    """Run the protocol; returns the ``results.json`` dictionary (see the module doc and docs/cli.md).
+    ``interval_resamples=0`` leaves the correlation intervals out."""
     restriction = _check(pool, human_metric, props, seeds, subsample, correlation)
     full = restriction.pool
     for m in methods:
@@ -107,6 +113,7 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
     per_seed: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
     ntm: dict[str, dict[str, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     censored: dict[str, int] = defaultdict(int)
+    agree: dict[str, list[np.ndarray]] = defaultdict(list)  # method -> per seed (props x [low, high, expected, covered])
     baseline: dict[str, str] = {}  # method -> random judged on the same systems
     timing: dict[str, float] = defaultdict(float)
     t_start = time.perf_counter()
@@ -133,11 +140,50 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
                         r = needed_to_match(grid, curve[stat], ev_props, tv[stat], rule=rule)
                         ntm[method][stat][rule].append(r.value)
                         censored[method] += r.n_censored if rule == "first" else 0
+            if interval_resamples:
+                for method in methods:
+                    agree[method].append(_agreement(sub, fitted[method], human_metric, props, correlation, level,
+                                                    interval_resamples, seed))
             timing["evaluation"] += time.perf_counter() - t0
     out = _results(pool, full, human_metric, metric, methods, seeds, subsample, props, correlation, alpha,
                    random_targets, per_seed, ntm, baseline, censored, timing, time.perf_counter() - t_start)
     out["left_out"] = restriction.to_dict()
+    if interval_resamples:
+        out["correlation_intervals"] = {
+            "level": level, "resamples": interval_resamples,
+            "method": "percentile bootstrap over the prefix's items (evalsift.stats.bootstrap_agreement); coverage: "
+                      "share of seeds whose interval held the observed correlation with the subsample's ranking"}
+        for m in methods:
+            arr = np.array(agree[m])  # seeds x props x 4
+            for i, p in enumerate(props):
+                out["curves"][m][f"{p:g}"].update({
+                    "correlation_interval": [float(arr[:, i, 0].mean()), float(arr[:, i, 1].mean())],
+                    "correlation_expected": float(arr[:, i, 2].mean()),
+                    "interval_coverage": float(arr[:, i, 3].mean())})
     return out
+
+
+def _agreement(sub: Pool, fitted: tuple, human_metric: str, props: Sequence[float], kind: str, level: float,
+               resamples: int, seed: int) -> np.ndarray:
+    """Per proportion: [low, high, expected, covered] of the bootstrap agreement interval of the
+    method's prefix, and whether it held the observed correlation with the subsample's ranking."""
+    from ..stats import bootstrap_agreement, kendall_tau_b_rows, spearman_rows
+
+    sel, systems = fitted
+    H = sub.score(human_metric)
+    if systems is not None:
+        H = H[:, list(systems)]
+    n = sub.n_items
+    order = sel.select(n).items if _nested(sel) else None
+    corr = kendall_tau_b_rows if kind == "kendall" else spearman_rows
+    rows = []
+    for size in prefix_sizes(props, n):
+        size = max(2, int(size))
+        items = order[:size] if order is not None else sel.select(size).items
+        a = bootstrap_agreement(H[items], kind=kind, level=level, resamples=resamples, seed=seed, population=n)
+        observed = float(np.nan_to_num(corr(H[items].mean(axis=0)[None, :], H.mean(axis=0))[0]))
+        rows.append([a.low, a.high, a.expected, float(a.low <= observed <= a.high)])
+    return np.array(rows)
 
 
 class _Targets:

@@ -67,6 +67,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     bs.add_argument("--subsample", type=fraction, default=0.8, help="share of the items in each subsample")
     bs.add_argument("--correlation", default="kendall", choices=["kendall", "spearman"], help="rank correlation")
     bs.add_argument("--alpha", type=open_unit, default=0.05, help="significance level of the cluster count")
+    bs.add_argument("--level", type=open_unit, default=0.95,
+                    help="level of the correlation intervals (bootstrap over each prefix's items)")
+    bs.add_argument("--interval-resamples", type=int, default=1000,
+                    help="bootstrap resamples per correlation interval (0: no intervals)")
     add_encoder(bs)
     bs.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, subset.png)")
     add_quiet(bs)
@@ -223,7 +227,7 @@ def cmd_bench_subset(args: argparse.Namespace) -> int:
     res, out = _run(args, lambda pool: subset_bench(
         pool, args.human_metric, args.methods, metric=args.metric, seeds=args.seeds, props=args.props or PROPS,
         subsample=args.subsample, correlation=args.correlation, alpha=args.alpha, encoder=args.encoder,
-        quiet=args.quiet))
+        quiet=args.quiet, level=args.level, interval_resamples=max(0, args.interval_resamples)))
     subset_plot(res, out / "subset.png")
     print(f"{res['data']}: human {res['human_metric']}, metric {res['metric']}, {res['n_systems']} systems, "
           f"{res['n_items']} items (subsample {res['subsample']}), {res['seeds']} seeds, {res['correlation']}")
@@ -236,6 +240,17 @@ def cmd_bench_subset(args: argparse.Namespace) -> int:
         a, b = res["needed_to_match"][m], res["needed_to_match_stays"][m]
         print(f"  {m:<18} correlation {a['correlation']:.3f}±{a['correlation_se']:.3f}  clusters "
               f"{a['clusters']:.3f}±{a['clusters_se']:.3f}  | stays: {b['correlation']:.3f}  {b['clusters']:.3f}")
+    if "correlation_intervals" in res:
+        ci = res["correlation_intervals"]
+        print(f"{res['correlation']} with the full ranking: observed mean, and what the prefix alone says (expected "
+              f"[{ci['level']:g} interval], coverage of the observed value over seeds):")
+        for m in res["methods"]:
+            cells = []
+            for p, c in res["curves"][m].items():
+                lo, hi = c["correlation_interval"]
+                cells.append(f"{p}: {c['correlation']:.2f} / {c['correlation_expected']:.2f} [{lo:.2f},{hi:.2f}] "
+                             f"cov {c['interval_coverage']:.2f}")
+            print(f"  {m:<18} " + "; ".join(cells))
     print(f"wrote {out / 'results.json'} and {out / 'subset.png'}", file=sys.stderr)
     return 0
 

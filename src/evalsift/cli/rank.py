@@ -29,12 +29,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_rank(args: argparse.Namespace) -> int:
     """``evalsift rank``: rank with what is there (see :func:`evalsift.restrict.restrict_ranking`)."""
     from ..restrict import restrict_ranking
-    from ..stats import bootstrap_means, system_clusters
+    from ..stats import bootstrap_agreement, bootstrap_means, system_clusters
 
     pool = load_data(args)
     if args.systems:
         pool = pool.with_systems(args.systems)
+    population = None  # the items the picks were drawn from, when known
     if args.items:
+        population = restrict_ranking(pool, args.human_metric).pool.n_items
         pool = pool.subset(picked_positions(args.items, pool, args.data))
     r = restrict_ranking(pool, args.human_metric)
     if r.items_left_out or r.systems_left_out:
@@ -46,10 +48,14 @@ def cmd_rank(args: argparse.Namespace) -> int:
              "mean_interval": [float(iv.low[j]), float(iv.high[j])],
              "rank_interval": [int(iv.rank_low[j]), int(iv.rank_high[j])], "cluster": int(cl.labels[j]) + 1}
             for k, j in enumerate(cl.order)]
+    agree = None
+    if scores.shape[1] > 1:
+        agree = bootstrap_agreement(scores, level=args.level, resamples=args.resamples,
+                                    population=max(population, r.pool.n_items) if population else None)
     if args.json:
         print_json({"human_metric": args.human_metric, "n_items": r.pool.n_items, "alpha": args.alpha,
                     "n_clusters": cl.n_clusters, "chain": cl.chain, "test": cl.test, "interval": iv.to_dict(),
-                    "left_out": r.to_dict(), "ranking": rows})
+                    "agreement": agree.to_dict() if agree else None, "left_out": r.to_dict(), "ranking": rows})
         return 0
     print(f"{args.human_metric} on {r.pool.n_items} items: {cl.n_clusters} clusters ({cl.test}, alpha {args.alpha}); "
           f"{args.level:.0%} intervals: {iv.to_dict()['method']}, {args.resamples} resamples")
@@ -60,6 +66,10 @@ def cmd_rank(args: argparse.Namespace) -> int:
         ranks = f"{rlo}" if rlo == rhi else f"{rlo}-{rhi}"
         print(f"  {row['rank']:>3}. {row['system']:<24} {row['mean']:10.4f}   [{lo:9.4f}, {hi:9.4f}] {ranks:<7} "
               f"{row['cluster']}")
+    if agree is not None:
+        among = f"the {population} rankable items of the data" if population else "all the items these were drawn from"
+        print(f"agreement to expect with the ranking on {among}: Kendall tau {agree.expected:.2f} "
+              f"[{agree.low:.2f}, {agree.high:.2f}] (bootstrap over items)")
     print("intervals assume the items are a random sample of what the means are about (not so for picks by a "
           "utility selector)")
     return 0

@@ -132,3 +132,94 @@ def bootstrap_means(scores, *, level: float = 0.95, resamples: int = 2000, metho
     rank_high = np.ceil(np.quantile(ranks, 1 - q, axis=0)).astype(int)
     return MeanIntervals(means=means, low=low, high=high, rank_low=rank_low, rank_high=rank_high, level=level,
                          method=method, resamples=int(resamples), n_items=n)
+
+
+@dataclass(frozen=True)
+class AgreementInterval:
+    """How well the ranking on a set of items can be expected to agree with the ranking on the
+    population they were drawn from (see :func:`bootstrap_agreement`)."""
+
+    observed_on_items: int
+    expected: float  # mean rank correlation over the resamples
+    low: float
+    high: float
+    kind: str
+    level: float
+    resamples: int
+    population: int | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-ready form."""
+        return {"expected": self.expected, "interval": [self.low, self.high], "kind": self.kind, "level": self.level,
+                "resamples": self.resamples, "n_items": self.observed_on_items, "population": self.population,
+                "method": "percentile bootstrap over items: rank correlation of resampled means (around the items' "
+                          "means shrunk by their sampling noise) with the items' ranking"}
+
+
+def bootstrap_agreement(scores, *, kind: str = "kendall", level: float = 0.95, resamples: int = 1000,
+                        seed: int = 0, shrink: bool = True, population: int | None = None) -> AgreementInterval:
+    """The rank correlation to expect between the systems' ranking on these items (``scores``,
+    items x systems) and their ranking on the whole population the items were drawn from -- which
+    the user does not have. A parametric-free bootstrap stands the items in for the population:
+    resample them with replacement (paired across systems), rank the systems by the resampled
+    means, and correlate (Kendall's tau-b or Spearman) with the ranking of the population means.
+    Returns the mean correlation and its ``level`` percentile interval. Vectorised: one matrix
+    product per chunk of resamples and row-wise correlations.
+
+    ``shrink`` (default): the population means are the items' means pulled toward their average by
+    ``c = sqrt(max(0, 1 - noise / spread))``, ``spread`` the variance of the systems' means and
+    ``noise`` its expected share from sampling (the mean over items of the across-system variance
+    of the residuals, over the number of items; item effects common to all systems cancel). Without
+    it the plug-in treats the observed gaps between systems as true and is optimistic: on synthetic
+    populations (8 systems, t3 noise, 20 items) it expected tau 0.61 where 0.44 was observed and
+    its interval covered 86% at level 0.95; with it, 0.39 vs 0.48 and 92%. Measured coverage at
+    level 0.95 (200 populations each; ``tests/test_stats_intervals.py``): 0.91-0.99 when the systems
+    differ, 0.85-0.88 when all are equal (the population ranking is then arbitrary).
+
+    The assumption: the items are a random sample of the population (for items picked by a
+    selector, the interval describes a random sample of that size, not the selector). Give the
+    ``population`` size when it is known (a sample without replacement from a finite pool): the
+    resampled deviations and the noise are scaled by the finite-population correction
+    ``sqrt((N - n) / (N - 1))``; without it a sample that is a large share of the pool gets a
+    pessimistic interval.
+
+    >>> s = np.array([[0.9, 0.5, 0.1], [0.8, 0.6, 0.2], [0.7, 0.4, 0.3], [0.95, 0.5, 0.0]] * 5)
+    >>> a = bootstrap_agreement(s, resamples=300)
+    >>> a.expected == a.low == a.high == 1.0     # the three systems never swap
+    True
+    """
+    from .ranking import CORRELATION_KINDS, kendall_tau_b_rows, spearman_rows
+
+    X = np.asarray(scores, dtype=float)
+    if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 2:
+        raise DataError(f"bootstrap_agreement: need scores of at least 2 items x 2 systems, got shape {X.shape}",
+                        field="scores")
+    if np.isnan(X).any():
+        raise DataError("bootstrap_agreement: scores contain NaN; keep the items scored for every system",
+                        field="scores")
+    if kind not in CORRELATION_KINDS:
+        raise ParameterError(f"bootstrap_agreement: kind must be one of {', '.join(CORRELATION_KINDS)}, got {kind!r}",
+                             field="kind")
+    if not 0 < level < 1:
+        raise ParameterError(f"bootstrap_agreement: level must be in (0, 1), got {level}", field="level")
+    k = X.shape[0]
+    if population is not None and population < k:
+        raise ParameterError(f"bootstrap_agreement: population ({population}) is smaller than the {k} items",
+                             field="population")
+    fpc = 1.0 if population is None or population <= 1 else (population - k) / (population - 1)
+    means = X.mean(axis=0)
+    resid = X - means
+    c = 1.0
+    if shrink:
+        spread = float(means.var(ddof=1))
+        noise = fpc * float(np.mean(resid.var(axis=1, ddof=1))) / k
+        c = float(np.sqrt(max(0.0, 1.0 - noise / spread))) if spread > 0 else 0.0
+    centre = means.mean() + c * (means - means.mean())  # the population means the resamples stand around
+    boot_resid, _ = _resampled_moments(resid, int(resamples), seed)
+    boot_resid *= np.sqrt(fpc)
+    corr = (kendall_tau_b_rows if kind == "kendall" else spearman_rows)(centre + boot_resid, means)
+    corr = np.where(np.isnan(corr), 0.0, corr)  # all means equal: no ranking (0, as prefix_correlation)
+    q = (1 - level) / 2
+    return AgreementInterval(observed_on_items=k, expected=float(corr.mean()),
+                             low=float(np.quantile(corr, q)), high=float(np.quantile(corr, 1 - q)), kind=kind,
+                             level=level, resamples=int(resamples), population=population)
