@@ -100,3 +100,54 @@ def test_cli_best_json_and_text(capsys):
     code = main(["best", "--data", "demo", "--oracle", "metric:human", "--systems", "B,C", "--max-labels", "30"])
     out = capsys.readouterr().out
     assert code == 0 and "B vs C" in out and "what the risk means: valid" in out
+
+
+def _pool_truth(pool, metric="q"):
+    """For every pair, who wins the pool (None for a dead heat)."""
+    o = MetricOracle(metric)
+    out = {}
+    for x, y in itertools.combinations(pool.systems, 2):
+        v = o.verdicts(pool, np.arange(pool.n_items), x, y)
+        score = (v == "a").sum() + 0.5 * (v == "tie").sum()
+        out[(x, y)] = x if score > pool.n_items / 2 else y if score < pool.n_items / 2 else None
+    return out
+
+
+def test_ranking_with_ties_on_a_league():
+    """A and B tie exactly; both beat C, C beats D: two established lines, A and B share tier 1."""
+    pool = league(n=200, seed=3)
+    res = BestOf(pool, risk=0.1, ranking=True).run(MetricOracle("q"))
+    assert res.strategy == "all_pairs" and res.pair_risk == pytest.approx(0.1 / 6)
+    assert res.guarantee.startswith("valid: P(any decided pairwise order is wrong)")
+    tiers = {r["system"]: r["tier"] for r in res.ranking}
+    assert tiers["A"] == tiers["B"] == 1 and tiers["C"] == 2 and tiers["D"] == 3
+    assert res.outcome == "inconclusive" and res.best is None  # nobody beats every other system
+    truth = _pool_truth(pool)
+    for p in res.pairs:  # every decided order agrees with the pool
+        if p["winner"]:
+            assert p["winner"] == truth[(p["a"], p["b"])]
+
+
+def test_ranking_guarantee_on_close_leagues():
+    """Leagues whose neighbours are close (55/45 item shares): the share of runs stating any wrong
+    pairwise order stays within the risk (+ 2 Monte-Carlo standard errors)."""
+    wrong_runs, runs, risk = 0, 40, 0.2
+    for seed in range(runs):
+        rng = np.random.default_rng(seed)
+        n = 150
+        q = np.zeros((n, 4))
+        for j in range(1, 4):  # each system loses to the previous one on about 55% of items
+            q[:, j] = q[:, j - 1] - np.where(rng.random(n) < 0.55, 1.0, -1.0) * rng.uniform(0.1, 1, n)
+        pool = Pool(item_ids=[f"i{k}" for k in range(n)], systems=list("ABCD"),
+                    outputs={s: [f"{s}{k}" for k in range(n)] for s in "ABCD"}, scores={"q": q}, human_metrics=["q"])
+        truth = _pool_truth(pool)
+        res = BestOf(pool, risk=risk, ranking=True, seed=seed).run(MetricOracle("q"))
+        wrong_runs += any(p["winner"] and p["winner"] != truth[(p["a"], p["b"])] for p in res.pairs)
+    assert wrong_runs / runs <= risk + 2 * (risk * (1 - risk) / runs) ** 0.5, wrong_runs
+
+
+def test_best_ranking_command(capsys):
+    code = main(["best", "--data", "demo", "--oracle", "metric:human", "--ranking", "--json"])
+    res = json.loads(capsys.readouterr().out)
+    assert code == 0 and [r["system"] for r in res["ranking"]] == ["A", "C", "B"]
+    assert [r["tier"] for r in res["ranking"]] == [1, 2, 3] and res["best"] == "A"

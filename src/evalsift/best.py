@@ -22,6 +22,14 @@ union over the K systems gives K * alpha / 2 = risk. When nothing is named, the 
 the Condorcet winner (the system that beats every other, if one exists) with probability >=
 1 - risk: it is eliminated only by a wrong decision on one of its K - 1 pairs.
 
+**A full ranking with ties** (``ranking=True``): every pair is judged until its test decides or its
+pool is used up (the ``all_pairs`` schedule), each at ``alpha = risk / (K (K - 1) / 2)``, so by the
+union bound P(any decided pairwise order is wrong) <= ``risk``. The systems are listed by Copeland
+score (decided wins minus decided losses; ties broken by the estimated win rate), and a *line* is
+drawn between two neighbours only where the one above beat the one below by a decided test;
+neighbours without a line share a tier (their order is not established). The statement made is
+about the decided pairs, each listed in ``pairs``.
+
 **Assumptions**: each pair's items are judged in a uniformly random order (the Session's ``random``
 selector; the orders of different pairs are independent) and skipped or failed judgments are missing
 at random. The judge must answer at once (an LLM or recorded judgments; people: use the annotation
@@ -54,6 +62,10 @@ BEST_GUARANTEE = ("valid: P(naming a system that does not beat every other syste
                   "survivors contain the Condorcet winner (if one exists) with probability >= 1 - risk. Assumes "
                   "each pair's items are judged in a uniformly random order and that skipped or failed judgments "
                   "are missing at random")
+RANKING_GUARANTEE = ("valid: P(any decided pairwise order is wrong) <= risk; each of the K (K - 1) / 2 pairs tested "
+                     "by the anytime rule at risk / (K (K - 1) / 2); a line between neighbours in the ranking means "
+                     "the one above beat the one below by a decided test. Assumes each pair's items are judged in a "
+                     "uniformly random order and that skipped or failed judgments are missing at random")
 
 
 @dataclass
@@ -72,6 +84,7 @@ class BestResult:
     beaten_by: dict[str, list[str]] = field(default_factory=dict)  # system -> systems that beat it (decided)
     pairs: list[dict[str, Any]] = field(default_factory=list)  # per pair: a, b, winner, labels, win rate, interval
     errors: int = 0
+    ranking: list[dict[str, Any]] | None = None  # with ranking=True: system, wins, losses, score, tier, line_below
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -79,7 +92,9 @@ class BestResult:
 
     def summary(self) -> str:
         """One line for people."""
-        head = f"{self.best} is the best" if self.outcome == "best" else "inconclusive"
+        head = f"{self.best} is the best" if self.outcome == "best" else "no single best"
+        if self.ranking is not None:
+            head = f"ranking in {self.ranking[-1]['tier']} tier(s); {head}"
         return (f"{head}: {self.labels_used} pairwise judgments over {len(self.systems)} systems "
                 f"({sum(p['labels'] > 0 for p in self.pairs)} pairs judged); survivors: {', '.join(self.survivors)}; "
                 f"risk {self.risk} (each pair at {self.pair_risk:.4g}; {self.strategy} strategy)")
@@ -95,7 +110,8 @@ class BestOf:
     """
 
     def __init__(self, pool: Pool, systems: Sequence[str] | None = None, *, risk: float = 0.1,
-                 max_labels: int | None = None, strategy: str = "leader", seed: int = 0) -> None:
+                 max_labels: int | None = None, strategy: str = "leader", seed: int = 0,
+                 ranking: bool = False) -> None:
         if isinstance(risk, bool) or not isinstance(risk, (int, float)) or not 0 < risk < 1:
             raise ParameterError(f"BestOf: risk must be in (0, 1), got {risk!r}", field="risk")
         check_choice("strategy", strategy, STRATEGIES, where="BestOf")
@@ -109,7 +125,13 @@ class BestOf:
         if len(set(self.systems)) != len(self.systems) or len(self.systems) < 2:
             raise ParameterError(f"BestOf: need at least 2 distinct systems, got {self.systems}", field="systems")
         self.pool, self.risk, self.max_labels, self.strategy, self.seed = pool, float(risk), max_labels, strategy, seed
-        self.pair_risk = 2.0 * self.risk / len(self.systems)
+        self.ranking = bool(ranking)
+        K = len(self.systems)
+        if self.ranking:  # every pair is decided: the all_pairs schedule, Bonferroni over the pairs
+            self.strategy = "all_pairs"
+            self.pair_risk = self.risk / (K * (K - 1) / 2)
+        else:
+            self.pair_risk = 2.0 * self.risk / K
 
     def _sessions(self, oracle: Oracle) -> dict[tuple[str, str], Session]:
         out, empty = {}, []
@@ -183,7 +205,8 @@ class BestOf:
             named = [x for x in survivors if all(beats(x, y) for y in self.systems if y != x)]
             if named:
                 best = named[0]
-                break
+                if not self.ranking:
+                    break
             if self.strategy == "leader":
                 cand = [x for x in survivors
                         if not any(frozenset((x, y)) in ties for y in self.systems if y != x)]
@@ -211,5 +234,23 @@ class BestOf:
         return BestResult(outcome="best" if best else "inconclusive", best=best, survivors=survivors,
                           labels_used=sum(p["labels"] for p in pairs), risk=self.risk, pair_risk=self.pair_risk,
                           strategy=self.strategy, systems=list(self.systems),
+                          guarantee=RANKING_GUARANTEE if self.ranking else BEST_GUARANTEE,
                           beaten_by={k: sorted(v) for k, v in beaten_by.items()}, pairs=pairs,
-                          errors=sum(p["errors"] for p in pairs))
+                          errors=sum(p["errors"] for p in pairs),
+                          ranking=self._ranking(beats, estimate) if self.ranking else None)
+
+    def _ranking(self, beats, estimate) -> list[dict[str, Any]]:
+        """Copeland order with tiers: a line below a system only where it beat the next one (decided)."""
+        rows = []
+        for x in self.systems:
+            wins = sum(beats(x, y) for y in self.systems if y != x)
+            losses = sum(beats(y, x) for y in self.systems if y != x)
+            rows.append({"system": x, "wins": wins, "losses": losses, "score": wins - losses,
+                         "win_rate": estimate(x)})
+        rows.sort(key=lambda r: (-r["score"], -r["win_rate"], self.systems.index(r["system"])))
+        tier = 1
+        for i, r in enumerate(rows):
+            r["tier"] = tier
+            r["line_below"] = i + 1 < len(rows) and beats(r["system"], rows[i + 1]["system"])
+            tier += r["line_below"]
+        return rows

@@ -20,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strategy", default="leader", choices=["leader", "all_pairs"],
                    help="leader: judge the current leader against the systems it has not beaten (adaptive); "
                         "all_pairs: every undecided pair each round (the baseline)")
+    p.add_argument("--ranking", action="store_true",
+                   help="a full ranking with ties instead: every pair judged until decided (each at risk / number "
+                        "of pairs), systems by decided wins minus losses, tiers where the order is not established")
     p.add_argument("--seed", type=int, default=0, help="random seed of the pairs' orders")
     add_oracle_opts(p)
     add_judge_opts(p)
@@ -38,12 +41,19 @@ def cmd_best(args: argparse.Namespace) -> int:
     if metric is not None:
         pool.check_metric(metric)
     res = BestOf(pool, args.systems, risk=args.risk, max_labels=args.max_labels, strategy=args.strategy,
-                 seed=args.seed).run(oracle)
+                 seed=args.seed, ranking=args.ranking).run(oracle)
     if args.json:
         print_json(res.to_dict())
         return 0
     print(res.summary())
     print(f"what the risk means: {res.guarantee}")
+    if res.ranking is not None:
+        print("ranking (a line: the system above beat the one below by a decided test; no line: order not established):")
+        for r in res.ranking:
+            print(f"  tier {r['tier']:>2}  {r['system']:<24} decided wins {r['wins']:>2}, losses {r['losses']:>2}  "
+                  f"(win rate {r['win_rate']:.3f})")
+            if r["line_below"]:
+                print("  " + "-" * 60)
     beaten = {k: v for k, v in res.beaten_by.items() if v}
     if beaten:
         print("beaten (by a decided test): " + "; ".join(f"{k} by {', '.join(v)}" for k, v in beaten.items()))
