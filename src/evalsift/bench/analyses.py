@@ -3,7 +3,8 @@ protocol (``bench pairwise --analyses``). They explain where DiffUse's gain and 
 
 - **deviation** (their Fig. 5): by budget, how far the winning distance estimated on the selected
   items, ``(wins_w - wins_l) / budget`` toward the test set's winner ``w``, lies from the test set's
-  own ``(wins_w - wins_l) / size``. Positive: the picks exaggerate the gap -- the reason the paper's
+  own ``(wins_w - wins_l) / size`` (mean over test sets; standard error across seeds, as the success
+  curves). Positive: the picks exaggerate the gap -- the reason the paper's
   hypergeometric rule, which reads the picks as a random sample, is over-confident. For selectors
   with clusters the cluster-size-weighted estimate's deviation is given too.
 - **cluster size vs difference norm** (Fig. 8): for the ``clusters``-cut of DiffUse's tree of the
@@ -48,11 +49,11 @@ class DiffUseAnalyses:
         test = sign * (wa - wb) / len(case.truth)
         picked = case.truth[selection.items]
         sa, sb, _ = count_verdicts(picked)
-        self._dev[method][len(selection.items)].append(sign * (sa - sb) / len(picked) - test)
+        self._dev[method][len(selection.items)].append((case.seed, sign * (sa - sb) / len(picked) - test))
         if selection.cluster_sizes is not None:
             w = np.asarray(selection.cluster_sizes, dtype=float)
             score = np.select([picked == "a", picked == "b"], [1.0, -1.0], 0.0)
-            self._wdev[method][len(selection.items)].append(sign * float(w @ score / w.sum()) - test)
+            self._wdev[method][len(selection.items)].append((case.seed, sign * float(w @ score / w.sum()) - test))
 
     def add_case(self, case: Any, fitted: dict[str, Any]) -> None:
         """Cluster sizes vs norms and the norm bins of one test set; reuses a fitted DiffUse's
@@ -94,9 +95,15 @@ class DiffUseAnalyses:
 
     def result(self) -> dict[str, Any]:
         """The ``analyses`` part of ``results.json``."""
+        def cell(rows):  # se across seeds: one seed's test sets share their items across pairs
+            by_seed = defaultdict(list)
+            for seed, v in rows:
+                by_seed[seed].append(v)
+            return {"mean": float(np.mean([v for _, v in rows])),
+                    "se": standard_error([np.mean(v) for v in by_seed.values()]), "runs": len(rows)}
+
         def curve(d):
-            return {m: {str(b): {"mean": float(np.mean(v)), "se": standard_error(v), "runs": len(v)}
-                        for b, v in sorted(by.items())} for m, by in d.items()}
+            return {m: {str(b): cell(v) for b, v in sorted(by.items())} for m, by in d.items()}
 
         out: dict[str, Any] = {"deviation": curve(self._dev), "weighted_deviation": curve(self._wdev)}
         if self._points:

@@ -176,10 +176,11 @@ def cmd_bench_pairwise(args: argparse.Namespace) -> int:
 
 def _print_analyses(an: dict[str, Any]) -> None:
     print("DiffUse's analyses (descriptive):")
-    print("  deviation of the estimated from the test winning distance (toward the test winner), by budget:")
+    print("  deviation of the estimated from the test winning distance (toward the test winner), by budget "
+          "(mean ± se across seeds):")
     for kind in ("deviation", "weighted_deviation"):
         for m, curve in an[kind].items():
-            cells = "  ".join(f"{b}:{c['mean']:+.3f}" for b, c in curve.items())
+            cells = "  ".join(f"{b}:{c['mean']:+.3f}±{c['se']:.3f}" for b, c in curve.items())
             print(f"    {m + (' (cluster-weighted)' if kind == 'weighted_deviation' else ''):<34} {cells}")
     if "cluster_norm" in an:
         cn = an["cluster_norm"]
