@@ -204,6 +204,7 @@ def test_bench_subset_writes_results(capsys, tmp_path):
             lo, hi = prop["correlation_interval"]  # what the prefix alone says about its agreement
             assert -1.0 <= lo <= hi <= 1.0 and 0.0 <= prop["interval_coverage"] <= 1.0
             assert -1.0 <= prop["correlation_expected"] <= 1.0  # a mean: can sit above a percentile interval's low
+            assert 0.0 <= prop["mean_interval_coverage"] <= 1.0 and prop["mean_interval_width"] > 0
     assert res["correlation_intervals"]["level"] == 0.95
     assert (tmp_path / "subset.png").stat().st_size > 1000 and "needed to match" in out and "cov " in out
 

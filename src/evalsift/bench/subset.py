@@ -12,7 +12,9 @@ Curves are reported at the proportions ``props`` (mean and standard error over s
 proportion the **correlation interval** is what a user holding only the prefix would be told:
 :func:`evalsift.stats.bootstrap_agreement` on the prefix (percentile bootstrap over its items; the
 expected correlation with the unseen full ranking and its ``level`` interval), averaged over seeds,
-and its **coverage**: the share of seeds whose interval held the correlation actually observed.
+and its **coverage**: the share of seeds whose interval held the correlation actually observed;
+likewise the systems' **mean intervals** on the prefix (:func:`evalsift.stats.bootstrap_means`): the
+share that held each system's mean on the whole subsample, and their width.
 
 **Needed to match** (the paper's Eq. 11): random selection's mean curve over ``random_targets``
 orderings, with seeds different from the ones that evaluate random as a method, gives a target at
@@ -152,28 +154,36 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
         out["correlation_intervals"] = {
             "level": level, "resamples": interval_resamples,
             "method": "percentile bootstrap over the prefix's items (evalsift.stats.bootstrap_agreement); coverage: "
-                      "share of seeds whose interval held the observed correlation with the subsample's ranking"}
+                      "share of seeds whose interval held the observed correlation with the subsample's ranking",
+            "means": "studentized bootstrap intervals of the systems' means on the prefix (evalsift.stats."
+                     "bootstrap_means); mean_interval_coverage: share of (seed, system) whose interval held the "
+                     "system's mean on the whole subsample; mean_interval_width: their mean width"}
         for m in methods:
             arr = np.array(agree[m])  # seeds x props x 4
             for i, p in enumerate(props):
                 out["curves"][m][f"{p:g}"].update({
                     "correlation_interval": [float(arr[:, i, 0].mean()), float(arr[:, i, 1].mean())],
                     "correlation_expected": float(arr[:, i, 2].mean()),
-                    "interval_coverage": float(arr[:, i, 3].mean())})
+                    "interval_coverage": float(arr[:, i, 3].mean()),
+                    "mean_interval_coverage": float(arr[:, i, 4].mean()),
+                    "mean_interval_width": float(arr[:, i, 5].mean())})
     return out
 
 
 def _agreement(sub: Pool, fitted: tuple, human_metric: str, props: Sequence[float], kind: str, level: float,
                resamples: int, seed: int) -> np.ndarray:
     """Per proportion: [low, high, expected, covered] of the bootstrap agreement interval of the
-    method's prefix, and whether it held the observed correlation with the subsample's ranking."""
-    from ..stats import bootstrap_agreement, kendall_tau_b_rows, spearman_rows
+    method's prefix and whether it held the observed correlation with the subsample's ranking; then
+    the share of systems whose mean interval (studentized bootstrap on the prefix) held the
+    subsample's mean, and the intervals' mean width."""
+    from ..stats import bootstrap_agreement, bootstrap_means, kendall_tau_b_rows, spearman_rows
 
     sel, systems = fitted
     H = sub.score(human_metric)
     if systems is not None:
         H = H[:, list(systems)]
     n = sub.n_items
+    full = H.mean(axis=0)
     order = sel.select(n).items if _nested(sel) else None
     corr = kendall_tau_b_rows if kind == "kendall" else spearman_rows
     rows = []
@@ -181,8 +191,10 @@ def _agreement(sub: Pool, fitted: tuple, human_metric: str, props: Sequence[floa
         size = max(2, int(size))
         items = order[:size] if order is not None else sel.select(size).items
         a = bootstrap_agreement(H[items], kind=kind, level=level, resamples=resamples, seed=seed, population=n)
-        observed = float(np.nan_to_num(corr(H[items].mean(axis=0)[None, :], H.mean(axis=0))[0]))
-        rows.append([a.low, a.high, a.expected, float(a.low <= observed <= a.high)])
+        observed = float(np.nan_to_num(corr(H[items].mean(axis=0)[None, :], full)[0]))
+        iv = bootstrap_means(H[items], level=level, resamples=resamples, seed=seed)
+        rows.append([a.low, a.high, a.expected, float(a.low <= observed <= a.high),
+                     float(np.mean((iv.low <= full) & (full <= iv.high))), float(np.mean(iv.high - iv.low))])
     return np.array(rows)
 
 

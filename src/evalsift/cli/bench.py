@@ -250,7 +250,7 @@ def cmd_bench_subset(args: argparse.Namespace) -> int:
             for p, c in res["curves"][m].items():
                 lo, hi = c["correlation_interval"]
                 cells.append(f"{p}: {c['correlation']:.2f} / {c['correlation_expected']:.2f} [{lo:.2f},{hi:.2f}] "
-                             f"cov {c['interval_coverage']:.2f}")
+                             f"cov {c['interval_coverage']:.2f}, means cov {c['mean_interval_coverage']:.2f}")
             print(f"  {m:<18} " + "; ".join(cells))
     print(f"wrote {out / 'results.json'} and {out / 'subset.png'}", file=sys.stderr)
     return 0
