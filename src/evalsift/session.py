@@ -116,6 +116,7 @@ class Decision:
     usage: dict[str, int] = field(default_factory=dict)
     guarantee: str = ""
     win_rate_interval: list[float] | None = None
+    proxy: str | None = None  # the proxy whose predictions sharpened the anytime rule (e.g. metric:COMET-refA)
     vote_rule: str = VOTE_RULE
     trace: list[dict[str, Any]] = field(default_factory=list)
     judged: list[dict[str, Any]] = field(default_factory=list)
@@ -130,6 +131,7 @@ class Decision:
         who = f"{self.winner} wins" if self.outcome == "winner" else self.outcome
         extra = (f", {self.skipped} skipped" if self.skipped else "") + (f", {self.errors} judge errors" if self.errors else "")
         kind = "valid" if self.guarantee.startswith("valid") else "a heuristic"
+        kind += f", proxy {self.proxy}" if self.proxy else ""
         return (f"{who}: {self.a} {self.wins_a} - {self.wins_b} {self.b} ({self.ties} ties) on a decision set of "
                 f"{self.decision_set}; {self.labels_used} judgments used{extra}; risk {self.risk:.4f} "
                 f"({self.risk_rule} rule, {kind}; threshold {self.risk_threshold})")
@@ -194,7 +196,7 @@ class Session:
 
     def __init__(self, pool: Pool | None, selector: str | Selector = "random", *, a: str | None = None,
                  b: str | None = None, risk: float = 0.2, min_labels: int = 5, max_labels: int = 200,
-                 risk_rule: str = "anytime", judgments: Iterable[Judgment] | None = None,
+                 risk_rule: str = "anytime", judgments: Iterable[Judgment] | None = None, proxy: Any = None,
                  **selector_params: Any) -> None:
         if isinstance(risk, bool) or not isinstance(risk, (int, float)) or not 0 < risk < 1:
             raise ParameterError(f"Session: risk must be in (0, 1), got {risk!r}", field="risk")
@@ -214,6 +216,15 @@ class Session:
                                  "heuristic, no guarantee)", field="risk_rule")
         self.pool: Pool = self.selector.pool_
         self.a, self.b = self.pool.systems
+        self.proxy_spec = proxy
+        self._proxy = None
+        if proxy is not None:
+            if risk_rule != "anytime":
+                raise ParameterError(f"a proxy sharpens the anytime rule; risk_rule {risk_rule!r} cannot use it. Use "
+                                     "risk_rule 'anytime' or leave the proxy out", field="proxy")
+            from .proxy import make_proxy
+
+            self._proxy = make_proxy(proxy, self.pool, self.a, self.b)
         self.risk, self.min_labels, self.max_labels, self.risk_rule = risk, int(min_labels), int(max_labels), risk_rule
         self.k = min(self.min_labels, self.pool.n_items)
         self.judgments: list[Judgment] = []
@@ -349,9 +360,10 @@ class Session:
 
     @property
     def control(self):
-        """The selector's predictions for the anytime rule (a :class:`~evalsift.stats.Predictor`,
-        e.g. ``diffuse_strata``'s clusters), or None."""
-        return getattr(self.selector, "control_", None)
+        """The predictions the anytime rule uses as a control variate (a
+        :class:`~evalsift.stats.Predictor`): the ``proxy`` when one was given (``metric:NAME``),
+        else the selector's (``diffuse_strata``'s clusters), else None."""
+        return self._proxy if self._proxy is not None else getattr(self.selector, "control_", None)
 
     def _anytime_test(self) -> AnytimeTest:
         """The anytime rule's state, brought up to date (rebuilt when a verdict changed)."""
@@ -444,6 +456,7 @@ class Session:
         sel = self.selector
         return {"a": self.a, "b": self.b, "risk": self.risk, "min_labels": self.min_labels,
                 "max_labels": self.max_labels, "risk_rule": self.risk_rule,
+                "proxy": self.proxy_spec if isinstance(self.proxy_spec, str) else None,
                 "selector": {"name": sel.name or type(sel).__name__,
                              "params": {k: _jsonable(v) for k, v in sel.get_params(deep=False).items()}}}
 
@@ -506,6 +519,8 @@ class Session:
             outstanding=len(self.outstanding()), trace=list(self.trace), judged=judged, usage=self._usage(),
             data={} if self.restriction is None else self.restriction.to_dict(),
             guarantee=GUARANTEES[self.risk_rule], win_rate_interval=interval,
+            proxy=(self.proxy_spec if isinstance(self.proxy_spec, str) else getattr(self._proxy, "name", None))
+            if self._proxy is not None else None,
         )
 
     def _usage(self) -> dict[str, int]:
@@ -520,7 +535,7 @@ class Session:
         """Cluster-size-weighted share of a's wins (ties half) over the judged set; with strata
         predictions (``diffuse_strata``), the verdicts seen plus each unjudged item's stratum
         prediction, over the pool; None without clusters."""
-        if self.control is not None and self.risk_rule == "anytime":
+        if self.control is not None and self.risk_rule == "anytime":  # strata or a proxy: the pool estimate
             est = self._anytime_test().estimate()
             return None if math.isnan(est) else est
         sizes = self._set.cluster_sizes

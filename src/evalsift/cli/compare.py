@@ -18,6 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", default="random",
                    help="selector that picks the items to judge: random (default); diffuse_strata (random order, DiffUse's "
                    "clusters as strata for the valid rule); diffuse needs --risk-rule paper, a heuristic")
+    p.add_argument("--proxy", metavar="SPEC",
+                   help="what is known about every item, to decide sooner with the same guarantee: metric:NAME (an "
+                        "automatic metric scored for both systems, e.g. metric:COMET-refA), calibrated into verdict "
+                        "predictions on the verdicts seen so far; anytime rule only")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     add_encoder(p)
     add_loop_opts(p)
@@ -43,9 +47,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     restriction = restrict_pair(pool, args.a, args.b, oracle=oracle)
     if restriction.dropped:
         note(restriction.note())
+    data = restriction.pool
+    if args.proxy and args.proxy.startswith("metric:"):  # a proxy must cover every item: keep the ones it scores
+        proxy_metric = args.proxy.partition(":")[2]
+        data.check_metric(proxy_metric)
+        by_proxy = restrict_pair(data, args.a, args.b, metric=proxy_metric)
+        if by_proxy.dropped:
+            note(f"proxy: {by_proxy.note()}")
+        data = by_proxy.pool
     sel = build_selector(args.method, args.seed, {"encoder": args.encoder})
-    session = Session(restriction.pool, sel, a=args.a, b=args.b, risk=args.risk, min_labels=args.min_labels,
-                      max_labels=args.max_labels, risk_rule=args.risk_rule)
+    session = Session(data, sel, a=args.a, b=args.b, risk=args.risk, min_labels=args.min_labels,
+                      max_labels=args.max_labels, risk_rule=args.risk_rule, proxy=args.proxy)
     decision = session.run(oracle)
     decision.data = restriction.to_dict()
     if args.json:
@@ -61,7 +73,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
               f"{decision.usage['completion_tokens']} completion) over {decision.usage['judgments']} judgments")
     wr = f"pool: {decision.pool_size} items; win rate of {decision.a} on the decision set {decision.win_rate_a:.3f}"
     if decision.weighted_win_rate_a is not None:
-        kind = "with the strata, over the pool" if decision.risk_rule == "anytime" else "cluster-weighted"
+        kind = ("with the proxy, over the pool" if decision.proxy else "with the strata, over the pool"
+                if decision.risk_rule == "anytime" else "cluster-weighted")
         wr += f" ({kind} {decision.weighted_win_rate_a:.3f})"
     print(wr)
     print(f"what the risk means: {decision.guarantee}")

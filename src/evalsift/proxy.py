@@ -1,0 +1,134 @@
+"""Proxies: what is already known about every item, turned into a prediction of its verdict.
+
+A proxy must be available for every item of the pool and must not look at the labels (the
+verdicts being collected); it may be biased or weak. It is used by the anytime rule as a control
+variate (:mod:`evalsift.stats.sequential`, :class:`~evalsift.stats.Predictor`) and by
+:func:`evalsift.stats.ppi_mean` as the prediction of prediction-powered inference. Either way the
+guarantee and the unbiasedness do not depend on the proxy; a good one narrows the interval and
+brings the decision sooner, a useless one costs a little width.
+
+- ``metric:NAME`` (:class:`MetricProxy`): an automatic metric scored for both systems on every item
+  (COMET, MetricX, chrF, ROUGE). Its difference ``d_i = metric(a) - metric(b)`` becomes a predicted
+  verdict value by a logistic calibration ``P = sigmoid(alpha + beta z_i)`` (``z`` the standardised
+  difference) fitted on the verdicts seen so far (ties count half a win for each side); before
+  ``min_labels`` verdicts, or when they are all alike, the prediction is their smoothed mean. The
+  calibration is refitted as the labels grow (every 20% more), and each prediction uses only the
+  verdicts before it: predictable, as the rule requires.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .errors import DataError, ParameterError
+from .pool import Pool
+from .stats.sequential import Predictor
+
+PROXY_KINDS = ("metric",)
+
+
+class MetricProxy(Predictor):
+    """A metric's score difference between the two systems, calibrated into verdict predictions
+    (see the module doc). ``difference``: ``metric(a) - metric(b)`` per pool item (already
+    oriented so that larger favours ``a``).
+
+    >>> d = np.linspace(-2, 2, 100)
+    >>> p = MetricProxy(d)
+    >>> items = np.arange(0, 100, 5); values = (d[items] > 0).astype(float)
+    >>> f = p.predict(items, values)
+    >>> bool(f[0] < 0.3 and f[-1] > 0.7 and f[50] > f[40])
+    True
+    """
+
+    def __init__(self, difference, *, min_labels: int = 8, growth: float = 1.2, C: float = 1.0,
+                 name: str = "metric") -> None:
+        d = np.asarray(difference, dtype=float)
+        if d.ndim != 1 or not np.all(np.isfinite(d)):
+            raise DataError(f"proxy {name!r}: the metric difference must be a finite number for every item "
+                            "(restrict the pair to items both systems have a score for)", field="proxy")
+        self.size = len(d)
+        sd = float(d.std())
+        self.z = (d - float(d.mean())) / sd if sd > 0 else np.zeros_like(d)
+        self.min_labels, self.growth, self.C, self.name = int(min_labels), float(growth), float(C), name
+        self._fits: dict[tuple, tuple[float, float]] = {}
+
+    def _refit_point(self, n: int) -> int:
+        """The number of verdicts the calibration in force after ``n`` verdicts was fitted on."""
+        k = self.min_labels
+        while math.ceil(k * self.growth) <= n:
+            k = max(k + 1, math.ceil(k * self.growth))
+        return k
+
+    def predict(self, items: np.ndarray, values: np.ndarray) -> np.ndarray:
+        items = np.asarray(items, dtype=int)
+        values = np.asarray(values, dtype=float)
+        n = len(values)
+        smoothed = (0.5 + values.sum()) / (1.0 + n)
+        if n < self.min_labels:
+            return np.full(self.size, smoothed)
+        k = self._refit_point(n)
+        key = (k, items[:k].tobytes(), values[:k].tobytes())
+        if key not in self._fits:
+            self._fits[key] = self._fit(self.z[items[:k]], values[:k])
+        coef = self._fits[key]
+        if coef is None:
+            return np.full(self.size, smoothed)
+        alpha, beta = coef
+        return 1.0 / (1.0 + np.exp(-(alpha + beta * self.z)))
+
+    def fit_predict(self, items, values) -> np.ndarray:
+        """The calibration fitted on exactly these verdicts, applied to every item (for
+        :func:`~evalsift.stats.ppi.cross_ppi_mean`); the smoothed mean when it cannot be fitted."""
+        items = np.asarray(items, dtype=int)
+        values = np.asarray(values, dtype=float)
+        coef = self._fit(self.z[items], values) if len(values) >= 2 else None
+        if coef is None:
+            return np.full(self.size, (0.5 + values.sum()) / (1.0 + len(values)))
+        return 1.0 / (1.0 + np.exp(-(coef[0] + coef[1] * self.z)))
+
+    def _fit(self, z: np.ndarray, y: np.ndarray):
+        from sklearn.linear_model import LogisticRegression
+
+        if np.all(y == y[0]):
+            return None
+        X = np.concatenate([z, z])[:, None]
+        target = np.r_[np.ones(len(z)), np.zeros(len(z))]
+        weight = np.r_[y, 1.0 - y]  # a tie is half a win and half a loss
+        keep = weight > 0
+        model = LogisticRegression(C=self.C).fit(X[keep], target[keep], sample_weight=weight[keep])
+        return float(model.intercept_[0]), float(model.coef_[0, 0])
+
+
+def make_proxy(spec: Any, pool: Pool, a: str, b: str, *, higher_is_better: bool = True) -> Predictor:
+    """A proxy for the pair (``a``, ``b``) of ``pool`` from a spec (``metric:NAME``) or a Predictor.
+
+    The metric must be scored for both systems on every item of the pool (restrict the pair first:
+    :func:`~evalsift.restrict.restrict_pair` with the oracle and, for ``compare``, the proxy's metric).
+    """
+    if isinstance(spec, Predictor):
+        if spec.size != pool.n_items:
+            raise ParameterError(f"the proxy predicts {spec.size} items, the pool has {pool.n_items}", field="proxy")
+        return spec
+    if not isinstance(spec, str) or ":" not in spec:
+        raise ParameterError(f"proxy {spec!r}: expected metric:NAME (an automatic metric scored for every item), "
+                             "e.g. metric:COMET-refA", field="proxy")
+    kind, _, name = spec.partition(":")
+    if kind != "metric":
+        raise ParameterError(f"proxy kind {kind!r} is not available; known: {', '.join(PROXY_KINDS)} "
+                             "(e.g. metric:COMET-refA)", field="proxy")
+    pool.check_metric(name)
+    if pool.is_human(name):
+        raise ParameterError(f"proxy metric {name!r} is a human metric of pool {pool.name!r}: a proxy must not be "
+                             "the labels; name an automatic metric", field="proxy")
+    sa, sb = pool.score(name, a), pool.score(name, b)
+    bad = ~(np.isfinite(sa) & np.isfinite(sb))
+    if bad.any():
+        first = pool.item_ids[int(np.flatnonzero(bad)[0])]
+        raise DataError(f"proxy metric {name!r} has no score for {int(bad.sum())} item(s) of {a!r} vs {b!r} (first "
+                        f"{first!r}); a proxy must cover every item: restrict the pair to the items it scores",
+                        field="proxy", item_id=first)
+    d = sa - sb
+    return MetricProxy(d if higher_is_better else -d, name=spec)
