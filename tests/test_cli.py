@@ -258,6 +258,24 @@ def test_bench_calibration_synthetic_dead_heats(capsys, tmp_path):
     assert (tmp_path / "calibration.png").stat().st_size > 1000
 
 
+def test_bench_calibration_with_a_proxy(capsys, tmp_path):
+    """--proxy adds random+proxy (anytime) on the synthetic pools (their own metric 'proxy') and on the
+    real data: on a clear gap it decides more often than without, and on dead heats it keeps the risk."""
+    code, out, _ = run(capsys, "--quiet", "bench", "calibration", "--data", "demo", "--oracle-metric", "human",
+                       "--rules", "anytime", "--methods", "random", "--seeds", "2", "--runs", "40", "--gaps", "0,0.2",
+                       "--ties", "0.3", "--synthetic-items", "300", "--risks", "0.2", "--proxy", "metric:token_f1",
+                       "--out", str(tmp_path))
+    assert code == 0
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["proxy"] == "metric:token_f1" and "random+proxy/anytime" in out
+    cells = res["synthetic"]["cells"]
+    heat = cells["gap=0,ties=0.3"]["random+proxy"]["anytime"]["0.2"]
+    assert heat["runs"] == 40 and not heat["exceeds"]
+    clear = cells["gap=0.2,ties=0.3"]
+    assert clear["random+proxy"]["anytime"]["0.2"]["declared"] > clear["random"]["anytime"]["0.2"]["declared"]
+    assert res["real"]["cells"]["all"]["random+proxy"]["anytime"]["0.2"]["runs"] == res["real"]["cases"]
+
+
 def test_bench_calibration_real_data_counts_every_test_set(capsys, tmp_path):
     code, out, _ = run(capsys, "--quiet", "bench", "calibration", "--data", "demo", "--oracle-metric", "human",
                        "--no-synthetic", "--seeds", "4", "--methods", "random,diffuse", "--encoder", "tfidf",

@@ -47,6 +47,8 @@ GAPS = (0.0, 0.02, 0.05, 0.1)
 TIES = (0.0, 0.3)
 RISKS = (0.05, 0.1, 0.2)
 UNREACHABLE = 1e-300
+SYNTHETIC_PROXY_NOISE = 0.5  # the synthetic pools' automatic metric: each system's true score plus N(0, 0.5)
+PROXY_TAG = "+proxy"
 
 
 class SyntheticEncoder(Encoder):
@@ -78,17 +80,21 @@ class SyntheticEncoder(Encoder):
 
 
 def synthetic_pool(n_items: int, gap: float, ties: float, seed: int = 0) -> Pool:
-    """A two-system pool with a known gap: a wins ``1/2 + gap/2`` of the decisive items, ``ties`` tie."""
+    """A two-system pool with a known gap: a wins ``1/2 + gap/2`` of the decisive items, ``ties`` tie.
+    It also has an automatic metric ``proxy`` (each system's true score plus N(0, 0.5) noise), for
+    ``--proxy``."""
     n_tie = int(round(ties * n_items))
     decisive = n_items - n_tie
     n_a = int(round(decisive * (0.5 + gap / 2)))
     verdicts = np.array(["a"] * n_a + ["b"] * (decisive - n_a) + ["tie"] * n_tie)
     verdicts = np.random.default_rng(seed).permutation(verdicts)
     score = {"a": (1.0, 0.0), "b": (0.0, 1.0), "tie": (0.5, 0.5)}
+    truth = np.array([score[v] for v in verdicts])
+    noise = np.random.default_rng([seed, 5]).normal(0, SYNTHETIC_PROXY_NOISE, size=(n_items, 2))
     return Pool(item_ids=[f"s{i}" for i in range(n_items)], systems=["A", "B"],
                 outputs={"A": [f"syn:{i}:a:{v}" for i, v in enumerate(verdicts)],
                          "B": [f"syn:{i}:b:{v}" for i, v in enumerate(verdicts)]},
-                scores={"truth": np.array([score[v] for v in verdicts])}, human_metrics=["truth"],
+                scores={"truth": truth, "proxy": truth + noise}, human_metrics=["truth"],
                 name=f"synthetic(gap={gap:g}, ties={ties:g})")
 
 
@@ -107,7 +113,9 @@ def _true_mean(verdicts: np.ndarray) -> float:
     return float(np.mean([VALUES[str(v)] for v in verdicts]))
 
 
-def _combos(methods: Sequence[str], rules: Sequence[str], seed: int, encoder: Any) -> list[tuple[str, str]]:
+def _combos(methods: Sequence[str], rules: Sequence[str], seed: int, encoder: Any,
+            proxy: bool = False) -> list[tuple[str, str]]:
+    """(method, rule) pairs to run; with ``proxy``, also (method+proxy, anytime) for the random orders."""
     combos = []
     for m in methods:
         sel = build_selector(m, seed, {"encoder": encoder})
@@ -115,17 +123,21 @@ def _combos(methods: Sequence[str], rules: Sequence[str], seed: int, encoder: An
             if rule == "anytime" and not sel.random_order:
                 continue  # the anytime rule's guarantee needs a random order: not offered with this method
             combos.append((m, rule))
+        if proxy and sel.random_order and "anytime" in rules:
+            combos.append((m + PROXY_TAG, "anytime"))
     return combos
 
 
 def _run(pool: Pool, method: str, rule: str, seed: int, oracle: Any, encoder: Any, min_labels: int,
-         max_labels: int, risks: Sequence[float], true_mean: float) -> dict[float, tuple[str | None, int, bool | None]]:
+         max_labels: int, risks: Sequence[float], true_mean: float,
+         proxy: str | None = None) -> dict[float, tuple[str | None, int, bool | None]]:
     """One Session to the cap; per stated risk (leader named or None, labels used, whether the
     win-rate interval at that stop covers the pool's true win rate -- None for the paper rules,
-    which give no interval)."""
-    sel = build_selector(method, seed, {"encoder": encoder})
+    which give no interval). ``method`` ending in ``+proxy`` runs with ``proxy``."""
+    with_proxy = method.endswith(PROXY_TAG)
+    sel = build_selector(method[: -len(PROXY_TAG)] if with_proxy else method, seed, {"encoder": encoder})
     s = Session(pool, sel, a=pool.systems[0], b=pool.systems[1], risk=UNREACHABLE if rule != "anytime" else 1e-9,
-                min_labels=min_labels, max_labels=max_labels, risk_rule=rule)
+                min_labels=min_labels, max_labels=max_labels, risk_rule=rule, proxy=proxy if with_proxy else None)
     s.run(oracle)
     items, values = s.verdict_pairs() if rule == "anytime" else ([], [])
     out = {}
@@ -185,8 +197,11 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
                       synthetic_items: int = 800, synthetic: bool = True, subsample: float = 0.8,
                       min_labels: int = 5, max_labels: int = 200, max_pairs: int | None = None, close: float = 0.05,
                       higher_is_better: bool = True, tie_tolerance: float = 0.0, encoder: Any = "minilm",
-                      quiet: bool = False) -> dict[str, Any]:
-    """Run the calibration benchmark (see the module doc); returns the ``results.json`` dictionary."""
+                      quiet: bool = False, proxy: str | None = None) -> dict[str, Any]:
+    """Run the calibration benchmark (see the module doc); returns the ``results.json`` dictionary.
+
+    ``proxy`` (``metric:NAME``): also run the anytime rule with that proxy on the random orders, as
+    methods ``<method>+proxy`` (the synthetic pools use their own metric ``proxy`` instead)."""
     for r in rules:
         check_choice("rule", r, STOP_RULES, where="bench calibration")
     if not risks or any(not 0 < r < 1 for r in risks):
@@ -194,7 +209,9 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
     if pool is None and not synthetic:
         raise ParameterError("bench calibration: give real data (--data) or keep the synthetic pools", field="data")
     t_start = time.perf_counter()
-    out: dict[str, Any] = {"rules": list(rules), "risks": list(risks), "methods": list(methods),
+    if proxy is not None and (not isinstance(proxy, str) or not proxy.startswith("metric:")):
+        raise ParameterError(f"bench calibration: --proxy must be metric:NAME, got {proxy!r}", field="proxy")
+    out: dict[str, Any] = {"rules": list(rules), "risks": list(risks), "methods": list(methods), "proxy": proxy,
                            "min_labels": min_labels, "max_labels": max_labels,
                            "guarantee": {r: GUARANTEES[r] for r in rules},
                            "check": "a cell exceeds its stated risk when the 95% Clopper-Pearson interval of its "
@@ -202,7 +219,8 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
     if synthetic:
         syn_enc = SyntheticEncoder()
         cells: dict[str, Any] = {}
-        combos = _combos(methods, rules, 0, syn_enc)
+        combos = _combos(methods, rules, 0, syn_enc, proxy is not None)
+        syn_methods = list(dict.fromkeys(m for m, _ in combos))
         with progress_bar(len(gaps) * len(ties) * runs, "synthetic runs", quiet) as advance:
             syn_oracle = MetricOracle("truth")
             for gap in gaps:
@@ -216,11 +234,11 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
                         mean = _true_mean(syn_oracle.verdicts(pl, np.arange(pl.n_items), "A", "B"))
                         for method, rule in combos:
                             for r, o in _run(pl, method, rule, run, syn_oracle, syn_enc, min_labels, max_labels,
-                                             risks, mean).items():
+                                             risks, mean, "metric:proxy").items():
                                 res[(method, rule, r)].append(o)
                         advance()
                     cells[key] = {m: {rule: {f"{r:g}": _cell(res[(m, rule, r)], truth, r) for r in risks}
-                                      for rule in rules if (m, rule) in combos} for m in methods}
+                                      for rule in rules if (m, rule) in combos} for m in syn_methods}
         out["synthetic"] = {"items": synthetic_items, "runs_per_cell": runs, "gaps": list(gaps), "ties": list(ties),
                             "cells": cells, "summary": _summary(cells),
                             "encoder": "SyntheticEncoder: difference vector = verdict direction + noise"}
@@ -230,8 +248,14 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
                                  "judgments:FILE)", field="oracle")
         judge = bench_oracle(oracle, pool, higher_is_better, tie_tolerance)
         restricted, left_out = restricted_pairs(pool, judge, max_pairs, "bench calibration")
-        combos = _combos(methods, rules, 0, encoder)
-        if any(m != "random" for m, _ in combos):
+        if proxy is not None:  # a proxy must cover every item: keep the items it scores
+            from ..restrict import restrict_pair
+
+            pool.check_metric(proxy.partition(":")[2])
+            restricted = {k: restrict_pair(r.pool, *k, metric=proxy.partition(":")[2]) for k, r in restricted.items()}
+        combos = _combos(methods, rules, 0, encoder, proxy is not None)
+        real_methods = list(dict.fromkeys(m for m, _ in combos))
+        if any(m.removesuffix(PROXY_TAG) != "random" for m, _ in combos):
             _warm_embeddings(pool, {s for p in restricted for s in p}, methods, encoder, quiet)
         res = defaultdict(list)
         truth, gaps_seen, skipped = [], [], 0
@@ -245,12 +269,12 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
                 gaps_seen.append(case.distance)
                 for method, rule in combos:
                     for r, o in _run(case.pool, method, rule, case.seed, judge, encoder, min_labels, max_labels,
-                                     risks, _true_mean(case.truth)).items():
+                                     risks, _true_mean(case.truth), proxy).items():
                         res[(method, rule, r)].append(o)
         near = [k for k, g in enumerate(gaps_seen) if g < close]
         close_key = f"close (gap < {close:g})"
         real: dict[str, Any] = {"all": {}, close_key: {}}
-        for m in methods:
+        for m in real_methods:
             for label, keep in (("all", range(len(truth))), (close_key, near)):
                 real[label][m] = {rule: {f"{r:g}": _cell([res[(m, rule, r)][k] for k in keep], [truth[k] for k in keep], r)
                                          for r in risks} for rule in rules if (m, rule) in combos}
