@@ -19,6 +19,7 @@ interval with lam = 0).
 
     EVALSIFT_DATA=../shared/data python benchmarks/proxy_gain.py [--data wmt23/en-de] [--human mqm]
         [--proxies MetricX-23-refA,COMET-refA,chrF-refA] [--seeds 10] [--max-pairs N] [--no-diffuse]
+    python benchmarks/proxy_gain.py --data summeval --human coherence --proxies chrF-ref,ROUGE-L-ref
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import numpy as np
 
 from evalsift.bench.pairwise import pair_cases, restricted_pairs
 from evalsift.io import load
+from evalsift.metrics import ensure_metric
 from evalsift.oracle import MetricOracle
 from evalsift.proxy import MetricProxy
 from evalsift.select import build_selector
@@ -65,7 +67,10 @@ def main() -> int:
     os.environ.setdefault("EVALSIFT_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
     t0 = time.perf_counter()
     pool = load(args.data)
-    proxies = [p for p in args.proxies.split(",") if p]
+    proxies = []
+    for p in (p for p in args.proxies.split(",") if p):
+        pool, name = ensure_metric(pool, p)  # reference-based metrics (chrF-ref) are computed on demand
+        proxies.append(name)
     oracle = MetricOracle(args.human)
     restricted, _ = restricted_pairs(pool, oracle, args.max_pairs, "proxy_gain")
     methods = ["random", *[f"ppi:{p}" for p in proxies], "ppi:noise"] + ([] if args.no_diffuse else ["diffuse"])

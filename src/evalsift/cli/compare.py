@@ -49,7 +49,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         note(restriction.note())
     data = restriction.pool
     if args.proxy and args.proxy.startswith("metric:"):  # a proxy must cover every item: keep the ones it scores
-        proxy_metric = args.proxy.partition(":")[2]
+        from ..metrics import ensure_metric
+
+        data, proxy_metric = ensure_metric(data, args.proxy.partition(":")[2])  # chrF-ref etc.: computed here
+        args.proxy = f"metric:{proxy_metric}"
         data.check_metric(proxy_metric)
         by_proxy = restrict_pair(data, args.a, args.b, metric=proxy_metric)
         if by_proxy.dropped:
