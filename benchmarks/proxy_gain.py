@@ -20,6 +20,11 @@ interval with lam = 0).
     EVALSIFT_DATA=../shared/data python benchmarks/proxy_gain.py [--data wmt23/en-de] [--human mqm]
         [--proxies MetricX-23-refA,COMET-refA,chrF-refA] [--seeds 10] [--max-pairs N] [--no-diffuse]
     python benchmarks/proxy_gain.py --data summeval --human coherence --proxies chrF-ref,ROUGE-L-ref
+    python benchmarks/proxy_gain.py --data summeval --human coherence \
+        --proxies judge:judgments:summeval/llm-pairwise/coherence,chrF-ref   # only the pairs the judge covers
+
+A ``judge:SPEC`` proxy (a cheap judge's verdict on every item) limits the run to the pairs where it
+covers every item of the test set; items a metric proxy does not score get a neutral difference.
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ from evalsift.bench.pairwise import pair_cases, restricted_pairs
 from evalsift.io import load
 from evalsift.metrics import ensure_metric
 from evalsift.oracle import MetricOracle
-from evalsift.proxy import MetricProxy
+from evalsift.oracle import make_oracle
+from evalsift.proxy import MetricProxy, judge_values
 from evalsift.select import build_selector
 from evalsift.stats import count_verdicts, cross_ppi_mean, majority, ppi_mean
 
@@ -67,8 +73,12 @@ def main() -> int:
     os.environ.setdefault("EVALSIFT_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
     t0 = time.perf_counter()
     pool = load(args.data)
-    proxies = []
+    proxies, judges = [], {}
     for p in (p for p in args.proxies.split(",") if p):
+        if p.startswith("judge:"):
+            judges[p] = make_oracle(p.partition(":")[2])
+            proxies.append(p)
+            continue
         pool, name = ensure_metric(pool, p)  # reference-based metrics (chrF-ref) are computed on demand
         proxies.append(name)
     oracle = MetricOracle(args.human)
@@ -79,6 +89,10 @@ def main() -> int:
     cover = {m: defaultdict(list) for m in methods if m != "diffuse"}
     corr = defaultdict(list)
     cases = 0
+    if judges:  # only the pairs every judge proxy covers completely
+        restricted = {k: r for k, r in restricted.items()
+                      if all(np.all(j.covers(r.pool, *k)) for j in judges.values())}
+        print(f"{len(restricted)} pairs covered by {', '.join(judges)}")
     for case in pair_cases(restricted, oracle, args.seeds, 0.8):
         if case.true_winner == "tie":
             continue
@@ -90,7 +104,7 @@ def main() -> int:
         order = np.random.default_rng([case.seed, 11]).permutation(M)
         cal = {}
         for p in proxies:
-            d = sub.score(p, a) - sub.score(p, b)
+            d = judge_values(judges[p], sub, a, b) - 0.5 if p in judges else sub.score(p, a) - sub.score(p, b)
             ok = np.isfinite(d)
             d = np.where(ok, d, 0.0)  # an item without a proxy score gets a neutral difference
             cal[f"ppi:{p}"] = MetricProxy(d)

@@ -464,3 +464,26 @@ def test_replay_of_recorded_gpt35_answers_on_summeval():
     disagreement = sum(j.detail["position_disagreement"] for j in full) / len(full)
     assert 0 < disagreement < 0.5
 
+
+
+def test_a_small_llm_as_the_proxy_of_an_expensive_judge():
+    """judge:llm:MODEL as a proxy: the cheap judge (a real HTTP server on 127.0.0.1 that prefers the
+    longer response) is asked about every item before the loop; its verdicts become predictions."""
+    from evalsift.oracle import MetricOracle
+    from evalsift.proxy import judge_values, make_proxy
+
+    n = 60
+    rng = np.random.default_rng(0)
+    long_a = rng.random(n) < 0.7
+    outs_a = ["a long and thorough answer" if x else "short" for x in long_a]
+    outs_b = ["short" if x else "a long and thorough answer" for x in long_a]
+    human = np.column_stack([long_a.astype(float), (~long_a).astype(float)])  # the expensive judge agrees
+    pool = Pool(item_ids=[f"i{k}" for k in range(n)], inputs=[f"q{k}" for k in range(n)], systems=["A", "B"],
+                outputs={"A": outs_a, "B": outs_b}, scores={"human": human}, human_metrics=["human"])
+    with StubServer(prefer_longer()) as stub:
+        cheap = judge(stub)
+        values = judge_values(cheap, pool, "A", "B")
+        assert values.tolist() == long_a.astype(float).tolist() and len(stub.requests) == 2 * n
+        proxy = make_proxy("judge:llm:judge-model", pool, "A", "B", oracle=cheap)
+        d = Session(pool, "random", a="A", b="B", risk=0.1, proxy=proxy).run(MetricOracle("human"))
+    assert d.outcome == "winner" and d.winner == "A" and d.guarantee.startswith("valid")

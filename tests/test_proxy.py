@@ -132,3 +132,19 @@ def test_compare_with_a_proxy(capsys):
     code = main(["compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", "metric:human",
                  "--proxy", "metric:human"])
     assert code == 2 and "human metric" in capsys.readouterr().err
+
+
+def test_a_cheap_judge_as_proxy():
+    """judge:SPEC asks a judge about every item first; its verdicts are calibrated like a metric. A
+    judge that replays the human metric is refused (it would be the labels)."""
+    pool = make_demo_pool(n_items=300)
+    s = Session(pool, "random", a="A", b="B", risk=0.1, proxy="judge:metric:token_f1")
+    d = s.run(MetricOracle("human"))
+    assert d.proxy == "judge:metric:token_f1" and d.outcome in ("winner", "inconclusive")
+    again = Session.resume(pool, s.settings(), s.judgments).decision()
+    assert (again.labels_used, again.risk) == (d.labels_used, d.risk)
+    with pytest.raises(ParameterError, match="replays the human metric"):
+        make_proxy("judge:metric:human", pool.pair("A", "B"), "A", "B")
+    code = main(["compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", "metric:human",
+                 "--proxy", "judge:metric:token_f1"])
+    assert code == 0

@@ -14,6 +14,11 @@ brings the decision sooner, a useless one costs a little width.
   ``min_labels`` verdicts, or when they are all alike, the prediction is their smoothed mean. The
   calibration is refitted as the labels grow (every 20% more), and each prediction uses only the
   verdicts before it: predictable, as the rule requires.
+- ``judge:SPEC`` (a cheap judge): any oracle spec -- ``judge:llm:MODEL`` (a small LLM, with the
+  command's ``--judge-*`` options), ``judge:judgments:SOURCE`` (recorded verdicts, e.g. SummEval's
+  GPT-3.5 answers), ``judge:metric:NAME`` -- asked once about every item before the loop starts.
+  Its verdict value (1, 1/2, 0) is calibrated into a prediction of the real judge's verdict the
+  same way (a cheap judge's "a" is not certain to be the expensive judge's "a").
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ from .errors import DataError, ParameterError
 from .pool import Pool
 from .stats.sequential import Predictor
 
-PROXY_KINDS = ("metric",)
+PROXY_KINDS = ("metric", "judge")
+VALUES = {"a": 1.0, "b": 0.0, "tie": 0.5}
 
 
 class MetricProxy(Predictor):
@@ -102,23 +108,68 @@ class MetricProxy(Predictor):
         return float(model.intercept_[0]), float(model.coef_[0, 0])
 
 
-def make_proxy(spec: Any, pool: Pool, a: str, b: str, *, higher_is_better: bool = True) -> Predictor:
-    """A proxy for the pair (``a``, ``b``) of ``pool`` from a spec (``metric:NAME``) or a Predictor.
+def judge_values(oracle: Any, pool: Pool, a: str, b: str) -> np.ndarray:
+    """The judge's verdict value (a 1, tie 1/2, b 0) on every item of ``pool``; NaN where it gave
+    none (an error, no recorded verdict). Several judgments of an item: plurality, a split is a tie."""
+    from collections import Counter
 
-    The metric must be scored for both systems on every item of the pool (restrict the pair first:
-    :func:`~evalsift.restrict.restrict_pair` with the oracle and, for ``compare``, the proxy's metric).
+    items = list(range(pool.n_items))
+    out = np.full(pool.n_items, np.nan)
+    if hasattr(oracle, "covers") and hasattr(oracle, "verdicts"):
+        ok = np.asarray(oracle.covers(pool, a, b), dtype=bool)
+        if ok.any():
+            v = oracle.verdicts(pool, np.flatnonzero(ok), a, b)
+            out[ok] = [VALUES[str(x)] for x in v]
+        return out
+    votes: dict[str, Counter] = {}
+    for j in oracle.judge_pairs(pool, items, a, b):
+        if j.status == "done" and j.verdict in VALUES:
+            v = j.verdict if j.a == a else {"a": "b", "b": "a"}.get(j.verdict, j.verdict)
+            votes.setdefault(j.item_id, Counter())[v] += 1
+    for i, iid in enumerate(pool.item_ids):
+        c = votes.get(iid)
+        if c:
+            top = c.most_common()
+            out[i] = 0.5 if len(top) > 1 and top[0][1] == top[1][1] else VALUES[top[0][0]]
+    return out
+
+
+def make_proxy(spec: Any, pool: Pool, a: str, b: str, *, higher_is_better: bool = True,
+               oracle: Any = None) -> Predictor:
+    """A proxy for the pair (``a``, ``b``) of ``pool`` from a spec (``metric:NAME`` or
+    ``judge:SPEC``) or a Predictor. ``oracle``: the judge of ``judge:SPEC``, already built (the
+    command line builds it with its options); otherwise it is built from the spec.
+
+    The proxy must cover every item of the pool (restrict the pair first:
+    :func:`~evalsift.restrict.restrict_pair` with ``metric=`` or ``oracle=``).
     """
     if isinstance(spec, Predictor):
         if spec.size != pool.n_items:
             raise ParameterError(f"the proxy predicts {spec.size} items, the pool has {pool.n_items}", field="proxy")
         return spec
     if not isinstance(spec, str) or ":" not in spec:
-        raise ParameterError(f"proxy {spec!r}: expected metric:NAME (an automatic metric scored for every item), "
-                             "e.g. metric:COMET-refA", field="proxy")
+        raise ParameterError(f"proxy {spec!r}: expected metric:NAME (an automatic metric scored for every item, "
+                             "e.g. metric:COMET-refA) or judge:SPEC (a cheap judge, e.g. judge:llm:MODEL)",
+                             field="proxy")
     kind, _, name = spec.partition(":")
-    if kind != "metric":
+    if kind not in PROXY_KINDS:
         raise ParameterError(f"proxy kind {kind!r} is not available; known: {', '.join(PROXY_KINDS)} "
-                             "(e.g. metric:COMET-refA)", field="proxy")
+                             "(e.g. metric:COMET-refA, judge:llm:MODEL)", field="proxy")
+    if kind == "judge":
+        from .oracle import make_oracle
+
+        judge = oracle if oracle is not None else make_oracle(name)
+        if getattr(judge, "metric", None) is not None and pool.is_human(judge.metric):
+            raise ParameterError(f"proxy {spec!r} replays the human metric {judge.metric!r}: a proxy must not be the "
+                                 "labels", field="proxy")
+        values = judge_values(judge, pool, a, b)
+        bad = np.isnan(values)
+        if bad.any():
+            first = pool.item_ids[int(np.flatnonzero(bad)[0])]
+            raise DataError(f"proxy {spec!r} gave no verdict for {int(bad.sum())} item(s) of {a!r} vs {b!r} (first "
+                            f"{first!r}); a proxy must cover every item: restrict the pair to the items it judges",
+                            field="proxy", item_id=first)
+        return MetricProxy(values - 0.5, name=spec)
     pool.check_metric(name)
     if pool.is_human(name):
         raise ParameterError(f"proxy metric {name!r} is a human metric of pool {pool.name!r}: a proxy must not be "

@@ -20,8 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "clusters as strata for the valid rule); diffuse needs --risk-rule paper, a heuristic")
     p.add_argument("--proxy", metavar="SPEC",
                    help="what is known about every item, to decide sooner with the same guarantee: metric:NAME (an "
-                        "automatic metric scored for both systems, e.g. metric:COMET-refA), calibrated into verdict "
-                        "predictions on the verdicts seen so far; anytime rule only")
+                        "automatic metric scored for both systems, e.g. metric:COMET-refA) or judge:SPEC (a cheap "
+                        "judge asked about every item first: judge:llm:MODEL, judge:judgments:SOURCE), calibrated "
+                        "into verdict predictions on the verdicts seen so far; anytime rule only")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     add_encoder(p)
     add_loop_opts(p)
@@ -58,9 +59,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if by_proxy.dropped:
             note(f"proxy: {by_proxy.note()}")
         data = by_proxy.pool
+    proxy = args.proxy
+    if args.proxy and args.proxy.startswith("judge:"):  # a cheap judge, asked about every item before the loop
+        from ..proxy import make_proxy
+
+        cheap = build_oracle(args, args.proxy.partition(":")[2])
+        by_proxy = restrict_pair(data, args.a, args.b, oracle=cheap)
+        if by_proxy.dropped:
+            note(f"proxy: {by_proxy.note()}")
+        data = by_proxy.pool
+        proxy = make_proxy(args.proxy, data, args.a, args.b, oracle=cheap)
     sel = build_selector(args.method, args.seed, {"encoder": args.encoder})
     session = Session(data, sel, a=args.a, b=args.b, risk=args.risk, min_labels=args.min_labels,
-                      max_labels=args.max_labels, risk_rule=args.risk_rule, proxy=args.proxy)
+                      max_labels=args.max_labels, risk_rule=args.risk_rule, proxy=proxy)
     decision = session.run(oracle)
     decision.data = restriction.to_dict()
     if args.json:
