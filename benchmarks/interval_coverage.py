@@ -13,7 +13,11 @@ the agreement of a sample's ranking with the population's): how often its interv
 Kendall tau between the sample's and the population's rankings, and its mean expected against the
 mean observed tau.
 
-    python benchmarks/interval_coverage.py [--reps 300] [--level 0.95] [--agreement-only]
+With ``--proxy METRIC`` (WMT23 only; e.g. MetricX-23-refA) it checks instead the means of
+`rank --items ... --proxy metric:METRIC` (:func:`evalsift.stats.regression_means`): coverage of each
+system's population mean and the mean width, against the labels alone (studentized bootstrap).
+
+    python benchmarks/interval_coverage.py [--reps 300] [--level 0.95] [--agreement-only] [--proxy METRIC]
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import numpy as np
 
 from evalsift.io import load
 from evalsift.restrict import restrict_ranking
-from evalsift.stats import bootstrap_agreement, bootstrap_means, kendall_tau_b_rows
+from evalsift.stats import bootstrap_agreement, bootstrap_means, kendall_tau_b_rows, regression_means
 
 CASES = [("wmt23/en-de", "mqm", (30, 50, 100)), ("summeval", "coherence", (20, 30, 50)),
          ("summeval", "relevance", (20, 30, 50))]
@@ -64,14 +68,48 @@ def agreement(X: np.ndarray, n: int, reps: int, level: float) -> dict:
             "observed_tau": float(np.mean(observed))}
 
 
+def proxy_coverage(X: np.ndarray, F: np.ndarray, n: int, reps: int, level: float) -> dict:
+    """Coverage and width of `rank --proxy`'s means (:func:`evalsift.stats.regression_means`) against
+    the labels alone (the studentized bootstrap of `rank`)."""
+    truth = X.mean(axis=0)
+    rng = np.random.default_rng(0)
+    hits = {"proxy": 0.0, "labels": 0.0}
+    width = {"proxy": 0.0, "labels": 0.0}
+    for rep in range(reps):
+        idx = rng.choice(X.shape[0], size=n, replace=False)
+        _, lo, hi, _ = regression_means(X[idx], idx, F, level=level, resamples=1000, seed=rep)
+        iv = bootstrap_means(X[idx], level=level, resamples=1000, seed=rep)
+        for kind, (a, b) in (("proxy", (lo, hi)), ("labels", (iv.low, iv.high))):
+            hits[kind] += float(((a <= truth) & (truth <= b)).sum())
+            width[kind] += float((b - a).sum())
+    cases = reps * X.shape[1]
+    return {f"{k}_coverage": hits[k] / cases for k in hits} | {f"{k}_width": width[k] / cases for k in width}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=300)
     ap.add_argument("--level", type=float, default=0.95)
     ap.add_argument("--agreement-only", action="store_true", help="only the rank-agreement intervals")
+    ap.add_argument("--proxy", help="an automatic metric of WMT23: check the prediction-powered means instead")
     args = ap.parse_args()
     os.environ.setdefault("EVALSIFT_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
     out = []
+    if args.proxy:
+        full = restrict_ranking(load("wmt23/en-de"), "mqm").pool
+        X, F = full.score("mqm"), full.score(args.proxy)
+        keep = np.isfinite(F).all(axis=1)
+        X, F = X[keep], F[keep]
+        print(f"wmt23/en-de, mqm, proxy {args.proxy}: population {X.shape[0]} items; nominal {args.level:.2f}")
+        for n in (30, 50, 100):
+            r = proxy_coverage(X, F, n, args.reps, args.level)
+            out.append({"n": n, "proxy": args.proxy, **r})
+            print(f"  n={n:>4}: coverage {r['proxy_coverage']:.3f} with the proxy, {r['labels_coverage']:.3f} labels "
+                  f"only; mean width {r['proxy_width']:.3f} vs {r['labels_width']:.3f} "
+                  f"({r['proxy_width'] / r['labels_width']:.2f}x)")
+        Path("bench-out").mkdir(exist_ok=True)
+        Path("bench-out/interval_coverage_proxy.json").write_text(json.dumps(out, indent=2))
+        return 0
     for data, metric, sizes in CASES:
         pool = restrict_ranking(load(data), metric).pool
         X = pool.score(metric)

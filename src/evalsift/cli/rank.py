@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import ParameterError
 from ._common import (add_data, add_quiet, load_data, name_list, note, open_unit, picked_positions, positive_int,
                       print_json)
 
@@ -21,6 +22,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--level", type=open_unit, default=0.95,
                    help="confidence level of the intervals on means and ranks (studentized bootstrap over items)")
     p.add_argument("--resamples", type=positive_int, default=2000, help="bootstrap resamples")
+    p.add_argument("--proxy", metavar="metric:NAME",
+                   help="with --items: an automatic metric scored for every item of the data; each system's mean "
+                        "over all the data's rankable items is then estimated from the picks' human scores plus the "
+                        "metric on every item (the regression estimator, prediction-powered inference with a fitted "
+                        "slope); the picks must be a random sample")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     add_quiet(p)
     p.set_defaults(handler=cmd_rank)
@@ -35,9 +41,17 @@ def cmd_rank(args: argparse.Namespace) -> int:
     if args.systems:
         pool = pool.with_systems(args.systems)
     population = None  # the items the picks were drawn from, when known
+    proxy_rows = None
+    if args.proxy and not args.items:
+        raise ParameterError("rank --proxy needs --items: with every item judged there is nothing to predict",
+                             field="proxy")
     if args.items:
-        population = restrict_ranking(pool, args.human_metric).pool.n_items
-        pool = pool.subset(picked_positions(args.items, pool, args.data))
+        full = restrict_ranking(pool, args.human_metric).pool
+        population = full.n_items
+        positions = picked_positions(args.items, pool, args.data)
+        if args.proxy:
+            proxy_rows = _proxy_means(full, pool, positions, args)
+        pool = pool.subset(positions)
     r = restrict_ranking(pool, args.human_metric)
     if r.items_left_out or r.systems_left_out:
         note(r.note())
@@ -55,7 +69,8 @@ def cmd_rank(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"human_metric": args.human_metric, "n_items": r.pool.n_items, "alpha": args.alpha,
                     "n_clusters": cl.n_clusters, "chain": cl.chain, "test": cl.test, "interval": iv.to_dict(),
-                    "agreement": agree.to_dict() if agree else None, "left_out": r.to_dict(), "ranking": rows})
+                    "agreement": agree.to_dict() if agree else None, "left_out": r.to_dict(), "ranking": rows,
+                    "proxy": None if proxy_rows is None else {"spec": args.proxy, "ranking": proxy_rows}})
         return 0
     print(f"{args.human_metric} on {r.pool.n_items} items: {cl.n_clusters} clusters ({cl.test}, alpha {args.alpha}); "
           f"{args.level:.0%} intervals: {iv.to_dict()['method']}, {args.resamples} resamples")
@@ -70,6 +85,50 @@ def cmd_rank(args: argparse.Namespace) -> int:
         among = f"the {population} rankable items of the data" if population else "all the items these were drawn from"
         print(f"agreement to expect with the ranking on {among}: Kendall tau {agree.expected:.2f} "
               f"[{agree.low:.2f}, {agree.high:.2f}] (bootstrap over items)")
+    if proxy_rows is not None:
+        print(f"with the proxy {args.proxy} on all {population} rankable items (regression estimator, "
+              f"{args.level:.0%} studentized bootstrap with the slope refitted per resample; the picks must be a "
+              "random sample):")
+        for k, row in enumerate(proxy_rows, 1):
+            lo, hi = row["interval"]
+            plo, phi = row["labels_only_interval"]
+            print(f"  {k:>3}. {row['system']:<24} {row['mean']:10.4f}   [{lo:9.4f}, {hi:9.4f}]  width {hi - lo:.3f} "
+                  f"(labels only {phi - plo:.3f}; slope {row['lam']:.3g})")
     print("intervals assume the items are a random sample of what the means are about (not so for picks by a "
           "utility selector)")
     return 0
+
+
+def _proxy_means(full, pool, positions, args) -> list[dict]:
+    """Per system: the prediction-powered mean of the human metric over ``full`` (the rankable
+    items) from the picks' human scores and the proxy metric on every item; best first."""
+    import numpy as np
+
+    from ..errors import DataError
+    from ..metrics import ensure_metric
+    from ..stats import bootstrap_means, regression_means
+
+    kind, _, name = args.proxy.partition(":")
+    if kind != "metric" or not name:
+        raise ParameterError(f"rank --proxy takes metric:NAME (an automatic metric scored for every item), got "
+                             f"{args.proxy!r}", field="proxy")
+    full, name = ensure_metric(full, name)
+    if full.is_human(name):
+        raise ParameterError(f"rank --proxy: {name!r} is a human metric; a proxy must not be the labels", field="proxy")
+    index = {iid: i for i, iid in enumerate(full.item_ids)}
+    picked = [index[pool.item_ids[p]] for p in positions if pool.item_ids[p] in index]
+    H, F = full.score(args.human_metric), full.score(name)
+    missing = ~np.isfinite(F).all(axis=1)
+    if missing.any():
+        first = full.item_ids[int(np.flatnonzero(missing)[0])]
+        raise DataError(f"rank --proxy: {name!r} has no score for {int(missing.sum())} rankable item(s) (first {first!r}); "
+                        "a proxy must cover every item", field="proxy", item_id=first)
+    cols = [j for j, s in enumerate(full.systems) if s in pool.systems]
+    est, low, high, lam = regression_means(H[np.ix_(picked, cols)], picked, F[:, cols], level=args.level,
+                                           resamples=args.resamples)
+    plain = bootstrap_means(H[np.ix_(picked, cols)], level=args.level, resamples=args.resamples)
+    rows = [{"system": full.systems[j], "mean": float(est[k]), "interval": [float(low[k]), float(high[k])],
+             "lam": float(lam[k]), "labels_only": float(plain.means[k]),
+             "labels_only_interval": [float(plain.low[k]), float(plain.high[k])]} for k, j in enumerate(cols)]
+    rows.sort(key=lambda r: -r["mean"])
+    return rows

@@ -23,7 +23,7 @@ from .agreement import (AGREEMENT_KINDS, ALPHA_LEVELS, AlphaResult, FleissResult
                         agreement_from_judgments, cohen_kappa, fleiss_kappa, judgment_matrix, krippendorff_alpha)
 from .intervals import (BOOTSTRAP_METHODS, AgreementInterval, MeanIntervals, bootstrap_agreement, bootstrap_means,
                         standard_error)
-from .ppi import PPIEstimate, cross_ppi_mean, ppi_mean
+from .ppi import PPIEstimate, cross_ppi_mean, ppi_mean, regression_means
 from .ranking import (CLUSTER_CHAINS, CORRELATION_KINDS, MATCH_RULES, NeededToMatch, SystemClusters, cluster_count,
                       kendall_tau_b, kendall_tau_b_rows, needed_to_match, paired_t_p_values, prefix_cluster_counts,
                       prefix_correlation, prefix_means, prefix_sizes, soft_pairwise_accuracy, spearman, spearman_rows,
@@ -36,7 +36,7 @@ from .wilcoxon import EXACT_MAX_N, WILCOXON_METHODS, WILCOXON_TEST, WILCOXON_TES
 __all__ = [
     "AGREEMENT_KINDS", "ALPHA_LEVELS", "AlphaResult", "FleissResult", "JudgmentMatrix", "KappaResult",
     "agreement_from_judgments", "cohen_kappa", "fleiss_kappa", "judgment_matrix", "krippendorff_alpha",
-    "PPIEstimate", "cross_ppi_mean", "ppi_mean",
+    "PPIEstimate", "cross_ppi_mean", "ppi_mean", "regression_means",
     "BOOTSTRAP_METHODS", "AgreementInterval", "MeanIntervals", "bootstrap_agreement", "bootstrap_means",
     "GUARANTEES", "STOP_RULES", "AnytimeAssessment", "AnytimeTest", "Predictor", "StrataPredictor", "anytime_risk",
     "win_rate_sequence",

@@ -68,23 +68,27 @@ class PPIEstimate:
                 "pool": self.pool, "level": self.level, "se": self.se}
 
 
-def _tuned_lam(y: np.ndarray, fl: np.ndarray) -> float:
-    """Cov(y, f) / Var(f) on the labelled items, clipped to [0, 1] (0 when f does not vary)."""
+def _tuned_lam(y: np.ndarray, fl: np.ndarray, clip: bool = True) -> float:
+    """Cov(y, f) / Var(f) on the labelled items, clipped to [0, 1] unless ``clip`` is False (0 when
+    f does not vary)."""
     if len(y) < 2:
         return 0.0
     vf = float(np.var(fl, ddof=1))
     if vf <= 1e-12:
         return 0.0
-    return float(np.clip(np.cov(y, fl, ddof=1)[0, 1] / vf, 0.0, 1.0))
+    lam = float(np.cov(y, fl, ddof=1)[0, 1] / vf)
+    return float(np.clip(lam, 0.0, 1.0)) if clip else lam
 
 
 def ppi_mean(y, labelled, predictions, *, lam: float | str = "tuned", level: float = 0.95,
-             cross_fit: bool = True) -> PPIEstimate:
+             cross_fit: bool = True, clip: bool = True) -> PPIEstimate:
     """The pool's mean of ``y`` from labels on some items and predictions on all (module doc).
 
     ``y``: the labels of the items at positions ``labelled`` (drawn uniformly without replacement);
     ``predictions``: one per pool item (length M). ``lam``: a number in [0, 1], or ``"tuned"``
-    (PPI++: estimated from the labels, cross-fitted over two halves when ``cross_fit``).
+    (PPI++: estimated from the labels, cross-fitted over two halves when ``cross_fit``). ``clip``:
+    keep a tuned ``lam`` in [0, 1] (predictions on the labels' scale); ``clip=False`` lets it be any
+    slope, for a raw metric on another scale (then it is the survey sampler's regression estimator).
     """
     y = np.asarray(y, dtype=float)
     idx = np.asarray(labelled, dtype=int)
@@ -106,15 +110,15 @@ def ppi_mean(y, labelled, predictions, *, lam: float | str = "tuned", level: flo
         half = np.arange(n) % 2 == 0  # the labels' own (random) order splits them in two halves
         parts = []
         for k in (half, ~half):
-            lk = _tuned_lam(y[~k], fl[~k])  # weight from the other half
+            lk = _tuned_lam(y[~k], fl[~k], clip)  # weight from the other half
             parts.append((lk, y[k] - lk * fl[k]))
         resid = np.concatenate([r for _, r in parts])
         lam_used = float(np.mean([lk for lk, _ in parts]))
         centre = float(sum(lk * F * k_len for (lk, _), k_len in zip(parts, (half.sum(), (~half).sum()))) / n)
         est = centre + float(resid.mean())
     else:
-        lam_used = _tuned_lam(y, fl) if lam == "tuned" else float(lam)
-        if not 0 <= lam_used <= 1:
+        lam_used = _tuned_lam(y, fl, clip) if lam == "tuned" else float(lam)
+        if lam != "tuned" and not 0 <= lam_used <= 1:
             raise ParameterError(f"ppi_mean: lam must be in [0, 1] or 'tuned', got {lam!r}", field="lam")
         resid = y - lam_used * fl
         est = lam_used * F + float(resid.mean())
@@ -150,3 +154,53 @@ def cross_ppi_mean(y, labelled, fit_predict, pool: int, *, folds: int = 2, level
     se = float(np.sqrt(max(0.0, 1.0 - n / pool) * np.var(resid, ddof=1) / n))
     z = float(norm.ppf(0.5 + level / 2))
     return PPIEstimate(estimate=est, low=est - z * se, high=est + z * se, lam=lam, n=n, pool=pool, level=level, se=se)
+
+
+def regression_means(Y, labelled, F, *, level: float = 0.95, resamples: int = 2000, seed: int = 0
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every system's pool mean from labels on some items and a proxy on all: the regression
+    estimator ``lam_j mean_all F_j + mean_lab (Y_j - lam_j F_j)`` with ``lam_j`` the labels' slope
+    of ``Y_j`` on ``F_j`` (any sign and scale: a raw metric), and its studentized bootstrap
+    interval, the slope re-estimated in every resample (so its own noise is in the interval).
+
+    ``Y``: labels (n x S) of the items at positions ``labelled``; ``F``: the proxy for every pool
+    item (M x S). Returns (estimates, low, high, slopes). Vectorised: weighted moments of one
+    multinomial weight matrix per chunk of resamples. The assumption: the labelled items are a
+    uniform random sample of the pool.
+    """
+    Y = np.asarray(Y, dtype=float)
+    F = np.asarray(F, dtype=float)
+    idx = np.asarray(labelled, dtype=int)
+    n = Y.shape[0]
+    if Y.ndim != 2 or F.ndim != 2 or Y.shape[1] != F.shape[1] or len(idx) != n or n < 3:
+        raise DataError(f"regression_means: need labels n x S (n >= 3) and a proxy M x S for the same systems, got "
+                        f"{Y.shape} and {F.shape}", field="labelled")
+    if not (np.isfinite(Y).all() and np.isfinite(F).all()):
+        raise DataError("regression_means: labels and proxy must be finite (no NaN)", field="predictions")
+    Fl = F[idx]
+    Fbar = F.mean(axis=0)
+
+    def fit(w):  # weighted moments -> (estimate, se) per row of weights (k x n) and system
+        sw = w.sum(axis=1, keepdims=True)
+        my, mf = (w @ Y) / sw, (w @ Fl) / sw
+        vyy = (w @ (Y * Y)) / sw - my ** 2
+        vff = (w @ (Fl * Fl)) / sw - mf ** 2
+        vyf = (w @ (Y * Fl)) / sw - my * mf
+        lam = np.where(vff > 1e-12, vyf / np.where(vff > 1e-12, vff, 1.0), 0.0)
+        est = my + lam * (Fbar - mf)
+        resid_var = np.maximum(vyy - 2 * lam * vyf + lam ** 2 * vff, 0.0) * n / (n - 2)
+        return est, np.sqrt(resid_var / n), lam
+
+    est, se, lam = (a[0] for a in fit(np.ones((1, n))))
+    rng = np.random.default_rng(seed)
+    ts = []
+    for start in range(0, resamples, 256):
+        W = rng.multinomial(n, np.full(n, 1.0 / n), size=min(256, resamples - start)).astype(float)
+        e_b, se_b, _ = fit(W)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ts.append(np.where(se_b > 0, (e_b - est) / se_b, 0.0))
+    t = np.concatenate(ts)
+    q = (1 - level) / 2
+    low = est - np.quantile(t, 1 - q, axis=0) * se
+    high = est - np.quantile(t, q, axis=0) * se
+    return est, low, high, lam
