@@ -105,13 +105,15 @@ class BestOf:
 
     ``pool``: the data; ``systems``: which of its systems (all when None, at least 2); ``risk``: the
     chance of naming a wrong best; ``max_labels``: the cap on pairwise judgments over all pairs
-    (None: no cap but the pools). Each pair uses the items where both systems have an output the
+    (None: no cap but the pools); ``proxy``: a proxy spec every pair's anytime rule uses as a
+    control variate (``metric:NAME``, ``judge:SPEC``; :mod:`evalsift.proxy`), same guarantee;
+    ``proxy_oracle``: the cheap judge of ``judge:SPEC`` already built (else built from the spec). Each pair uses the items where both systems have an output the
     oracle can judge (:func:`~evalsift.restrict.restrict_pair`).
     """
 
     def __init__(self, pool: Pool, systems: Sequence[str] | None = None, *, risk: float = 0.1,
                  max_labels: int | None = None, strategy: str = "leader", seed: int = 0,
-                 ranking: bool = False) -> None:
+                 ranking: bool = False, proxy: str | None = None, proxy_oracle: Any = None) -> None:
         if isinstance(risk, bool) or not isinstance(risk, (int, float)) or not 0 < risk < 1:
             raise ParameterError(f"BestOf: risk must be in (0, 1), got {risk!r}", field="risk")
         check_choice("strategy", strategy, STRATEGIES, where="BestOf")
@@ -126,6 +128,7 @@ class BestOf:
             raise ParameterError(f"BestOf: need at least 2 distinct systems, got {self.systems}", field="systems")
         self.pool, self.risk, self.max_labels, self.strategy, self.seed = pool, float(risk), max_labels, strategy, seed
         self.ranking = bool(ranking)
+        self.proxy, self.proxy_oracle = proxy, proxy_oracle
         K = len(self.systems)
         if self.ranking:  # every pair is decided: the all_pairs schedule, Bonferroni over the pairs
             self.strategy = "all_pairs"
@@ -138,11 +141,19 @@ class BestOf:
         for k, (a, b) in enumerate(itertools.combinations(self.systems, 2)):
             try:
                 pp = restrict_pair(self.pool, a, b, oracle=oracle).pool
+                proxy = self.proxy
+                if proxy is not None and str(proxy).startswith("metric:"):  # the proxy covers every item
+                    pp = restrict_pair(pp, a, b, metric=str(proxy).partition(":")[2]).pool
+                elif proxy is not None and self.proxy_oracle is not None:  # a cheap judge built with its options
+                    from .proxy import make_proxy
+
+                    pp = restrict_pair(pp, a, b, oracle=self.proxy_oracle).pool
+                    proxy = make_proxy(proxy, pp, a, b, oracle=self.proxy_oracle)
             except DataError as e:
                 empty.append(f"{a} vs {b} ({e})")
                 continue
             out[(a, b)] = Session(pp, "random", a=a, b=b, risk=self.pair_risk, min_labels=1,
-                                  max_labels=pp.n_items, seed=self.seed * 100_003 + k)
+                                  max_labels=pp.n_items, seed=self.seed * 100_003 + k, proxy=proxy)
         if empty:
             raise DataError(f"best: every pair needs items both systems have and the judge can judge; none for "
                             f"{'; '.join(empty[:3])}{' ...' if len(empty) > 3 else ''}. Leave those systems out "

@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ranking", action="store_true",
                    help="a full ranking with ties instead: every pair judged until decided (each at risk / number "
                         "of pairs), systems by decided wins minus losses, tiers where the order is not established")
+    p.add_argument("--proxy", metavar="SPEC",
+                   help="a proxy every pair's rule uses (metric:NAME, an automatic metric scored for every item; "
+                        "judge:SPEC, a cheap judge): the same guarantee, decisions sooner when it tracks the judge")
     p.add_argument("--seed", type=int, default=0, help="random seed of the pairs' orders")
     add_oracle_opts(p)
     add_judge_opts(p)
@@ -41,7 +44,9 @@ def cmd_best(args: argparse.Namespace) -> int:
     if metric is not None:
         pool.check_metric(metric)
     res = BestOf(pool, args.systems, risk=args.risk, max_labels=args.max_labels, strategy=args.strategy,
-                 seed=args.seed, ranking=args.ranking).run(oracle)
+                 seed=args.seed, ranking=args.ranking, proxy=args.proxy,
+                 proxy_oracle=build_oracle(args, args.proxy.partition(":")[2])
+                 if args.proxy and args.proxy.startswith("judge:") else None).run(oracle)
     if args.json:
         print_json(res.to_dict())
         return 0
