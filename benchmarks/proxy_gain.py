@@ -15,7 +15,9 @@ one half:
 Labels to match random at budget B: the smallest n whose success reaches random's success at B
 (first crossing on the grid), over B; below 1 is a saving. Also the width of the 95% interval after
 20, 50, 100 labels and how often it held the test set's win rate (``random``: the same normal
-interval with lam = 0).
+interval with lam = 0), and the same for the anytime rule's confidence sequence read at n (valid at
+any n, with the proxy as its control variate; ``seq:`` rows), which is wider but holds its level
+where the normal interval does not (small, lopsided pools).
 
     EVALSIFT_DATA=../shared/data python benchmarks/proxy_gain.py [--data wmt23/en-de] [--human mqm]
         [--proxies MetricX-23-refA,COMET-refA,chrF-refA] [--seeds 10] [--max-pairs N] [--no-diffuse]
@@ -45,7 +47,7 @@ from evalsift.oracle import MetricOracle
 from evalsift.oracle import make_oracle
 from evalsift.proxy import MetricProxy, judge_values
 from evalsift.select import build_selector
-from evalsift.stats import count_verdicts, cross_ppi_mean, majority, ppi_mean
+from evalsift.stats import count_verdicts, cross_ppi_mean, majority, ppi_mean, win_rate_sequence
 
 GRID = [5, 10, 15, 20, 25, 30, 40, 50, 60, 70, 80, 100, 120, 150, 200]
 BUDGETS = [10, 20, 50, 100]
@@ -85,8 +87,10 @@ def main() -> int:
     restricted, _ = restricted_pairs(pool, oracle, args.max_pairs, "proxy_gain")
     methods = ["random", *[f"ppi:{p}" for p in proxies], "ppi:noise"] + ([] if args.no_diffuse else ["diffuse"])
     hits = {m: defaultdict(list) for m in methods}
-    width = {m: defaultdict(list) for m in methods if m != "diffuse"}
-    cover = {m: defaultdict(list) for m in methods if m != "diffuse"}
+    interval_rows = [m for m in methods if m != "diffuse"]
+    interval_rows += ["seq:" + m for m in interval_rows]
+    width = {m: defaultdict(list) for m in interval_rows}
+    cover = {m: defaultdict(list) for m in interval_rows}
     corr = defaultdict(list)
     cases = 0
     if judges:  # only the pairs every judge proxy covers completely
@@ -121,6 +125,11 @@ def main() -> int:
             plain = ppi_mean(y, idx, np.zeros(M), lam=0.0)
             width["random"][n].append(plain.width)
             cover["random"][n].append(float(plain.low <= truth <= plain.high))
+            if n in (20, 50, 100):  # the anytime rule's confidence sequence, read at n
+                for m, control in (("random", None), *cal.items()):
+                    lo, hi = win_rate_sequence(y, M, 0.05, items=idx if control else None, control=control)
+                    width["seq:" + m][n].append(hi - lo)
+                    cover["seq:" + m][n].append(float(lo <= truth <= hi))
             for m, proxy in cal.items():
                 est = cross_ppi_mean(y, idx, proxy.fit_predict, M)
                 side = "a" if est.estimate > 0.5 else "b" if est.estimate < 0.5 else "tie"
