@@ -294,3 +294,15 @@ def test_bench_calibration_real_data_counts_every_test_set(capsys, tmp_path):
                 assert c["runs"] == real["cases"]
                 assert abs(c["declared"] + c["inconclusive"] - 1) < 1e-9 and c["wrong"] <= c["declared"]
     assert "demo, oracle metric:human" in out
+
+
+def test_compare_method_diffuse_keeps_its_old_form(capsys):
+    """`compare --method diffuse` without --risk-rule ran DiffUse with the paper's rule before the anytime
+    rule existed; it still does, with a note that the rule is a heuristic. The default is the valid rule."""
+    code, out, err = run(capsys, "compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", "metric:human",
+                         "--method", "diffuse", "--encoder", "tfidf", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["risk_rule"] == "paper" and d["method"] == "diffuse" and d["guarantee"].startswith("heuristic")
+    assert "using the DiffUse paper's rule, a heuristic" in err
+    code, out, _ = run(capsys, "compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", "metric:human", "--json")
+    assert code == 0 and json.loads(out)["risk_rule"] == "anytime"

@@ -94,7 +94,7 @@ def cases(f):
         ([*cmp_, "--a", "A", "--b", "B", "--oracle", "metric:human", "--method", "difuse"], "Did you mean 'diffuse'"),
         (["compare", *data, "--a", "A", "--b", "B", "--oracle", "metric:human", "--method", "diffuse",
           "--risk-rule", "paper", "--encoder", "tfidff"], "Did you mean 'tfidf'"),
-        ([*cmp_, "--a", "A", "--b", "B", "--oracle", "metric:human", "--method", "diffuse"],
+        ([*cmp_, "--a", "A", "--b", "B", "--oracle", "metric:human", "--method", "diffuse", "--risk-rule", "anytime"],
          "anytime rule's guarantee needs the items in a uniformly random order"),
         ([*cmp_, "--a", "A", "--b", "B", "--oracle", "metric:human", "--tie-tolerance", "-1"], "expected a number >= 0"),
         ([*cmp_, "--a", "A", "--oracle", "metric:human"], "required: --b"),

@@ -228,13 +228,30 @@ RULE_HELP = ("the stop rule. anytime: valid -- P(naming the wrong winner) <= ris
              "HEURISTIC (no guarantee; on close pairs it names the wrong winner far more often than the stated risk)")
 
 
-def add_loop_opts(p: argparse.ArgumentParser, default_rule: str = "anytime") -> None:
-    """The iterative loop's settings."""
+def add_loop_opts(p: argparse.ArgumentParser, default_rule: str | None = "anytime") -> None:
+    """The iterative loop's settings. ``default_rule=None``: the rule follows the selector
+    (:func:`resolve_risk_rule`)."""
     p.add_argument("--risk", type=open_unit, default=0.2, help="stop with a winner once the risk is at or below this")
     p.add_argument("--min-labels", type=positive_int, default=5, help="size of the first decision set")
     p.add_argument("--max-labels", type=positive_int, default=200,
                    help="never ask about more items than this (a hard cap)")
-    p.add_argument("--risk-rule", default=default_rule, choices=["anytime", "paper", "tie_aware"], help=RULE_HELP)
+    p.add_argument("--risk-rule", default=default_rule, choices=["anytime", "paper", "tie_aware"],
+                   help=RULE_HELP + ("" if default_rule else " (default: anytime); with a selector that does not judge in "
+                                     "a random order (--method diffuse), paper, with a note, as before"))
+
+
+def resolve_risk_rule(args: argparse.Namespace, selector) -> str:
+    """The stop rule of ``args``; when none was given, the valid anytime rule for a selector that
+    judges in a uniformly random order, else the paper's rule with a note that it is a heuristic
+    (so ``compare --method diffuse`` keeps working as it did before the anytime rule existed)."""
+    if args.risk_rule is not None:
+        return args.risk_rule
+    if getattr(selector, "random_order", False):
+        return "anytime"
+    note(f"--method {args.method} does not judge the items in a uniformly random order, which the valid anytime "
+         "rule needs; using the DiffUse paper's rule, a heuristic (its risk is not a guaranteed error rate). Pass "
+         "--risk-rule to choose, or --method random / diffuse_strata for the valid rule")
+    return "paper"
 
 
 # ---------------------------------------------------------------------------------- data

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ._common import (ORACLE_HELP, add_data, add_encoder, add_judge_opts, add_loop_opts, add_oracle_opts, add_quiet,
-                      build_oracle, load_data, note, print_json)
+                      build_oracle, load_data, note, print_json, resolve_risk_rule)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--oracle", required=True, metavar="SPEC", help=ORACLE_HELP)
     p.add_argument("--method", default="random",
                    help="selector that picks the items to judge: random (default); diffuse_strata (random order, DiffUse's "
-                   "clusters as strata for the valid rule); diffuse needs --risk-rule paper, a heuristic")
+                   "clusters as strata for the valid rule); diffuse runs with the paper's rule, a heuristic")
     p.add_argument("--proxy", metavar="SPEC",
                    help="what is known about every item, to decide sooner with the same guarantee: metric:NAME (an "
                         "automatic metric scored for both systems, e.g. metric:COMET-refA) or judge:SPEC (a cheap "
@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "into verdict predictions on the verdicts seen so far; anytime rule only")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     add_encoder(p)
-    add_loop_opts(p)
+    add_loop_opts(p, default_rule=None)
     add_oracle_opts(p)
     add_judge_opts(p)
     p.add_argument("--json", action="store_true",
@@ -71,7 +71,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         proxy = make_proxy(args.proxy, data, args.a, args.b, oracle=cheap)
     sel = build_selector(args.method, args.seed, {"encoder": args.encoder})
     session = Session(data, sel, a=args.a, b=args.b, risk=args.risk, min_labels=args.min_labels,
-                      max_labels=args.max_labels, risk_rule=args.risk_rule, proxy=proxy)
+                      max_labels=args.max_labels, risk_rule=resolve_risk_rule(args, sel), proxy=proxy)
     decision = session.run(oracle)
     decision.data = restriction.to_dict()
     if args.json:
