@@ -141,14 +141,12 @@ class BestOf:
         for k, (a, b) in enumerate(itertools.combinations(self.systems, 2)):
             try:
                 pp = restrict_pair(self.pool, a, b, oracle=oracle).pool
-                proxy = self.proxy
-                if proxy is not None and str(proxy).startswith("metric:"):  # the proxy covers every item
-                    pp = restrict_pair(pp, a, b, metric=str(proxy).partition(":")[2]).pool
-                elif proxy is not None and self.proxy_oracle is not None:  # a cheap judge built with its options
-                    from .proxy import make_proxy
+                proxy = None
+                if self.proxy is not None:  # the proxy covers every item of the pair
+                    from .proxy import restrict_to_proxy
 
-                    pp = restrict_pair(pp, a, b, oracle=self.proxy_oracle).pool
-                    proxy = make_proxy(proxy, pp, a, b, oracle=self.proxy_oracle)
+                    restriction, proxy = restrict_to_proxy(pp, a, b, self.proxy, oracle=self.proxy_oracle)
+                    pp = restriction.pool
             except DataError as e:
                 empty.append(f"{a} vs {b} ({e})")
                 continue

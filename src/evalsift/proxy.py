@@ -59,7 +59,7 @@ class MetricProxy(Predictor):
         sd = float(d.std())
         self.z = (d - float(d.mean())) / sd if sd > 0 else np.zeros_like(d)
         self.min_labels, self.growth, self.C, self.name = int(min_labels), float(growth), float(C), name
-        self._fits: dict[tuple, tuple[float, float]] = {}
+        self._fits: dict[tuple, np.ndarray | None] = {}
 
     def _refit_point(self, n: int) -> int:
         """The number of verdicts the calibration in force after ``n`` verdicts was fitted on."""
@@ -77,23 +77,26 @@ class MetricProxy(Predictor):
             return np.full(self.size, smoothed)
         k = self._refit_point(n)
         key = (k, items[:k].tobytes(), values[:k].tobytes())
-        if key not in self._fits:
-            self._fits[key] = self._fit(self.z[items[:k]], values[:k])
-        coef = self._fits[key]
-        if coef is None:
-            return np.full(self.size, smoothed)
-        alpha, beta = coef
-        return 1.0 / (1.0 + np.exp(-(alpha + beta * self.z)))
+        if key not in self._fits:  # the predictions of one fit serve every step until the next refit
+            self._fits[key] = self._predictions(self._fit(self.z[items[:k]], values[:k]))
+        f = self._fits[key]
+        return np.full(self.size, smoothed) if f is None else f
 
     def fit_predict(self, items, values) -> np.ndarray:
         """The calibration fitted on exactly these verdicts, applied to every item (for
         :func:`~evalsift.stats.ppi.cross_ppi_mean`); the smoothed mean when it cannot be fitted."""
         items = np.asarray(items, dtype=int)
         values = np.asarray(values, dtype=float)
-        coef = self._fit(self.z[items], values) if len(values) >= 2 else None
+        f = self._predictions(self._fit(self.z[items], values) if len(values) >= 2 else None)
+        return np.full(self.size, (0.5 + values.sum()) / (1.0 + len(values))) if f is None else f
+
+    def _predictions(self, coef):
+        """sigmoid(alpha + beta z) for every item, or None without a fit."""
         if coef is None:
-            return np.full(self.size, (0.5 + values.sum()) / (1.0 + len(values)))
-        return 1.0 / (1.0 + np.exp(-(coef[0] + coef[1] * self.z)))
+            return None
+        f = 1.0 / (1.0 + np.exp(-(coef[0] + coef[1] * self.z)))
+        f.flags.writeable = False  # shared between steps: never changed in place
+        return f
 
     def _fit(self, z: np.ndarray, y: np.ndarray):
         from sklearn.linear_model import LogisticRegression
@@ -183,3 +186,29 @@ def make_proxy(spec: Any, pool: Pool, a: str, b: str, *, higher_is_better: bool 
                         field="proxy", item_id=first)
     d = sa - sb
     return MetricProxy(d if higher_is_better else -d, name=spec)
+
+
+def restrict_to_proxy(pool: Pool, a: str, b: str, spec: Any, *, oracle: Any = None) -> tuple[Any, Any]:
+    """The pair (``a``, ``b``) of ``pool`` restricted to the items the proxy covers, and the proxy to
+    give the Session: ``(restriction, proxy)``. ``metric:NAME``: the items the metric scores for both
+    systems (a reference metric such as ``chrF-ref`` is computed first), the proxy its canonical spec;
+    ``judge:SPEC``: the items the judge (``oracle``, or built from the spec) gives a verdict for, the
+    proxy built from its verdicts (the judge is asked once about every item).
+    """
+    from .restrict import restrict_pair
+
+    kind, _, name = spec.partition(":") if isinstance(spec, str) else ("", "", "")
+    if kind == "metric" and name:
+        from .metrics import ensure_metric
+
+        pool, name = ensure_metric(pool, name)
+        pool.check_metric(name)
+        return restrict_pair(pool, a, b, metric=name), f"metric:{name}"
+    if kind == "judge" and name:
+        from .oracle import make_oracle
+
+        judge = oracle if oracle is not None else make_oracle(name)
+        restriction = restrict_pair(pool, a, b, oracle=judge)
+        return restriction, make_proxy(spec, restriction.pool, a, b, oracle=judge)
+    restriction = restrict_pair(pool, a, b)
+    return restriction, make_proxy(spec, restriction.pool, a, b)  # a Predictor, or the error naming the fix

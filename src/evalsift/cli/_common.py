@@ -222,6 +222,17 @@ def build_oracle(args: argparse.Namespace, spec: str):
     return make_oracle(spec)
 
 
+def load_data_and_oracle(args: argparse.Namespace):
+    """``(pool, oracle)`` of a command with ``--data`` and ``--oracle``; a metric oracle's column must
+    be in the data (the error names the metrics there)."""
+    pool = load_data(args)
+    oracle = build_oracle(args, args.oracle)
+    metric = getattr(oracle, "metric", None)
+    if metric is not None:
+        pool.check_metric(metric)
+    return pool, oracle
+
+
 RULE_HELP = ("the stop rule. anytime: valid -- P(naming the wrong winner) <= risk for every pool, however often "
              "the loop looks; needs a random order: --method random, or diffuse_strata (DiffUse's clusters as strata, "
              "the same guarantee). paper / tie_aware: the DiffUse paper's hypergeometric rule, a "

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import (ORACLE_HELP, add_data, add_judge_opts, add_oracle_opts, add_quiet, build_oracle, load_data,
-                      name_list, open_unit, positive_int, print_json)
+from ._common import (ORACLE_HELP, add_data, add_judge_opts, add_oracle_opts, add_quiet, build_oracle,
+                      load_data_and_oracle, name_list, open_unit, positive_int, print_json)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,11 +38,7 @@ def cmd_best(args: argparse.Namespace) -> int:
     """``evalsift best``."""
     from ..best import BestOf
 
-    pool = load_data(args)
-    oracle = build_oracle(args, args.oracle)
-    metric = getattr(oracle, "metric", None)
-    if metric is not None:
-        pool.check_metric(metric)
+    pool, oracle = load_data_and_oracle(args)
     res = BestOf(pool, args.systems, risk=args.risk, max_labels=args.max_labels, strategy=args.strategy,
                  seed=args.seed, ranking=args.ranking, proxy=args.proxy,
                  proxy_oracle=build_oracle(args, args.proxy.partition(":")[2])

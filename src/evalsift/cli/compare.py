@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ._common import (ORACLE_HELP, add_data, add_encoder, add_judge_opts, add_loop_opts, add_oracle_opts, add_quiet,
-                      build_oracle, load_data, note, print_json, resolve_risk_rule)
+                      build_oracle, load_data_and_oracle, note, print_json, resolve_risk_rule)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,35 +40,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..select import build_selector
     from ..session import Session
 
-    pool = load_data(args)
-    oracle = build_oracle(args, args.oracle)
-    metric = getattr(oracle, "metric", None)
-    if metric is not None:
-        pool.check_metric(metric)
+    pool, oracle = load_data_and_oracle(args)
     restriction = restrict_pair(pool, args.a, args.b, oracle=oracle)
     if restriction.dropped:
         note(restriction.note())
-    data = restriction.pool
-    if args.proxy and args.proxy.startswith("metric:"):  # a proxy must cover every item: keep the ones it scores
-        from ..metrics import ensure_metric
+    data, proxy = restriction.pool, None
+    if args.proxy:  # a proxy must cover every item: keep the ones it covers
+        from ..proxy import restrict_to_proxy
 
-        data, proxy_metric = ensure_metric(data, args.proxy.partition(":")[2])  # chrF-ref etc.: computed here
-        args.proxy = f"metric:{proxy_metric}"
-        data.check_metric(proxy_metric)
-        by_proxy = restrict_pair(data, args.a, args.b, metric=proxy_metric)
+        cheap = build_oracle(args, args.proxy.partition(":")[2]) if args.proxy.startswith("judge:") else None
+        by_proxy, proxy = restrict_to_proxy(data, args.a, args.b, args.proxy, oracle=cheap)
         if by_proxy.dropped:
             note(f"proxy: {by_proxy.note()}")
         data = by_proxy.pool
-    proxy = args.proxy
-    if args.proxy and args.proxy.startswith("judge:"):  # a cheap judge, asked about every item before the loop
-        from ..proxy import make_proxy
-
-        cheap = build_oracle(args, args.proxy.partition(":")[2])
-        by_proxy = restrict_pair(data, args.a, args.b, oracle=cheap)
-        if by_proxy.dropped:
-            note(f"proxy: {by_proxy.note()}")
-        data = by_proxy.pool
-        proxy = make_proxy(args.proxy, data, args.a, args.b, oracle=cheap)
     sel = build_selector(args.method, args.seed, {"encoder": args.encoder})
     session = Session(data, sel, a=args.a, b=args.b, risk=args.risk, min_labels=args.min_labels,
                       max_labels=args.max_labels, risk_rule=resolve_risk_rule(args, sel), proxy=proxy)

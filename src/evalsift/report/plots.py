@@ -6,12 +6,28 @@ from pathlib import Path
 from typing import Any
 
 
-def success_plot(results: dict[str, Any], path: str | Path) -> Path:
-    """Success rate vs budget per method, with a +-1 standard error band; writes a PNG."""
+def _pyplot():
+    """matplotlib.pyplot on the file-only Agg backend (no display needed)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, path: str | Path) -> Path:
+    """Lay out, write and close a figure."""
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path)
+    _pyplot().close(fig)
+    return path
+
+
+def success_plot(results: dict[str, Any], path: str | Path) -> Path:
+    """Success rate vs budget per method, with a +-1 standard error band; writes a PNG."""
+    plt = _pyplot()
 
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
     for method, curve in results["curves"].items():
@@ -29,20 +45,13 @@ def success_plot(results: dict[str, Any], path: str | Path) -> Path:
                  f"{results.get('n_pairs', '?')} pairs x {results.get('seeds', '?')} seeds", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def subset_plot(results: dict[str, Any], path: str | Path) -> Path:
     """Two panels like the TACL 2025 paper's Figure 3: rank correlation and cluster count vs the
     proportion of items judged, one line per method (shaded +-1 standard error); writes a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=120)
     props = [f"{p:g}" for p in results["props"]]
@@ -62,21 +71,14 @@ def subset_plot(results: dict[str, Any], path: str | Path) -> Path:
         ax.legend(fontsize=7, title="method (needed to match)", title_fontsize=7)
     fig.suptitle(f"{results.get('data', '')}: human {results.get('human_metric', '')}, metric "
                  f"{results.get('metric', '')}, {results.get('seeds', '?')} seeds", fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def calibration_plot(results: dict[str, Any], path: str | Path) -> Path:
     """Stated risk vs observed wrong-winner share, one panel per case (synthetic gap/ties, real data
     all and close pairs), one line per (method, rule) with 95% intervals; the diagonal is the promise
     (a valid rule stays on or under it). Writes a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     panels: list[tuple[str, dict[str, Any]]] = []
     for case, cell in results.get("synthetic", {}).get("cells", {}).items():
@@ -115,21 +117,14 @@ def calibration_plot(results: dict[str, Any], path: str | Path) -> Path:
     if panels:
         axes.flat[0].legend(fontsize=6)
     fig.suptitle("stop-rule calibration: observed wrong-winner share vs stated risk (dashed: the promise)", fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def analyses_plot(results: dict[str, Any], path: str | Path) -> Path:
     """DiffUse's analyses (``bench pairwise --analyses``) in three panels: deviation of the estimated
     from the test winning distance by budget; cluster size vs mean difference norm; success, agreement
     and ties by difference-norm bin. Writes a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     an = results["analyses"]
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2), dpi=110)
@@ -168,8 +163,4 @@ def analyses_plot(results: dict[str, Any], path: str | Path) -> Path:
     ax.set_title("by norm bin (Fig. 10)", fontsize=9)
     ax.grid(alpha=0.3)
     fig.suptitle(f"{results.get('data', '')}: oracle {results.get('oracle_metric', '')}", fontsize=10)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)

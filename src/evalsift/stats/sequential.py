@@ -132,7 +132,11 @@ class _Side:
 
 def _bet(edge, var, room):
     """aGRAPA's bet ``edge / (var + edge^2)``, at least 0, capped at ``BET_CAP / room`` where ``room``
-    (> 0) is how far below the null mean the value can fall. Scalars or arrays."""
+    (> 0) is how far below the null mean the value can fall. Scalars (plain Python: the rule's hot
+    path, one call per verdict and side) or arrays (the interval's candidates)."""
+    if isinstance(edge, float) and isinstance(room, float):
+        lam = max(0.0, edge / (var + edge * edge))
+        return min(lam, BET_CAP / room) if room > 0 else lam
     lam = np.maximum(0.0, edge / (var + edge * edge))
     with np.errstate(divide="ignore"):
         cap = np.where(room > 0, BET_CAP / np.where(room > 0, room, 1.0), np.inf)
