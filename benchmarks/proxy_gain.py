@@ -17,7 +17,9 @@ Labels to match random at budget B: the smallest n whose success reaches random'
 20, 50, 100 labels and how often it held the test set's win rate (``random``: the same normal
 interval with lam = 0), and the same for the anytime rule's confidence sequence read at n (valid at
 any n, with the proxy as its control variate; ``seq:`` rows), which is wider but holds its level
-where the normal interval does not (small, lopsided pools).
+where the normal interval does not (small, lopsided pools), and for the same betting interval with
+bets tuned for reading it at n (:func:`evalsift.stats.win_rate_interval`; ``fix:`` rows): a
+fixed-sample interval that keeps its level there.
 
     EVALSIFT_DATA=../shared/data python benchmarks/proxy_gain.py [--data wmt23/en-de] [--human mqm]
         [--proxies MetricX-23-refA,COMET-refA,chrF-refA] [--seeds 10] [--max-pairs N] [--no-diffuse]
@@ -47,7 +49,7 @@ from evalsift.oracle import MetricOracle
 from evalsift.oracle import make_oracle
 from evalsift.proxy import MetricProxy, judge_values
 from evalsift.select import build_selector
-from evalsift.stats import count_verdicts, cross_ppi_mean, majority, ppi_mean, win_rate_sequence
+from evalsift.stats import count_verdicts, cross_ppi_mean, majority, ppi_mean, win_rate_interval, win_rate_sequence
 
 GRID = [5, 10, 15, 20, 25, 30, 40, 50, 60, 70, 80, 100, 120, 150, 200]
 BUDGETS = [10, 20, 50, 100]
@@ -88,7 +90,7 @@ def main() -> int:
     methods = ["random", *[f"ppi:{p}" for p in proxies], "ppi:noise"] + ([] if args.no_diffuse else ["diffuse"])
     hits = {m: defaultdict(list) for m in methods}
     interval_rows = [m for m in methods if m != "diffuse"]
-    interval_rows += ["seq:" + m for m in interval_rows]
+    interval_rows += ["seq:" + m for m in interval_rows] + ["fix:" + m for m in interval_rows]
     width = {m: defaultdict(list) for m in interval_rows}
     cover = {m: defaultdict(list) for m in interval_rows}
     corr = defaultdict(list)
@@ -127,9 +129,10 @@ def main() -> int:
             cover["random"][n].append(float(plain.low <= truth <= plain.high))
             if n in (20, 50, 100):  # the anytime rule's confidence sequence, read at n
                 for m, control in (("random", None), *cal.items()):
-                    lo, hi = win_rate_sequence(y, M, 0.05, items=idx if control else None, control=control)
-                    width["seq:" + m][n].append(hi - lo)
-                    cover["seq:" + m][n].append(float(lo <= truth <= hi))
+                    for tag, fn in (("seq:", win_rate_sequence), ("fix:", win_rate_interval)):
+                        lo, hi = fn(y, M, 0.05, items=idx if control else None, control=control)
+                        width[tag + m][n].append(hi - lo)
+                        cover[tag + m][n].append(float(lo <= truth <= hi))
             for m, proxy in cal.items():
                 est = cross_ppi_mean(y, idx, proxy.fit_predict, M)
                 side = "a" if est.estimate > 0.5 else "b" if est.estimate < 0.5 else "tie"

@@ -4,11 +4,15 @@ Pools of ``--items`` items where system a wins ``1/2 + gap/2`` of the decisive i
 tied); the proxy is an automatic metric = each system's true score (1 / 0, ties 1/2 each) plus
 N(0, sigma) noise, for a range of sigma (the last one: pure noise, no signal). Each pool is judged
 in a seeded random order until the anytime rule decides at ``--risk`` (or the pool is used up),
-with and without the proxy, on the same order. Printed per sigma: the per-item correlation of the
-proxy's difference with the verdict, mean labels with / without (and the ratio), and the share of
-runs whose named winner was wrong (must stay within the risk).
+with and without the proxy, on the same order, and with the proxy and active sampling (draws
+weighted toward the items the calibrated proxy is unsure about, inverse-probability weighted:
+:mod:`evalsift.stats.active`; ``--explore`` of the draws uniform). Printed per sigma: the per-item
+correlation of the proxy's difference with the verdict, mean labels without / with / with active
+sampling (and the ratios to without), and the share of runs whose named winner was wrong (must stay
+within the risk).
 
     python benchmarks/proxy_quality.py [--items 600] [--gap 0.2] [--ties 0.3] [--runs 60] [--risk 0.1]
+        [--explore 0.5]
 """
 
 from __future__ import annotations
@@ -34,16 +38,18 @@ def main() -> int:
     ap.add_argument("--ties", type=float, default=0.3)
     ap.add_argument("--runs", type=int, default=60)
     ap.add_argument("--risk", type=float, default=0.1)
+    ap.add_argument("--explore", type=float, default=0.5)
     ap.add_argument("--out", default="bench-out/proxy_quality.json")
     args = ap.parse_args()
     t0 = time.perf_counter()
     oracle = MetricOracle("truth")
     rows = []
     print(f"{args.items} items, gap {args.gap}, ties {args.ties}, {args.runs} pools per row, risk {args.risk}")
-    print(f"  {'proxy noise':<12} {'corr':>6} {'labels without':>15} {'with':>8} {'ratio':>7} {'wrong without':>14} "
-          f"{'with':>6}")
+    print(f"  {'proxy noise':<12} {'corr':>6} {'labels without':>15} {'with':>8} {'ratio':>7} {'active':>8} "
+          f"{'ratio':>7} {'wrong without':>14} {'with':>6} {'active':>7}")
     for sigma in SIGMAS:
-        corr, plain, proxied, wrong_p, wrong_x = [], [], [], 0, 0
+        corr, plain, proxied, active = [], [], [], []
+        wrong = {"without": 0, "with": 0, "active": 0}
         for run in range(args.runs):
             pool = synthetic_pool(args.items, args.gap, args.ties, seed=run)
             truth = pool.score("truth")
@@ -53,23 +59,25 @@ def main() -> int:
             y = truth[:, 0] - truth[:, 1]
             d = noisy[:, 0] - noisy[:, 1]
             corr.append(float(np.corrcoef(d, y)[0, 1]))
-            for proxy, labels in ((None, plain), ("metric:auto", proxied)):
+            for key, proxy, sampling, labels in (("without", None, "uniform", plain),
+                                                 ("with", "metric:auto", "uniform", proxied),
+                                                 ("active", "metric:auto", "active", active)):
                 d_ = Session(pool, "random", a="A", b="B", risk=args.risk, max_labels=args.items, seed=run,
-                             proxy=proxy).run(oracle)
+                             proxy=proxy, sampling=sampling, explore=args.explore).run(oracle)
                 labels.append(d_.labels_used)
                 if d_.outcome == "winner" and d_.winner != "A":
-                    if proxy is None:
-                        wrong_p += 1
-                    else:
-                        wrong_x += 1
+                    wrong[key] += 1
         row = {"sigma": sigma, "correlation": float(np.mean(corr)), "labels_without": float(np.mean(plain)),
                "labels_with": float(np.mean(proxied)), "ratio": float(np.mean(proxied) / np.mean(plain)),
-               "wrong_without": wrong_p / args.runs, "wrong_with": wrong_x / args.runs}
+               "labels_active": float(np.mean(active)), "ratio_active": float(np.mean(active) / np.mean(plain)),
+               **{f"wrong_{k}": v / args.runs for k, v in wrong.items()}}
         rows.append(row)
         label = "noise only" if sigma is None else f"sigma {sigma:g}"
         print(f"  {label:<12} {row['correlation']:6.2f} {row['labels_without']:15.1f} {row['labels_with']:8.1f} "
-              f"{row['ratio']:7.2f} {row['wrong_without']:14.3f} {row['wrong_with']:6.3f}")
+              f"{row['ratio']:7.2f} {row['labels_active']:8.1f} {row['ratio_active']:7.2f} "
+              f"{row['wrong_without']:14.3f} {row['wrong_with']:6.3f} {row['wrong_active']:7.3f}")
     out = {"items": args.items, "gap": args.gap, "ties": args.ties, "runs": args.runs, "risk": args.risk,
+           "explore": args.explore,
            "rows": rows, "timing_s": round(time.perf_counter() - t0, 1)}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2))

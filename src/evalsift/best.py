@@ -55,6 +55,7 @@ from .oracle.base import Oracle
 from .pool import Pool
 from .restrict import restrict_pair
 from .session import Session
+from .stats import SAMPLINGS
 
 STRATEGIES = ("leader", "all_pairs")
 BEST_GUARANTEE = ("valid: P(naming a system that does not beat every other system in its pairwise pool comparison) "
@@ -107,13 +108,16 @@ class BestOf:
     chance of naming a wrong best; ``max_labels``: the cap on pairwise judgments over all pairs
     (None: no cap but the pools); ``proxy``: a proxy spec every pair's anytime rule uses as a
     control variate (``metric:NAME``, ``judge:SPEC``; :mod:`evalsift.proxy`), same guarantee;
-    ``proxy_oracle``: the cheap judge of ``judge:SPEC`` already built (else built from the spec). Each pair uses the items where both systems have an output the
+    ``proxy_oracle``: the cheap judge of ``judge:SPEC`` already built (else built from the spec);
+    ``sampling``/``explore``: how each pair draws its items with the proxy (:class:`~evalsift.session.Session`).
+    Each pair uses the items where both systems have an output the
     oracle can judge (:func:`~evalsift.restrict.restrict_pair`).
     """
 
     def __init__(self, pool: Pool, systems: Sequence[str] | None = None, *, risk: float = 0.1,
                  max_labels: int | None = None, strategy: str = "leader", seed: int = 0,
-                 ranking: bool = False, proxy: str | None = None, proxy_oracle: Any = None) -> None:
+                 ranking: bool = False, proxy: str | None = None, proxy_oracle: Any = None,
+                 sampling: str = "uniform", explore: float = 0.5) -> None:
         if isinstance(risk, bool) or not isinstance(risk, (int, float)) or not 0 < risk < 1:
             raise ParameterError(f"BestOf: risk must be in (0, 1), got {risk!r}", field="risk")
         check_choice("strategy", strategy, STRATEGIES, where="BestOf")
@@ -129,6 +133,11 @@ class BestOf:
         self.pool, self.risk, self.max_labels, self.strategy, self.seed = pool, float(risk), max_labels, strategy, seed
         self.ranking = bool(ranking)
         self.proxy, self.proxy_oracle = proxy, proxy_oracle
+        check_choice("sampling", sampling, SAMPLINGS, where="BestOf")
+        if sampling == "active" and proxy is None:
+            raise ParameterError("BestOf: active sampling draws where a proxy is unsure; give a proxy or sampling "
+                                 "'uniform'", field="sampling")
+        self.sampling, self.explore = sampling, float(explore)
         K = len(self.systems)
         if self.ranking:  # every pair is decided: the all_pairs schedule, Bonferroni over the pairs
             self.strategy = "all_pairs"
@@ -151,7 +160,8 @@ class BestOf:
                 empty.append(f"{a} vs {b} ({e})")
                 continue
             out[(a, b)] = Session(pp, "random", a=a, b=b, risk=self.pair_risk, min_labels=1,
-                                  max_labels=pp.n_items, seed=self.seed * 100_003 + k, proxy=proxy)
+                                  max_labels=pp.n_items, seed=self.seed * 100_003 + k, proxy=proxy,
+                                  sampling=self.sampling if proxy is not None else "uniform", explore=self.explore)
         if empty:
             raise DataError(f"best: every pair needs items both systems have and the judge can judge; none for "
                             f"{'; '.join(empty[:3])}{' ...' if len(empty) > 3 else ''}. Leave those systems out "

@@ -67,8 +67,9 @@ from .restrict import PairRestriction, restrict_pair
 from .pool import Pool
 from .select import Selector, make_selector
 from .select.base import _jsonable
-from .stats import GUARANTEES, STOP_RULES, pairwise_risk
-from .stats.sequential import VALUES, AnytimeTest
+from .stats import GUARANTEES, SAMPLINGS, STOP_RULES, active_probabilities, pairwise_risk
+from .stats.active import DEFAULT_EXPLORE, residual_spread
+from .stats.sequential import VALUES, AnytimeTest, ResidualPredictor
 
 BIAS_NOTE = (
     "win_rate_a is the share of the decision set that favours a (ties count half). With a random order "
@@ -197,7 +198,7 @@ class Session:
     def __init__(self, pool: Pool | None, selector: str | Selector = "random", *, a: str | None = None,
                  b: str | None = None, risk: float = 0.2, min_labels: int = 5, max_labels: int = 200,
                  risk_rule: str = "anytime", judgments: Iterable[Judgment] | None = None, proxy: Any = None,
-                 **selector_params: Any) -> None:
+                 sampling: str = "uniform", explore: float = DEFAULT_EXPLORE, **selector_params: Any) -> None:
         if isinstance(risk, bool) or not isinstance(risk, (int, float)) or not 0 < risk < 1:
             raise ParameterError(f"Session: risk must be in (0, 1), got {risk!r}", field="risk")
         for name, v in (("min_labels", min_labels), ("max_labels", max_labels)):
@@ -207,6 +208,7 @@ class Session:
             raise ParameterError(f"Session: need 1 <= min_labels <= max_labels, got min_labels={min_labels}, "
                                  f"max_labels={max_labels}", field="min_labels")
         check_choice("risk_rule", risk_rule, STOP_RULES, where="Session")
+        check_choice("sampling", sampling, SAMPLINGS, where="Session")
         self.restriction: PairRestriction | None = None
         self.selector = self._fitted(pool, selector, a, b, selector_params)
         if risk_rule == "anytime" and not getattr(self.selector, "random_order", False):
@@ -225,6 +227,17 @@ class Session:
             from .proxy import make_proxy
 
             self._proxy = make_proxy(proxy, self.pool, self.a, self.b)
+        self.sampling, self.explore = sampling, float(explore)
+        self._draws: list[int] = []  # active sampling: the items drawn, in order
+        self._drawn_with: dict[int, tuple[np.ndarray, int]] = {}  # item -> (weights, draws before it)
+        if sampling == "active":
+            if self.control is None:
+                raise ParameterError("active sampling draws where the predictions are unsure: give a proxy "
+                                     "(e.g. metric:COMET-refA) or use method diffuse_strata, or sampling 'uniform'",
+                                     field="sampling")
+            active_probabilities(np.full(self.pool.n_items, 0.5), np.ones(self.pool.n_items, bool),
+                                 explore=self.explore)  # checks explore
+            self._rng = np.random.default_rng([int(self.selector.select(1).seed), 17])
         self.risk, self.min_labels, self.max_labels, self.risk_rule = risk, int(min_labels), int(max_labels), risk_rule
         self.k = min(self.min_labels, self.pool.n_items)
         self.judgments: list[Judgment] = []
@@ -233,7 +246,7 @@ class Session:
         self._votes: dict[int, _ItemVotes] = {}
         self._requested: dict[int, None] = {}  # items that entered a decision set, in order (insertion-ordered)
         self._index = {iid: i for i, iid in enumerate(self.pool.item_ids)}
-        self._set = self.selector.select(self.k)
+        self._set = self._select(self.k)
         self._request(self._set.items)
         for j in judgments or ():
             self.record(j)
@@ -361,9 +374,50 @@ class Session:
     @property
     def control(self):
         """The predictions the anytime rule uses as a control variate (a
-        :class:`~evalsift.stats.Predictor`): the ``proxy`` when one was given (``metric:NAME``),
-        else the selector's (``diffuse_strata``'s clusters), else None."""
-        return self._proxy if self._proxy is not None else getattr(self.selector, "control_", None)
+        :class:`~evalsift.stats.Predictor`): the ``proxy`` (``metric:NAME``, ``judge:SPEC``), corrected
+        by the selector's strata when it has them (``diffuse_strata``'s clusters:
+        :class:`~evalsift.stats.ResidualPredictor`); else the strata alone; else None."""
+        strata = getattr(self.selector, "control_", None)
+        if self._proxy is None:
+            return strata
+        if strata is None:
+            return self._proxy
+        if getattr(self, "_combined", None) is None:
+            self._combined = ResidualPredictor(self._proxy, strata)
+        return self._combined
+
+    # ------------------------------------------------------------------ active sampling
+    def _select(self, k: int):
+        """The decision set of size ``k``: the selector's, or (active sampling) the first ``k`` draws,
+        drawing more as needed, each with probabilities from the predictions of the verdicts seen."""
+        if self.sampling != "active":
+            return self.selector.select(k)
+        from .select.base import Selection
+
+        while len(self._draws) < min(k, self.pool.n_items):
+            items, values = self.verdict_pairs() if hasattr(self, "_set") else ([], [])
+            f = self.control.predict(np.array(items, dtype=int), np.array(values, dtype=float))
+            cand = np.ones(self.pool.n_items, dtype=bool)
+            cand[self._draws] = False
+            e = residual_spread(f, items, values)
+            p = active_probabilities(f, cand, explore=self.explore, spread=e)
+            j = int(self._rng.choice(self.pool.n_items, p=p))
+            self._drawn_with[j] = (f, e, len(self._draws))
+            self._draws.append(j)
+        picked = np.array(self._draws[:k], dtype=int)
+        base = self.selector.select(1)
+        return Selection(items=picked, item_ids=tuple(self.pool.item_ids[i] for i in picked),
+                         method=f"{base.method}+active", params={**base.params, "explore": self.explore},
+                         seed=base.seed, budget=k)
+
+    def _draw_probs(self, item: int) -> np.ndarray | None:
+        """The probabilities ``item`` was drawn with (active sampling), None for a uniform order."""
+        if self.sampling != "active":
+            return None
+        f, e, before = self._drawn_with[item]
+        cand = np.ones(self.pool.n_items, dtype=bool)
+        cand[self._draws[:before]] = False
+        return active_probabilities(f, cand, explore=self.explore, spread=e)
 
     def _anytime_test(self) -> AnytimeTest:
         """The anytime rule's state, brought up to date (rebuilt when a verdict changed)."""
@@ -373,7 +427,7 @@ class Session:
                 test.control is not None and items[:len(test.items)] != test.items):
             test = self._anytime = AnytimeTest(self.pool.n_items, self.control)
         for i, y in zip(items[len(test.values):], values[len(test.values):]):
-            test.update(y, i)
+            test.update(y, i, self._draw_probs(i))
         return test
 
     def _assess(self) -> tuple[str | None, float]:
@@ -409,7 +463,7 @@ class Session:
             if self.k >= self.pool.n_items:
                 self.outcome = "inconclusive"
                 break
-            nxt = self.selector.select(self.k + 1)
+            nxt = self._select(self.k + 1)
             new = [int(i) for i in nxt.items if int(i) not in self._requested]
             if len(self._requested) + len(new) > self.max_labels:
                 self.outcome = "inconclusive"
@@ -457,6 +511,7 @@ class Session:
         return {"a": self.a, "b": self.b, "risk": self.risk, "min_labels": self.min_labels,
                 "max_labels": self.max_labels, "risk_rule": self.risk_rule,
                 "proxy": self.proxy_spec if isinstance(self.proxy_spec, str) else None,
+                "sampling": self.sampling, "explore": self.explore,
                 "selector": {"name": sel.name or type(sel).__name__,
                              "params": {k: _jsonable(v) for k, v in sel.get_params(deep=False).items()}}}
 

@@ -49,6 +49,7 @@ RISKS = (0.05, 0.1, 0.2)
 UNREACHABLE = 1e-300
 SYNTHETIC_PROXY_NOISE = 0.5  # the synthetic pools' automatic metric: each system's true score plus N(0, 0.5)
 PROXY_TAG = "+proxy"
+ACTIVE_TAG = "+active"  # with the proxy and active sampling (inverse-probability weighted draws)
 
 
 class SyntheticEncoder(Encoder):
@@ -114,8 +115,9 @@ def _true_mean(verdicts: np.ndarray) -> float:
 
 
 def _combos(methods: Sequence[str], rules: Sequence[str], seed: int, encoder: Any,
-            proxy: bool = False) -> list[tuple[str, str]]:
-    """(method, rule) pairs to run; with ``proxy``, also (method+proxy, anytime) for the random orders."""
+            proxy: bool = False, active: bool = False) -> list[tuple[str, str]]:
+    """(method, rule) pairs to run; with ``proxy``, also (method+proxy, anytime) for the random orders,
+    and with ``active`` (method+proxy+active, anytime)."""
     combos = []
     for m in methods:
         sel = build_selector(m, seed, {"encoder": encoder})
@@ -125,6 +127,8 @@ def _combos(methods: Sequence[str], rules: Sequence[str], seed: int, encoder: An
             combos.append((m, rule))
         if proxy and sel.random_order and "anytime" in rules:
             combos.append((m + PROXY_TAG, "anytime"))
+            if active:
+                combos.append((m + PROXY_TAG + ACTIVE_TAG, "anytime"))
     return combos
 
 
@@ -133,18 +137,24 @@ def _run(pool: Pool, method: str, rule: str, seed: int, oracle: Any, encoder: An
          proxy: str | None = None) -> dict[float, tuple[str | None, int, bool | None]]:
     """One Session to the cap; per stated risk (leader named or None, labels used, whether the
     win-rate interval at that stop covers the pool's true win rate -- None for the paper rules,
-    which give no interval). ``method`` ending in ``+proxy`` runs with ``proxy``."""
-    with_proxy = method.endswith(PROXY_TAG)
-    sel = build_selector(method[: -len(PROXY_TAG)] if with_proxy else method, seed, {"encoder": encoder})
+    which give no interval). ``method`` ending in ``+proxy`` runs with ``proxy``, ``+proxy+active``
+    also with active sampling."""
+    active = method.endswith(ACTIVE_TAG)
+    base = method.removesuffix(ACTIVE_TAG)
+    with_proxy = base.endswith(PROXY_TAG)
+    sel = build_selector(base.removesuffix(PROXY_TAG), seed, {"encoder": encoder})
     s = Session(pool, sel, a=pool.systems[0], b=pool.systems[1], risk=UNREACHABLE if rule != "anytime" else 1e-9,
-                min_labels=min_labels, max_labels=max_labels, risk_rule=rule, proxy=proxy if with_proxy else None)
+                min_labels=min_labels, max_labels=max_labels, risk_rule=rule, proxy=proxy if with_proxy else None,
+                sampling="active" if active else "uniform")
     s.run(oracle)
     items, values = s.verdict_pairs() if rule == "anytime" else ([], [])
+    probs = [s._draw_probs(i) for i in items] if active else None
     out = {}
     for r, (leader, labels) in _outcomes(s.trace, risks, min_labels).items():
         covered = None
         if rule == "anytime":
-            lo, hi = win_rate_sequence(values[:labels], pool.n_items, r, items=items[:labels], control=s.control)
+            lo, hi = win_rate_sequence(values[:labels], pool.n_items, r, items=items[:labels], control=s.control,
+                                       probs=None if probs is None else probs[:labels])
             covered = bool(lo <= true_mean <= hi)
         out[r] = (leader, labels, covered)
     return out
@@ -197,11 +207,12 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
                       synthetic_items: int = 800, synthetic: bool = True, subsample: float = 0.8,
                       min_labels: int = 5, max_labels: int = 200, max_pairs: int | None = None, close: float = 0.05,
                       higher_is_better: bool = True, tie_tolerance: float = 0.0, encoder: Any = "minilm",
-                      quiet: bool = False, proxy: str | None = None) -> dict[str, Any]:
+                      quiet: bool = False, proxy: str | None = None, active: bool = False) -> dict[str, Any]:
     """Run the calibration benchmark (see the module doc); returns the ``results.json`` dictionary.
 
     ``proxy`` (``metric:NAME``): also run the anytime rule with that proxy on the random orders, as
-    methods ``<method>+proxy`` (the synthetic pools use their own metric ``proxy`` instead)."""
+    methods ``<method>+proxy`` (the synthetic pools use their own metric ``proxy`` instead);
+    ``active``: and with active sampling, as ``<method>+proxy+active``."""
     for r in rules:
         check_choice("rule", r, STOP_RULES, where="bench calibration")
     if not risks or any(not 0 < r < 1 for r in risks):
@@ -211,7 +222,10 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
     t_start = time.perf_counter()
     if proxy is not None and (not isinstance(proxy, str) or not proxy.startswith("metric:")):
         raise ParameterError(f"bench calibration: --proxy must be metric:NAME, got {proxy!r}", field="proxy")
+    if active and proxy is None:
+        raise ParameterError("bench calibration: --sampling active needs --proxy", field="sampling")
     out: dict[str, Any] = {"rules": list(rules), "risks": list(risks), "methods": list(methods), "proxy": proxy,
+                           "active": bool(active),
                            "min_labels": min_labels, "max_labels": max_labels,
                            "guarantee": {r: GUARANTEES[r] for r in rules},
                            "check": "a cell exceeds its stated risk when the 95% Clopper-Pearson interval of its "
@@ -219,7 +233,7 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
     if synthetic:
         syn_enc = SyntheticEncoder()
         cells: dict[str, Any] = {}
-        combos = _combos(methods, rules, 0, syn_enc, proxy is not None)
+        combos = _combos(methods, rules, 0, syn_enc, proxy is not None, active)
         syn_methods = list(dict.fromkeys(m for m, _ in combos))
         with progress_bar(len(gaps) * len(ties) * runs, "synthetic runs", quiet) as advance:
             syn_oracle = MetricOracle("truth")
@@ -253,9 +267,9 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
 
             pool.check_metric(proxy.partition(":")[2])
             restricted = {k: restrict_pair(r.pool, *k, metric=proxy.partition(":")[2]) for k, r in restricted.items()}
-        combos = _combos(methods, rules, 0, encoder, proxy is not None)
+        combos = _combos(methods, rules, 0, encoder, proxy is not None, active)
         real_methods = list(dict.fromkeys(m for m, _ in combos))
-        if any(m.removesuffix(PROXY_TAG) != "random" for m, _ in combos):
+        if any(m.removesuffix(ACTIVE_TAG).removesuffix(PROXY_TAG) != "random" for m, _ in combos):
             _warm_embeddings(pool, {s for p in restricted for s in p}, methods, encoder, quiet)
         res = defaultdict(list)
         truth, gaps_seen, skipped = [], [], 0

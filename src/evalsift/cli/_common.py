@@ -251,6 +251,24 @@ def add_loop_opts(p: argparse.ArgumentParser, default_rule: str | None = "anytim
                                      "a random order (--method diffuse), paper, with a note, as before"))
 
 
+def add_sampling_opts(p: argparse.ArgumentParser) -> None:
+    """How a proxy chooses the items: ``--sampling`` and ``--explore`` (with ``--proxy``)."""
+    p.add_argument("--sampling", default="uniform", choices=["uniform", "active"],
+                   help="with --proxy: uniform (default) draws the items in a random order; active draws more often "
+                        "where the calibrated proxy is unsure, weighting each verdict by the inverse of its draw "
+                        "probability (the same guarantee; measured slower than uniform so far, docs/proxy.md)")
+    p.add_argument("--explore", type=unit_open_closed, default=0.5,
+                   help="with --sampling active: the share of each draw's probability spread uniformly (0 < x <= 1)")
+
+
+def unit_open_closed(text: str) -> float:
+    """A number in (0, 1]."""
+    v = _number(text)
+    if not 0 < v <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}")
+    return v
+
+
 def resolve_risk_rule(args: argparse.Namespace, selector) -> str:
     """The stop rule of ``args``; when none was given, the valid anytime rule for a selector that
     judges in a uniformly random order, else the paper's rule with a note that it is a heuristic

@@ -106,6 +106,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="also run the anytime rule with this proxy (metric:NAME, an automatic metric of the real "
                          "data) on the random orders, as methods <method>+proxy; the synthetic pools use their own "
                          "metric 'proxy' (true score + N(0, 0.5))")
+    bc.add_argument("--sampling", default="uniform", choices=["uniform", "active"],
+                    help="with --proxy: active also runs <method>+proxy+active (draws weighted toward the items the "
+                         "proxy is unsure about, inverse-probability weighted)")
     bc.add_argument("--close", type=open_unit, default=0.05, help="real test sets with a gap below this are also "
                                                                   "reported apart")
     bc.add_argument("--min-labels", type=positive_int, default=5, help="size of the first decision set")
@@ -278,7 +281,7 @@ def cmd_bench_calibration(args: argparse.Namespace) -> int:
         gaps=args.gaps, ties=args.ties, synthetic_items=args.synthetic_items, synthetic=not args.no_synthetic,
         subsample=args.subsample, min_labels=args.min_labels, max_labels=args.max_labels, max_pairs=args.max_pairs,
         close=args.close, higher_is_better=not args.lower_is_better, tie_tolerance=args.tie_tolerance,
-        encoder=args.encoder, quiet=args.quiet, proxy=args.proxy))
+        encoder=args.encoder, quiet=args.quiet, proxy=args.proxy, active=args.sampling == "active"))
     calibration_plot(res, out / "calibration.png")
     print(calibration_text(res), end="")
     print(f"wrote {out / 'results.json'} and {out / 'calibration.png'}", file=sys.stderr)

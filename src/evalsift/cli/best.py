@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import (ORACLE_HELP, add_data, add_judge_opts, add_oracle_opts, add_quiet, build_oracle,
+from ._common import (ORACLE_HELP, add_data, add_judge_opts, add_oracle_opts, add_quiet, add_sampling_opts, build_oracle,
                       load_data_and_oracle, name_list, open_unit, positive_int, print_json)
 
 
@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--proxy", metavar="SPEC",
                    help="a proxy every pair's rule uses (metric:NAME, an automatic metric scored for every item; "
                         "judge:SPEC, a cheap judge): the same guarantee, decisions sooner when it tracks the judge")
+    add_sampling_opts(p)
     p.add_argument("--seed", type=int, default=0, help="random seed of the pairs' orders")
     add_oracle_opts(p)
     add_judge_opts(p)
@@ -40,7 +41,7 @@ def cmd_best(args: argparse.Namespace) -> int:
 
     pool, oracle = load_data_and_oracle(args)
     res = BestOf(pool, args.systems, risk=args.risk, max_labels=args.max_labels, strategy=args.strategy,
-                 seed=args.seed, ranking=args.ranking, proxy=args.proxy,
+                 seed=args.seed, ranking=args.ranking, proxy=args.proxy, sampling=args.sampling, explore=args.explore,
                  proxy_oracle=build_oracle(args, args.proxy.partition(":")[2])
                  if args.proxy and args.proxy.startswith("judge:") else None).run(oracle)
     if args.json:

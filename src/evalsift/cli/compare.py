@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ._common import (ORACLE_HELP, add_data, add_encoder, add_judge_opts, add_loop_opts, add_oracle_opts, add_quiet,
-                      build_oracle, load_data_and_oracle, note, print_json, resolve_risk_rule)
+                      add_sampling_opts, build_oracle, load_data_and_oracle, note, print_json, resolve_risk_rule)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "automatic metric scored for both systems, e.g. metric:COMET-refA) or judge:SPEC (a cheap "
                         "judge asked about every item first: judge:llm:MODEL, judge:judgments:SOURCE), calibrated "
                         "into verdict predictions on the verdicts seen so far; anytime rule only")
+    add_sampling_opts(p)
     p.add_argument("--seed", type=int, default=0, help="random seed")
     add_encoder(p)
     add_loop_opts(p, default_rule=None)
@@ -55,7 +56,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         data = by_proxy.pool
     sel = build_selector(args.method, args.seed, {"encoder": args.encoder})
     session = Session(data, sel, a=args.a, b=args.b, risk=args.risk, min_labels=args.min_labels,
-                      max_labels=args.max_labels, risk_rule=resolve_risk_rule(args, sel), proxy=proxy)
+                      max_labels=args.max_labels, risk_rule=resolve_risk_rule(args, sel), proxy=proxy,
+                      sampling=args.sampling, explore=args.explore)
     decision = session.run(oracle)
     decision.data = restriction.to_dict()
     if args.json:

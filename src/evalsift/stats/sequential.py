@@ -75,8 +75,8 @@ BET_CAP = 0.5
 STOP_RULES = ("anytime", "paper", "tie_aware")
 GUARANTEES = {
     "anytime": ("valid: P(ever naming the wrong winner) <= risk for every pool, whenever one looks; assumes the "
-                "items are judged in a uniformly random order (method random or diffuse_strata) and that skipped or failed "
-                "judgments are missing at random"),
+                "items are judged in a uniformly random order (method random or diffuse_strata), or drawn with recorded "
+                "probabilities (sampling active), and that skipped or failed judgments are missing at random"),
     "paper": ("heuristic (DiffUse paper): the hypergeometric bound of a fixed-size random sample, checked after "
               "every label; not a guaranteed error rate (measured false winners far above the stated risk on "
               "close pairs)"),
@@ -158,7 +158,7 @@ class Predictor:
 class StrataPredictor(Predictor):
     """Each item's prediction is the mean verdict of its stratum, shrunk toward the prediction of
     the coarser stratum that contains it (``shrink`` pseudo-verdicts), from the coarsest level
-    (the whole pool, shrunk toward 1/2) to the finest. ``levels``: one label array per level
+    (the whole pool, shrunk toward ``prior``: 1/2, or 0 for residuals) to the finest. ``levels``: one label array per level
     (length = pool size), coarse to fine, each nested in the one before (as the cuts of one cluster
     tree are). A stratum with no verdict yet takes its parent's prediction.
 
@@ -167,13 +167,13 @@ class StrataPredictor(Predictor):
     [0.75, 0.75, 0.25, 0.25]
     """
 
-    def __init__(self, levels: Sequence[np.ndarray], shrink: float = 4.0) -> None:
+    def __init__(self, levels: Sequence[np.ndarray], shrink: float = 4.0, prior: float = 0.5) -> None:
         if shrink <= 0:
             raise ParameterError(f"StrataPredictor: shrink must be > 0, got {shrink}", field="shrink")
         self.levels = [np.asarray(lab, dtype=int) for lab in levels]
         if len({len(lab) for lab in self.levels}) > 1:
             raise ParameterError("StrataPredictor: every level needs one label per pool item", field="levels")
-        self.shrink = float(shrink)
+        self.shrink, self.prior = float(shrink), float(prior)
         self.size = len(self.levels[0]) if self.levels else 0
         # per level, the items whose stratum is smaller than the one above it (a stratum that did not
         # split keeps its parent's prediction: its verdicts are not counted twice)
@@ -187,13 +187,64 @@ class StrataPredictor(Predictor):
     def predict(self, items: np.ndarray, values: np.ndarray) -> np.ndarray:
         items = np.asarray(items, dtype=int)
         values = np.asarray(values, dtype=float)
-        f = np.full(self.size, (0.5 + values.sum()) / (1.0 + len(values)))
+        f = np.full(self.size, (self.prior + values.sum()) / (1.0 + len(values)))
         for lab, split in zip(self.levels, self._split):
             k = int(lab.max()) + 1
             sums = np.bincount(lab[items], weights=values, minlength=k)
             counts = np.bincount(lab[items], minlength=k)
             f = np.where(split, (sums[lab] + self.shrink * f) / (counts[lab] + self.shrink), f)
         return f
+
+
+class ResidualPredictor(Predictor):
+    """A proxy's predictions corrected by strata: ``f = clip(base + r, 0, 1)`` where ``r`` is each
+    item's stratum mean of the residuals ``y - base`` over the verdicts seen (shrunk toward 0 and
+    toward the coarser stratum, as :class:`StrataPredictor`). This is how a proxy (a metric, a
+    cheap judge) and DiffUse's clusters combine: the proxy says what it knows about every item, the
+    clusters learn where it is wrong.
+
+    >>> class Half(Predictor):
+    ...     size = 4
+    ...     def predict(self, items, values): return np.full(4, 0.5)
+    >>> p = ResidualPredictor(Half(), StrataPredictor([np.array([0, 0, 1, 1])], shrink=1.0))
+    >>> p.predict(np.array([0, 2]), np.array([1.0, 0.0])).round(3).tolist()
+    [0.75, 0.75, 0.25, 0.25]
+    """
+
+    def __init__(self, base: Predictor, strata: StrataPredictor) -> None:
+        if base.size != strata.size:
+            raise ParameterError(f"ResidualPredictor: the proxy covers {base.size} items, the strata {strata.size}",
+                                 field="control")
+        self.base, self.size = base, base.size
+        self.strata = StrataPredictor(strata.levels, strata.shrink, prior=0.0)
+
+    def predict(self, items: np.ndarray, values: np.ndarray) -> np.ndarray:
+        items = np.asarray(items, dtype=int)
+        values = np.asarray(values, dtype=float)
+        base = self.base.predict(items, values)
+        return np.clip(base + self.strata.predict(items, values - base[items]), 0.0, 1.0)
+
+
+def _weighted(y: float, item: int, f: np.ndarray, probs: np.ndarray, unseen: np.ndarray) -> tuple[float, float, float]:
+    """The adjusted value of an item drawn with probability ``probs[item]`` from the candidates
+    (``probs > 0``, summing to 1): ``z = F + (y - f_j) / (R p_j)`` with ``F`` the mean of ``f`` over
+    the ``R`` candidates -- inverse-probability weighting, so ``E[z | past]`` is the candidates' mean
+    of ``y`` whatever the probabilities -- and the range ``z`` could have taken over the candidates
+    and both extreme verdicts."""
+    if probs.shape != f.shape:
+        raise ParameterError(f"sampling probabilities: need one per pool item ({len(f)}), got {probs.shape}",
+                             field="probs")
+    cand = probs > 0
+    if not cand[item]:
+        raise ParameterError(f"item {item} was drawn with probability 0", field="probs")
+    if np.any(cand & ~unseen) or abs(float(probs.sum()) - 1.0) > 1e-6:
+        raise ParameterError("sampling probabilities must sum to 1 over items not judged yet", field="probs")
+    R = int(cand.sum())
+    w = R * probs[cand]  # 1 for a uniform draw
+    fc = f[cand]
+    F = float(fc.mean())
+    z = F + (y - float(f[item])) / (R * float(probs[item]))
+    return z, F + float(np.min(-fc / w)), F + float(np.max((1.0 - fc) / w))
 
 
 class _Adjusted:
@@ -213,8 +264,10 @@ class _Adjusted:
         self.lo: list[float] = []
         self.hi: list[float] = []
 
-    def add(self, y: float, item: int | None) -> tuple[float, float, float]:
+    def add(self, y: float, item: int | None, probs: np.ndarray | None = None) -> tuple[float, float, float]:
         if self.control is None:
+            if probs is not None:
+                raise ParameterError("sampling probabilities need predictions (a control) to weight", field="probs")
             z, lo, hi = y, 0.0, 1.0
         else:
             if item is None:
@@ -224,9 +277,12 @@ class _Adjusted:
             if not 0 <= item < len(self.unseen) or not self.unseen[item]:
                 raise ParameterError(f"item {item} is outside the pool or was judged already", field="items")
             f = self.control.predict(np.array(self.items, dtype=int), np.array(self.y, dtype=float))
-            left = f[self.unseen]
-            F = float(left.mean())
-            z, lo, hi = y - float(f[item]) + F, F - float(left.max()), 1.0 + F - float(left.min())
+            if probs is None:  # a uniform draw from the unseen items
+                left = f[self.unseen]
+                F = float(left.mean())
+                z, lo, hi = y - float(f[item]) + F, F - float(left.max()), 1.0 + F - float(left.min())
+            else:
+                z, lo, hi = _weighted(y, item, f, np.asarray(probs, dtype=float), self.unseen)
             self.unseen[item] = False
             self.items.append(item)
         self.y.append(y)
@@ -271,14 +327,16 @@ class AnytimeTest:
         """Their items (positions in the pool); recorded only with a ``control``."""
         return self._seen.items
 
-    def update(self, y: float, item: int | None = None) -> None:
-        """Take the next verdict value (1 a, 0 b, 1/2 tie) of ``item`` (needed with a ``control``)."""
+    def update(self, y: float, item: int | None = None, probs: np.ndarray | None = None) -> None:
+        """Take the next verdict value (1 a, 0 b, 1/2 tie) of ``item`` (needed with a ``control``).
+        ``probs``: the probability with which every pool item could have been drawn in its place
+        (active sampling; module doc); None for a uniform draw from the unjudged items."""
         if not 0 <= y <= 1:
             raise ParameterError(f"AnytimeTest: values must be in [0, 1] (1 = a wins, 0 = b wins, 1/2 = tie), got {y}")
         if len(self.values) >= self.pool:
             raise ParameterError(f"AnytimeTest: the pool has {self.pool} items; no more values can come")
         y = float(y)
-        z, lo, hi = self._seen.add(y, item)
+        z, lo, hi = self._seen.add(y, item, probs)
         self._a.update(y, z, lo, hi)
         self._b.update(1.0 - y, 1.0 - z, 1.0 - hi, 1.0 - lo)
 
@@ -363,7 +421,8 @@ def _candidates(M: int, y: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def win_rate_sequence(values: Sequence[float], pool: int, level: float, *, items: Sequence[int] | None = None,
-                      control: Predictor | None = None) -> tuple[float, float]:
+                      control: Predictor | None = None, probs: Sequence[np.ndarray | None] | None = None,
+                      horizon: int | None = None) -> tuple[float, float]:
     """A confidence sequence for the pool's mean of ``values`` (the win rate of a, ties half), valid
     uniformly over time at ``level``: the candidate means m that neither bettor has refuted. For each
     candidate m, two bettors as in the anytime rule (aGRAPA bets, the without-replacement means
@@ -373,7 +432,15 @@ def win_rate_sequence(values: Sequence[float], pool: int, level: float, *, items
     is at or below ``level``: the decision and the interval never disagree. The candidates are every
     pool mean the verdicts can give (multiples of 1 / (2M)); other values widen the interval by one
     grid step. With a ``control`` :class:`Predictor` (and ``items``), the bettors see the adjusted
-    values, as the rule does.
+    values, as the rule does; ``probs`` gives, per value, the sampling probabilities it was drawn
+    with (active sampling; None entries: uniform).
+
+    ``horizon``: bets tuned for reading the interval after ``horizon`` values (the predictable
+    plug-in bets ``sqrt(2 log(2 / level) / (horizon var))`` of Waudby-Smith & Ramdas, their Sec. 3
+    and Remark 1, instead of aGRAPA's growth-optimal ones): still valid at every time, narrower
+    near ``horizon``, wider elsewhere. :func:`win_rate_interval` reads it at its horizon: a
+    fixed-sample interval that holds its level on small, lopsided pools where the normal
+    interval does not.
 
     Returns (low, high), the running intersection up to the last value; (0, 1) with no values.
 
@@ -383,12 +450,30 @@ def win_rate_sequence(values: Sequence[float], pool: int, level: float, *, items
     """
     y = np.asarray(values, dtype=float)
     seen = _Adjusted(int(pool), control)
-    for x, i in zip(y, _items_for(y, items, control)):
-        seen.add(float(x), i)
-    return _sequence(seen, int(pool), level)
+    if probs is not None and len(probs) != len(y):
+        raise ParameterError(f"probs: need one entry per value ({len(y)}), got {len(probs)}", field="probs")
+    for k, (x, i) in enumerate(zip(y, _items_for(y, items, control))):
+        seen.add(float(x), i, None if probs is None else probs[k])
+    if horizon is not None and (isinstance(horizon, bool) or int(horizon) < 1):
+        raise ParameterError(f"horizon must be a positive number of values, got {horizon!r}", field="horizon")
+    return _sequence(seen, int(pool), level, horizon)
 
 
-def _sequence(seen: _Adjusted, M: int, level: float) -> tuple[float, float]:
+def win_rate_interval(values: Sequence[float], pool: int, level: float, **kwargs) -> tuple[float, float]:
+    """A fixed-sample interval for the pool's win rate after exactly these values (drawn as the
+    anytime rule assumes): :func:`win_rate_sequence` with bets tuned for ``horizon = len(values)``.
+    Valid at level ``1 - level`` for every pool (it is a confidence sequence, read at the horizon it
+    was tuned for); use it instead of a normal interval on small or lopsided pools.
+    ``kwargs``: ``items``, ``control``, ``probs`` as in :func:`win_rate_sequence`.
+
+    >>> lo, hi = win_rate_interval([1.0] * 18 + [0.0] * 2, 80, 0.05)   # 18 of 20 for a, pool of 80
+    >>> 0.6 < lo < 0.9 < hi <= 1.0
+    True
+    """
+    return win_rate_sequence(values, pool, level, horizon=max(1, len(values)), **kwargs)
+
+
+def _sequence(seen: _Adjusted, M: int, level: float, horizon: int | None = None) -> tuple[float, float]:
     """:func:`win_rate_sequence` on values already adjusted."""
     y = np.asarray(seen.y, dtype=float)
     if len(y) == 0:
@@ -409,8 +494,13 @@ def _sequence(seen: _Adjusted, M: int, level: float) -> tuple[float, float]:
             var = var_sum / t
             edge = mean - mt
             lo, hi, x = lows[t - 1], highs[t - 1], z[t - 1]
-            lam_up = np.where(mt >= hi, 0.0, _bet(edge, var, mt - lo))  # the same bets as the rule's _Side
-            lam_dn = np.where(mt <= lo, 0.0, _bet(-edge, var, hi - mt))
+            if horizon is None:
+                lam_up = np.where(mt >= hi, 0.0, _bet(edge, var, mt - lo))  # the same bets as the rule's _Side
+                lam_dn = np.where(mt <= lo, 0.0, _bet(-edge, var, hi - mt))
+            else:  # predictable plug-in bets tuned for the horizon, capped as the others
+                plug = math.sqrt(2.0 * bar / (horizon * var))
+                lam_up = np.where(mt >= hi, 0.0, np.minimum(plug, BET_CAP / np.maximum(mt - lo, 1e-12)))
+                lam_dn = np.where(mt <= lo, 0.0, np.minimum(plug, BET_CAP / np.maximum(hi - mt, 1e-12)))
             log_up += np.where(alive, np.log1p(lam_up * (x - mt)), 0.0)
             log_dn += np.where(alive, np.log1p(lam_dn * (mt - x)), 0.0)
             alive &= (log_up < bar) & (log_dn < bar)
