@@ -11,6 +11,9 @@ Commands (one module each):
   judge --data SPEC --items FILE --oracle llm:MODEL ...
                                       a judge judges a selection, resumably                (cli/judge.py)
   rank --data SPEC --human-metric M   systems ranked, with significance clusters           (cli/rank.py)
+  profile --data SPEC --metric M --out DIR [--topics FIELD]
+                                      data dimensions, strata, split similarity, OOD;
+                                      results.json + report.html                           (cli/profile.py)
   bench pairwise | subset | calibration
                                       the two protocols on real data; stop-rule calibration (cli/bench.py)
   serve --db PATH                     the local annotation app                              (cli/annotate.py)
@@ -29,7 +32,7 @@ import warnings
 from typing import Sequence
 
 from ..errors import EvalsiftError
-from . import annotate, bench, best, compare, data, judge, rank, select
+from . import annotate, bench, best, compare, data, judge, profile, rank, select
 from ._common import Parser
 
 __all__ = ["build_parser", "main"]
@@ -44,7 +47,7 @@ def build_parser() -> Parser:
     ap.add_argument("--quiet", action="store_true", help="no progress bars (also EVALSIFT_QUIET=1)")
     ap.add_argument("--version", action="version", version=f"evalsift {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (data, select, compare, best, judge, rank, bench, annotate):
+    for module in (data, select, compare, best, judge, rank, profile, bench, annotate):
         module.register(sub)
     return ap
 

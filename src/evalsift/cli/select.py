@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_encoder(p)
     p.add_argument("--out", required=True, metavar="FILE",
                    help="output JSONL in pick order (subset2evaluate input comes back in its own format)")
+    p.add_argument("--report", action="store_true",
+                   help="also say how the picks differ from the pool on the label-free dimensions (length; difficulty "
+                        "on an automatic --metric): SMD against the band of random samples of the same size; printed "
+                        "and written to OUT.report.json")
     add_quiet(p)
     p.set_defaults(handler=cmd_select)
 
@@ -104,7 +108,46 @@ def cmd_select(args: argparse.Namespace) -> int:
     else:
         _write_picks(out, pool, sel, items, util, sizes, args.seed)
     print(f"wrote {len(items)} items to {out} ({args.method}, seed {args.seed}; {account})", file=sys.stderr)
+    if args.report:
+        _selection_report(args, pool, items, out)
     return 0
+
+
+def _label_free_dims(args: argparse.Namespace, pool) -> dict[str, np.ndarray]:
+    """The dimensions known before any judgment: length (text inputs), difficulty on an automatic --metric."""
+    from ..transparency import compute_dimensions
+
+    dims = {}
+    if pool.inputs_are_text:
+        dims.update(compute_dimensions(["length"], pool=pool))
+    if args.metric and args.metric in pool.scores and not pool.is_human(args.metric):
+        dims[f"difficulty ({args.metric})"] = compute_dimensions(["difficulty"], pool=pool, metric=args.metric)["difficulty"]
+    return dims
+
+
+def _selection_report(args: argparse.Namespace, pool, items: list[int], out: Path) -> None:
+    """Print the picks' SMD per label-free dimension against the random band, and write OUT.report.json."""
+    from ..io._common import json_default, plain_json
+    from ..transparency.ood import selection_report
+
+    dims = _label_free_dims(args, pool)
+    if not dims:
+        note("--report: no label-free dimension to compare on (the inputs are not text and no automatic --metric)")
+        return
+    rep = selection_report(dims, items, seed=args.seed)
+    rep.update(method=args.method, data=args.data)
+    path = out.with_name(out.stem + ".report.json")
+    path.write_text(json.dumps(plain_json(rep), indent=1, default=json_default, allow_nan=False), encoding="utf-8")
+    lo_q, hi_q = rep["q"]
+    print(f"picks vs pool ({rep['n_selected']} of {rep['n_pool']} items); band: {lo_q:g}-{hi_q:g} percentiles of "
+          f"{rep['n_samples']} random samples of the same size")
+    print(f"  {'dimension':<24} {'SMD':>7}   {'random band':<17} {'mean picks':>10} {'mean pool':>10}")
+    for name, d in rep["dimensions"].items():
+        lo, hi = d["band"]
+        flag = "  skewed" if d["outside"] else ""
+        print(f"  {name:<24} {d['smd']:7.3f}   [{lo:6.3f}, {hi:6.3f}] {d['mean_selected']:10.4g} "
+              f"{d['mean_pool']:10.4g}{flag}")
+    print(f"wrote {path}", file=sys.stderr)
 
 
 def _write_picks(out: Path, pool, sel, items: list[int], util: list[float | None], sizes: list[int | None],

@@ -5,6 +5,11 @@
 - :mod:`.analysis`: MinMax scaling with 2% clipping, percentile strata, the expected random
   variance (Algorithm 1), ranking stability (Algorithm 2), per-dimension summaries (Tables 1-2),
   and the dataset similarity vector (SMD) with its random-sample band.
+- :mod:`.ood`: similarity of splits (Fig. 5), OOD prediction by regression on held-out source-target
+  pairs vs no-change (Tables 3-4), the two-model profile (Fig. 6), ``selection_report`` and
+  ``predict_unjudged``.
+- :mod:`.report`: ``profile_pool`` (everything for one Pool) and ``write_report`` (results.json and a
+  self-contained report.html); the ``evalsift profile`` command.
 
 >>> import numpy as np
 >>> from evalsift.transparency import compute_dimensions, analyse_all, accuracy
@@ -46,8 +51,22 @@ from .dimensions import (
                        length,
                        noise,
 )
+from .ood import (
+                       OODResult,
+                       leave_target_out,
+                       ood_regression,
+                       pair_similarity,
+                       predict_unjudged,
+                       selection_report,
+                       split_indices,
+                       split_performance,
+                       split_similarity,
+                       two_model_profile,
+)
+from .report import profile_pool, write_report
 
 __all__ = [
+                       "OODResult",
                        "Performance",
                        "StratifiedResult",
                        "accuracy",
@@ -61,15 +80,26 @@ __all__ = [
                        "fit_responses",
                        "irt_difficulty",
                        "kendall_tau",
+                       "leave_target_out",
                        "length",
                        "macro_f1",
                        "mean_score",
                        "minmax_clip",
                        "noise",
+                       "ood_regression",
+                       "pair_similarity",
+                       "predict_unjudged",
+                       "profile_pool",
                        "random_band",
                        "sample_indices",
+                       "selection_report",
                        "similarity_vector",
                        "smd",
                        "smd_band",
+                       "split_indices",
+                       "split_performance",
+                       "split_similarity",
                        "strata",
+                       "two_model_profile",
+                       "write_report",
 ]

@@ -1,0 +1,71 @@
+"""``evalsift profile``: how the data shapes an evaluation (Kovatchev & Lease 2024): dimensions, strata
+against the random band, the similarity of splits, OOD prediction; results.json and report.html."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import DataError
+from ._common import add_data, add_quiet, load_data, name_list, out_dir, positive_int
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``profile``."""
+    p = sub.add_parser("profile", help="data dimensions, strata vs the random band, split similarity, OOD prediction; "
+                                       "writes results.json and a self-contained report.html")
+    add_data(p)
+    p.add_argument("--metric", required=True, help="the score column whose mean per system is the performance")
+    p.add_argument("--dims", type=name_list, metavar="D1,D2,...",
+                   help="dimensions (default: length,difficulty,irt_difficulty,discriminability; length needs text "
+                        "inputs); 'evalsift methods' lists the registered ones")
+    p.add_argument("--topics", metavar="FIELD", help="metadata field whose values are the splits (e.g. domain): "
+                                                     "their similarity vectors and OOD prediction between them")
+    p.add_argument("--models", type=name_list, metavar="A,B", help="the two systems of the profile (default: the two best)")
+    p.add_argument("--lower-is-better", action="store_true", help="the metric is better when lower (an error count)")
+    p.add_argument("--samples", type=positive_int, default=200, help="random samples behind every band")
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for results.json and report.html")
+    add_quiet(p)
+    p.set_defaults(handler=cmd_profile)
+
+
+def _check_metric(pool, metric: str) -> None:
+    if metric not in pool.scores:
+        raise DataError(f"--metric: the data has no metric {metric!r}; its metrics are {', '.join(pool.metrics)}. "
+                        "Name one of them (NAME-ref computes chrF-ref, BLEU-ref, ROUGE-L-ref).", field="metric")
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    """``evalsift profile``."""
+    from ..transparency.report import profile_pool, write_report
+
+    folder = out_dir(args.out)
+    pool = load_data(args)
+    _check_metric(pool, args.metric)
+    if args.topics and args.topics not in pool.metadata:
+        raise DataError(f"--topics: the data has no metadata field {args.topics!r}; its fields are "
+                        f"{', '.join(pool.metadata) or '(none)'}. Name one of them, or leave --topics out.",
+                        field="topics")
+    res = profile_pool(pool, args.metric, dims=args.dims, topics=args.topics, models=args.models,
+                       higher_is_better=not args.lower_is_better, seed=args.seed, n_samples=args.samples)
+    paths = write_report(res, folder)
+    for n in res["notes"]:
+        print(f"note: {n}", file=sys.stderr)
+    _print_table(res)
+    print(f"wrote {paths['json']} and {paths['html']}", file=sys.stderr)
+    return 0
+
+
+def _print_table(res: dict) -> None:
+    print(f"{res['data']}: {res['n_items']} items, {len(res['systems'])} systems, performance = mean {res['metric']}")
+    print(f"  {'dimension':<18} {'% significant':>13} {'rank changes':>12} {'mean sigma':>11}")
+    for s in res["summary"]:
+        print(f"  {s['dimension']:<18} {s['pct_significant']:13.1f} {s['n_rank_significant']:12d} "
+              f"{s['mean_sigma']:11.4g}")
+    for key, what in (("ood", "all dimensions"), ("ood_label_free", "label-free dimensions")):
+        o = res.get(key)
+        if o:
+            print(f"OOD prediction by {res['similarity']['field']} ({what}; {len(o['predictions'])} held-out rows): "
+                  f"MAD {o['mad']:.4g} vs no-change {o['mad_no_change']:.4g}, R2 {o['r2']:.3f} vs "
+                  f"{o['r2_no_change']:.3f}")

@@ -1,0 +1,347 @@
+"""A data profile of a Pool and its self-contained report (Kovatchev & Lease 2024, Figures 3-6, Tables 1-4).
+
+:func:`profile_pool` computes everything (dimensions, the stratified re-evaluation, the similarity
+of splits, OOD prediction) into one JSON-ready dict; :func:`write_report` writes it as
+``results.json`` and ``report.html`` -- tables plus PNG plots embedded as base64 ``data:`` URIs, no
+network, no external JavaScript or CSS, so the file can be mailed or archived as it is.
+
+``results.json`` keys:
+
+- ``data``, ``metric``, ``higher_is_better``, ``seed``, ``n_items``, ``systems``, ``dimensions``,
+  ``label_free`` (the dimensions that need no judgment), ``performance`` ({system: mean}), ``notes``;
+- ``analysis``: {dimension: :meth:`StratifiedResult.to_dict`} (Fig. 3/4, Tables 1-2);
+- ``summary``: one row per dimension: ``dimension``, ``pct_significant``, ``n_rank_significant``,
+  ``mean_sigma``;
+- ``profile``: :func:`~.ood.two_model_profile` (Fig. 6);
+- ``similarity``: :func:`~.ood.split_similarity` with ``field`` (Fig. 5), or null without ``topics``;
+- ``ood``: :meth:`~.ood.OODResult.to_dict` on every dimension (Tables 3-4), or null;
+- ``ood_label_free``: the same on the label-free dimensions only -- how well a new, unjudged split's
+  scores can be predicted (:func:`~.ood.predict_unjudged` is exactly one of its folds), or null.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError, ParameterError, UnknownNameError
+from ..progress import progress_bar
+from .analysis import analyse_all, mean_score
+from .ood import ood_regression, split_indices, split_similarity, two_model_profile
+
+__all__ = ["DEFAULT_DIMS", "LABEL_FREE", "profile_pool", "write_report"]
+
+DEFAULT_DIMS = ("length", "difficulty", "irt_difficulty", "discriminability")
+LABEL_FREE = ("length", "perplexity")  # computed from the inputs alone: known before anything is judged
+MIN_SPLIT = 10  # a split with fewer items gives too noisy an SMD to learn from
+
+
+# ---------------------------------------------------------------------------------------- compute
+def _scored_systems(pool: Any, metric: str, notes: list[str]) -> Any:
+    S = np.asarray(pool.scores[metric], dtype=float)
+    ok = np.isfinite(S).any(axis=0)
+    if ok.sum() < 2:
+        raise DataError(f"metric {metric!r} scores fewer than 2 systems; a profile compares systems.", field="metric")
+    if not ok.all():
+        gone = [s for s, k in zip(pool.systems, ok) if not k]
+        notes.append(f"{len(gone)} system(s) have no {metric} score and are left out: {', '.join(gone[:8])}")
+        pool = pool.with_systems([s for s, k in zip(pool.systems, ok) if k])
+        S = S[:, ok]
+    scored = np.isfinite(S).any(axis=1)
+    if not scored.all():
+        notes.append(f"{int((~scored).sum())} of {pool.n_items} items have no {metric} score and are left out")
+        pool = pool.subset(np.flatnonzero(scored))
+    return pool
+
+
+def _dimensions(pool: Any, metric: str, names: Sequence[str], higher_is_better: bool, seed: int) -> dict:
+    from .dimensions import compute_dimensions, dimensions
+
+    for n in names:
+        if n not in dimensions:
+            try:
+                dimensions.get(n)
+            except UnknownNameError as e:  # the suggestion and the list, said about --dims
+                raise UnknownNameError(f"--dims: {e}", field="dims") from None
+    if "length" in names and not pool.inputs_are_text:
+        raise ParameterError("dimension 'length' needs text inputs, which this data does not have; leave it out of "
+                             "--dims.", field="dims")
+    S = np.asarray(pool.scores[metric], dtype=float)
+    signed = S if higher_is_better else -S
+    try:
+        return compute_dimensions(names, pool=pool, metric=metric, responses=signed.T,
+                                  higher_is_better=higher_is_better, seed=seed)
+    except ParameterError as e:
+        raise ParameterError(f"--dims: {e} Dimensions a Pool provides: {', '.join(DEFAULT_DIMS)}.",
+                             field="dims") from None
+
+
+def _two_models(perf: np.ndarray, systems: Sequence[str], models: Sequence[str] | None, hib: bool) -> list[str]:
+    if models:
+        if len(models) != 2:
+            raise ParameterError(f"--models: give exactly two systems, got {len(models)}.", field="models")
+        for m in models:
+            if m not in systems:
+                raise DataError(f"--models: no system {m!r}; the systems are {', '.join(systems)}.", field="models")
+        return list(models)
+    order = np.argsort(-perf if hib else perf, kind="stable")
+    return [systems[int(order[0])], systems[int(order[1])]]
+
+
+def _ood(splits: dict, perf: Any, dims: dict, notes: list[str], what: str) -> dict | None:
+    if not dims:
+        return None
+    if len(splits) < 3:
+        notes.append(f"OOD prediction ({what}) skipped: it needs at least 3 splits, the data has {len(splits)}")
+        return None
+    try:
+        return ood_regression(splits, perf, dims).to_dict()
+    except DataError as e:
+        notes.append(f"OOD prediction ({what}) skipped: {e}")
+        return None
+
+
+def _topics(pool: Any, topics: str, scaled_dims: dict, perf: Any, label_free: list[str], seed: int, n_samples: int,
+            notes: list[str]) -> tuple[dict | None, dict | None, dict | None]:
+    if topics not in pool.metadata:
+        raise DataError(f"--topics: the data has no metadata field {topics!r}; its fields are "
+                        f"{', '.join(pool.metadata) or '(none)'}. Name one of them, or leave --topics out.",
+                        field="topics")
+    groups = list(pool.metadata[topics])
+    all_splits = split_indices(groups, min_size=1)
+    splits = {k: v for k, v in all_splits.items() if v.size >= MIN_SPLIT}
+    if len(splits) < len(all_splits):
+        small = [k for k in all_splits if k not in splits]
+        notes.append(f"{len(small)} {topics} value(s) with fewer than {MIN_SPLIT} items left out: {', '.join(small[:8])}")
+    if len(splits) < 2:
+        notes.append(f"--topics {topics}: fewer than 2 splits of {MIN_SPLIT}+ items; similarity and OOD skipped")
+        return None, None, None
+    sim = split_similarity(scaled_dims, groups, n_samples=n_samples, seed=seed, min_size=MIN_SPLIT)
+    sim["field"] = topics
+    ood = _ood(splits, perf, scaled_dims, notes, "all dimensions")
+    free = {k: v for k, v in scaled_dims.items() if k in label_free}
+    ood_free = _ood(splits, perf, free, notes, "label-free dimensions") if free else None
+    return sim, ood, ood_free
+
+
+def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, topics: str | None = None,
+                 models: Sequence[str] | None = None, higher_is_better: bool = True, seed: int = 0,
+                 n_samples: int = 200, quiet: bool | None = None) -> dict[str, Any]:
+    """The data profile of ``pool`` on ``metric`` (see the module docstring for the keys), JSON-ready.
+
+    ``dims``: dimension names (default: :data:`DEFAULT_DIMS`, ``length`` only for text inputs);
+    ``topics``: a metadata field whose values are the splits (similarity and OOD prediction);
+    ``models``: the two systems of the profile (default: the two best); performance is the mean
+    of ``metric`` per system (``higher_is_better`` orders them and orients difficulty and IRT).
+    """
+    pool.check_metric(metric)
+    notes: list[str] = []
+    pool = _scored_systems(pool, metric, notes)
+    names = list(dims) if dims else [d for d in DEFAULT_DIMS if d != "length" or pool.inputs_are_text]
+    with progress_bar(len(names) + 2, "profile", quiet) as advance:
+        values = _dimensions(pool, metric, names, higher_is_better, seed)
+        advance()
+        perf = mean_score(np.asarray(pool.scores[metric], dtype=float), pool.systems, name=f"mean {metric}")
+        analysis = {}
+        for n in names:
+            analysis.update(analyse_all({n: values[n]}, perf, seed=seed, n_samples=n_samples))
+            advance()
+        full = perf.full()
+        pair = _two_models(full, list(pool.systems), models, higher_is_better)
+        sim = ood = ood_free = None
+        if topics:
+            sim, ood, ood_free = _topics(pool, topics, values, perf, [n for n in names if n in LABEL_FREE], seed,
+                                         n_samples, notes)
+        else:
+            notes.append("no --topics: the similarity of splits and OOD prediction are skipped")
+        advance()
+    summary = [{"dimension": n, "pct_significant": r.pct_significant, "n_rank_significant": r.n_rank_significant,
+                "mean_sigma": _nanmean(r.sigma)} for n, r in analysis.items()]
+    return {"data": pool.name, "metric": metric, "higher_is_better": higher_is_better, "seed": seed,
+            "n_items": pool.n_items, "systems": list(pool.systems), "dimensions": names,
+            "label_free": [n for n in names if n in LABEL_FREE], "performance": dict(zip(pool.systems, full.tolist())),
+            "analysis": {n: r.to_dict() for n, r in analysis.items()}, "summary": summary,
+            "profile": two_model_profile(analysis, *pair), "similarity": sim, "ood": ood,
+            "ood_label_free": ood_free, "notes": notes}
+
+
+def _nanmean(v: np.ndarray) -> float:
+    v = np.asarray(v, dtype=float)
+    return float(v[np.isfinite(v)].mean()) if np.isfinite(v).any() else float("nan")
+
+
+# ------------------------------------------------------------------------------------------ plots
+def _png(fig) -> str:
+    """A figure as a ``data:image/png;base64,...`` URI (and the figure closed)."""
+    from ..report.plots import _pyplot
+
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png")
+    _pyplot().close(fig)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _grid(n: int, width: float = 3.6, height: float = 2.8):
+    from ..report.plots import _pyplot
+
+    cols = min(n, 3)
+    rows = -(-n // cols)
+    fig, axes = _pyplot().subplots(rows, cols, figsize=(width * cols, height * rows), dpi=100, squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat)
+
+
+MAX_LINES = 8
+
+
+def strata_figure(results: dict) -> str:
+    """Fig. 3/4: per dimension, each model's performance per stratum, its random band shaded."""
+    fig, axes = _grid(len(results["analysis"]))
+    for ax, (name, r) in zip(axes, results["analysis"].items()):
+        perf, band = np.array(r["stratum_perf"], dtype=float), np.array(r["band"], dtype=float)
+        x = np.arange(perf.shape[0])
+        for j, m in enumerate(r["models"][:MAX_LINES]):
+            line, = ax.plot(x, perf[:, j], marker="o", ms=3, lw=1.2, label=m)
+            ax.axhspan(band[0, j], band[1, j], color=line.get_color(), alpha=0.12, lw=0)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("stratum (low -> high)", fontsize=8)
+        ax.set_ylabel(results["metric"], fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0].legend(fontsize=6)
+    return _png(fig)
+
+
+def similarity_figure(sim: dict) -> str:
+    """Fig. 5: SMD of each split against the pool per dimension, beside the random 5/10/20% bands."""
+    dims = sim["dimensions"]
+    fig, axes = _grid(len(dims))
+    splits = list(sim["splits"])
+    for ax, d in zip(axes, dims):
+        rows = [(f"random {float(f):.0%}", sim["random_band"][f][d]) for f in sim["random_band"]]
+        for k, (label, (lo, hi)) in enumerate(rows):
+            ax.plot([lo, hi], [k, k], color="grey", lw=5, alpha=0.5, solid_capstyle="butt")
+        for k, s in enumerate(splits, start=len(rows)):
+            lo, hi = sim["split_band"][s][d]
+            ax.plot([lo, hi], [k, k], color="grey", lw=5, alpha=0.25, solid_capstyle="butt")
+            ax.plot(sim["vs_pool"][s][d], k, "o", color="C3")
+        ax.set_yticks(range(len(rows) + len(splits)), [r[0] for r in rows] + splits, fontsize=7)
+        ax.axvline(0, color="black", lw=0.6)
+        ax.set_title(f"{d}: SMD vs the pool", fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+    return _png(fig)
+
+
+def profile_figure(results: dict) -> str:
+    """Fig. 6: two models' performance per stratum of every dimension, each with its random band."""
+    prof = results["profile"]
+    a, b = prof["models"]
+    fig, axes = _grid(len(prof["dimensions"]))
+    for ax, (name, d) in zip(axes, prof["dimensions"].items()):
+        for m, c in ((a, "C0"), (b, "C1")):
+            y = np.array(d["perf"][m], dtype=float)
+            ax.plot(np.arange(y.size), y, marker="o", ms=3, color=c, label=m)
+            ax.axhspan(*d["band"][m], color=c, alpha=0.15, lw=0)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("stratum (low -> high)", fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0].legend(fontsize=7)
+    return _png(fig)
+
+
+def ood_figure(ood: dict, metric: str) -> str:
+    """Held-out predictions: regression and no-change against the actual target scores."""
+    from ..report.plots import _pyplot
+
+    fig, ax = _pyplot().subplots(figsize=(4.5, 4.2), dpi=100)
+    y = np.array([r["actual"] for r in ood["predictions"]])
+    for key, label, c in (("no_change", "no change", "grey"), ("predicted", "regression", "C3")):
+        ax.scatter(y, [r[key] for r in ood["predictions"]], s=10, color=c, alpha=0.7, label=label)
+    lo, hi = float(np.nanmin(y)), float(np.nanmax(y))
+    ax.plot([lo, hi], [lo, hi], color="black", lw=0.6)
+    ax.set_xlabel(f"actual {metric} on the target split", fontsize=8)
+    ax.set_ylabel("predicted", fontsize=8)
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+# ------------------------------------------------------------------------------------------ html
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool) or v is None:
+        return html.escape(str(v))
+    if isinstance(v, (float, np.floating)):
+        return "nan" if np.isnan(v) else f"{v:.4g}"
+    return html.escape(str(v))
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_fmt(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _ood_html(ood: dict | None, title: str) -> str:
+    if not ood:
+        return ""
+    rows = [["regression", ood["mad"], ood["r2"], ood["r2_change"]],
+            ["no change", ood["mad_no_change"], ood["r2_no_change"], ood["r2_change_no_change"]]]
+    weights = [[k, v] for k, v in ood["weights"].items()]
+    return (f"<h3>{html.escape(title)}</h3><p>{html.escape(ood['scheme'])}; {len(ood['predictions'])} held-out "
+            "(source, target, model) rows.</p>" + _table(["predictor", "MAD", "R2", "R2 of the shift"], rows)
+            + "<p>Standardised weights (fitted on all pairs):</p>" + _table(["feature", "weight"], weights))
+
+
+CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+       "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;font-size:13px}"
+       "img{max-width:100%}")
+
+
+def _html(results: dict) -> str:
+    r = results
+    parts = [f"<h1>Data profile: {html.escape(str(r['data']))}, {html.escape(r['metric'])}</h1>",
+             (f"<p>{r['n_items']} items, {len(r['systems'])} systems; "
+              f"{'higher' if r['higher_is_better'] else 'lower'} is better; seed {r['seed']}.</p>")]
+    parts += [f"<p>note: {html.escape(n)}</p>" for n in r["notes"]]
+    parts.append("<h2>Stratified re-evaluation (Tables 1-2)</h2>")
+    parts.append(_table(["dimension", "% significant strata", "strata ranking differently", "mean sigma"],
+                        [[s["dimension"], s["pct_significant"], s["n_rank_significant"], s["mean_sigma"]]
+                         for s in r["summary"]]))
+    parts.append(f"<h2>Performance per stratum (Fig. 3/4)</h2><img alt='strata' src='{strata_figure(r)}'>")
+    a, b = r["profile"]["models"]
+    parts.append(f"<h2>Two-model profile: {html.escape(a)} vs {html.escape(b)} (Fig. 6)</h2>"
+                 f"<img alt='profile' src='{profile_figure(r)}'>")
+    if r["similarity"]:
+        sim = r["similarity"]
+        parts.append(f"<h2>Similarity of the {html.escape(sim['field'])} splits (Fig. 5)</h2>"
+                     f"<img alt='similarity' src='{similarity_figure(sim)}'>")
+        parts.append(_table(["split", "items", *sim["dimensions"]],
+                            [[s, n, *[sim["vs_pool"][s][d] for d in sim["dimensions"]]] for s, n in sim["splits"].items()]))
+    if r["ood"] or r["ood_label_free"]:
+        parts.append("<h2>Out-of-distribution prediction (Tables 3-4)</h2>")
+        parts.append(_ood_html(r["ood"], "all dimensions"))
+        parts.append(_ood_html(r["ood_label_free"], "label-free dimensions only (a new, unjudged split)"))
+        if r["ood"]:
+            parts.append(f"<img alt='ood' src='{ood_figure(r['ood'], r['metric'])}'>")
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>evalsift profile</title><style>{CSS}</style>"
+            f"</head><body>{''.join(parts)}</body></html>")
+
+
+def write_report(results: dict, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``results.json`` (strict JSON, NaN as null) and the self-contained ``report.html`` into ``out_dir``."""
+    from ..io._common import json_default, plain_json
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "results.json", "html": out / "report.html"}
+    paths["json"].write_text(json.dumps(plain_json(results), indent=1, default=json_default, allow_nan=False),
+                             encoding="utf-8")
+    paths["html"].write_text(_html(results), encoding="utf-8")
+    return paths
