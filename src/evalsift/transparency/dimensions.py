@@ -5,8 +5,13 @@ value is undefined for that item -- never an invented value. Dimensions live in 
 :data:`dimensions` and are registered with ``@dimension("name")``; :func:`compute_dimensions` computes
 several of them from the same inputs (fitting IRT once when both IRT dimensions are asked for).
 
-Implemented: ``length``, ``noise``, ``difficulty``, ``irt_difficulty``, ``discriminability``. The
-paper's other two (``ambiguity``, ``perplexity``) need a model's outputs and are not here yet.
+Implemented: ``length``, ``noise``, ``difficulty``, ``irt_difficulty``, ``discriminability``;
+``perplexity`` (an n-gram LM from ``nltk.lm`` or a local causal LM, plain or conditional),
+``pvi`` (pointwise V-information, the classification form of difficulty), ``ambiguity``
+(training-dynamics variability, from given probabilities or a cheap classifier trained epoch by
+epoch) and ``learned_noise`` (noise predicted from the input). The model-based ones are
+cross-fitted where they fit on the items themselves: no item is scored by a model trained on it
+(except ``ambiguity``'s ``setting="train"``, which is the cartography paper's).
 
 >>> import numpy as np
 >>> d = compute_dimensions(["length", "noise"], texts=["a b c", ("a b", "c d e")],
@@ -18,17 +23,21 @@ paper's other two (``ambiguity``, ``perplexity``) need a model's outputs and are
 from __future__ import annotations
 
 import inspect
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, check_choice, missing_dependency
 from ..irt import IRTResult, fit_irt
 from ..registry import Registry
 
 __all__ = [
+    "CausalLMScorer",
+    "NgramScorer",
+    "ambiguity",
     "compute_dimensions",
     "difficulty",
     "dimension",
@@ -36,8 +45,12 @@ __all__ = [
     "discriminability",
     "fit_responses",
     "irt_difficulty",
+    "learned_noise",
     "length",
     "noise",
+    "perplexity",
+    "pvi",
+    "training_dynamics",
 ]
 
 dimensions: Registry[Callable[..., np.ndarray]] = Registry("dimension")
@@ -259,6 +272,685 @@ def discriminability(responses: Any = None, *, fit: IRTResult | None = None, see
     ((3,), True)
     """
     return np.array(_fit(responses, fit, seed).discrimination, dtype=float)
+
+
+# ------------------------------------------------------------------ shared: items, labels, cross-fits
+def _is_missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v))
+
+
+def _item_parts(item: Any, i: int, field: str = "texts") -> tuple[str, ...] | None:
+    """An item as a tuple of its texts (one for a plain text, two or more for a pair); None if missing."""
+    if item is None:
+        return None
+    if isinstance(item, str):
+        return (item,)
+    if isinstance(item, (tuple, list)) and item and all(isinstance(t, str) for t in item):
+        return tuple(item)
+    if isinstance(item, (tuple, list)) and any(t is None for t in item):
+        return None
+    raise DataError(f"{field}: item {i} is a {type(item).__name__}; expected a string, a tuple of strings "
+                    "(premise, hypothesis) or None.", field=field, item_id=i)
+
+
+def _model_text(parts: tuple[str, ...]) -> str:
+    """One string for a bag-of-words model. A pair's words are tagged with their part (``p0_dog``,
+    ``p1_dog``) so the features keep which side a word came from (hypothesis-only cues in NLI)."""
+    if len(parts) == 1:
+        return parts[0]
+    return " ".join(f"p{j}_{w}" for j, part in enumerate(parts) for w in part.lower().split())
+
+
+def _check_len(values: Sequence[Any] | np.ndarray, n: int, field: str, other: str) -> None:
+    if len(values) != n:
+        raise DataError(f"{field}: {len(values)} items but {other} has {n}; give one per item, in the same order.",
+                        field=field)
+
+
+def _model_inputs(texts: Any, features: Any, who: str) -> tuple[list[str] | np.ndarray, np.ndarray, bool]:
+    """(X, usable, is_text): the model's inputs per item and which items have one."""
+    if features is not None:
+        X = _float_matrix(features, "features")
+        return X, np.isfinite(X).all(axis=1), False
+    if texts is None:
+        raise ParameterError(f"{who} needs texts=... (one string or (premise, hypothesis) per item) or "
+                             "features=... (items x columns).", field="texts")
+    _nonempty(texts, "texts")
+    parts = [_item_parts(t, i) for i, t in enumerate(texts)]
+    usable = np.array([p is not None for p in parts])
+    return [_model_text(p) if p is not None else "" for p in parts], usable, True
+
+
+def _take(X: list[str] | np.ndarray, idx: np.ndarray) -> list[str] | np.ndarray:
+    return X[idx] if isinstance(X, np.ndarray) else [X[i] for i in idx]
+
+
+def _encode_labels(gold: Any, n: int, field: str = "gold") -> tuple[np.ndarray, list[Any]]:
+    """Integer codes (-1 = missing) and the sorted distinct labels."""
+    if gold is None:
+        raise ParameterError(f"needs {field}=... (one gold label per item).", field=field)
+    gold = list(gold)
+    _check_len(gold, n, field, "texts")
+    for i, g in enumerate(gold):
+        if not _is_missing(g) and isinstance(g, (list, tuple, dict, set, np.ndarray)):
+            raise DataError(f"{field}: item {i} is a {type(g).__name__}; expected one label per item "
+                            "(annotators' label lists go to noise(labels=...)).", field=field, item_id=i)
+    classes = sorted({g for g in gold if not _is_missing(g)}, key=lambda v: (str(type(v)), v))
+    index = {c: k for k, c in enumerate(classes)}
+    return np.array([-1 if _is_missing(g) else index[g] for g in gold], dtype=int), classes
+
+
+def _check_folds(folds: int, n: int, who: str) -> int:
+    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
+        raise ParameterError(f"{who}: folds must be an integer >= 2 (cross-fitting), got {folds!r}.", field="folds")
+    if n < folds:
+        raise DataError(f"{who}: {n} usable items, fewer than folds={folds}; give more items or lower folds.",
+                        field="folds")
+    return int(folds)
+
+
+def _splits(idx: np.ndarray, folds: int, seed: int, y: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """K-fold splits of ``idx`` (stratified by ``y`` when every class has at least ``folds`` items)."""
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    if y is not None and np.bincount(y).min(initial=folds) >= folds:
+        cv = StratifiedKFold(folds, shuffle=True, random_state=seed).split(idx, y)
+    else:
+        cv = KFold(folds, shuffle=True, random_state=seed).split(idx)
+    return [(idx[a], idx[b]) for a, b in cv]
+
+
+def _estimator(model: Any, default: Callable[[], Any]) -> Any:
+    """A fresh estimator: ``model`` may be None (the default), an estimator (cloned) or a factory."""
+    if model is None:
+        return default()
+    if hasattr(model, "fit"):
+        from sklearn.base import clone
+
+        return clone(model)
+    if callable(model):
+        est = model()
+        if not hasattr(est, "fit"):
+            raise ParameterError(f"model: the factory returned {type(est).__name__}, which has no fit(); give a "
+                                 "scikit-learn estimator or a function returning one.", field="model")
+        return est
+    raise ParameterError(f"model: expected a scikit-learn estimator or a function returning one, got "
+                         f"{type(model).__name__}.", field="model")
+
+
+def _tfidf() -> Any:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(sublinear_tf=True, ngram_range=(1, 2))
+
+
+def _default_classifier(is_text: bool) -> Callable[[], Any]:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return lambda: make_pipeline(_tfidf() if is_text else StandardScaler(), LogisticRegression(max_iter=1000))
+
+
+def _default_regressor(is_text: bool) -> Callable[[], Any]:
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return lambda: make_pipeline(_tfidf() if is_text else StandardScaler(), Ridge(alpha=1.0))
+
+
+def _log_proba(est: Any, X: Any) -> np.ndarray:
+    if hasattr(est, "predict_log_proba"):
+        with np.errstate(divide="ignore"):
+            return np.asarray(est.predict_log_proba(X), dtype=float)
+    if not hasattr(est, "predict_proba"):
+        raise ParameterError(f"model: {type(est).__name__} has no predict_proba; PVI needs a probabilistic "
+                             "classifier (e.g. LogisticRegression).", field="model")
+    with np.errstate(divide="ignore"):
+        return np.log(np.asarray(est.predict_proba(X), dtype=float))
+
+
+# ---------------------------------------------------------------------------------------------- PVI
+@dimension("pvi")
+def pvi(texts: Sequence[Any] | None = None, *, gold: Sequence[Any] | None = None, features: Any = None,
+        model: Any = None, folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Pointwise V-information in bits (Ethayarajh, Choi & Swayamdipta, ICML 2022, Eq. 2), cross-fitted.
+
+    ``PVI(x -> y) = -log2 p_null(y) + log2 p_input(y | x)``: how much the input tells a model family
+    about the gold label beyond the label's base rate. ``p_input`` is a model fitted on (input, label)
+    pairs; ``p_null`` the same family fitted with an empty input, whose best fit is the class prior --
+    so it *is* the class prior of the training folds (Ethayarajh et al. fine-tune on empty input,
+    which approximates this). Cross-fitted: the usable items are split in ``folds`` parts (stratified
+    by label when every class has ``folds`` items) and each item is scored by the models fitted on the
+    other parts, so no item is scored by a model that saw it.
+
+    Ethayarajh et al. use PVI as instance difficulty: **low PVI = hard** (negative: the model does
+    worse with the input than without it). It is the classification counterpart of ``difficulty``
+    here and is returned as is -- not negated, not rescaled; ``difficulty`` (scores x systems) stays
+    the form for scored (NLG) data.
+
+    ``texts``: one string per item or a (premise, hypothesis) tuple (the words of a pair are tagged
+    with their side, see the default model); or ``features`` (items x columns). ``gold``: one label
+    per item (any hashable; None = unlabelled). ``model``: a scikit-learn classifier with
+    ``predict_proba`` or a function returning one (it is fitted on the list of strings, or on
+    ``features``); default TF-IDF (unigrams + bigrams, sublinear tf) + ``LogisticRegression``.
+    NaN: items without input or gold label, and items whose gold class is absent from their
+    training folds (its probability is undefined).
+
+    >>> t = ["good great fine"] * 10 + ["bad awful poor"] * 10 + ["meh so so"] * 10
+    >>> y = ["pos"] * 10 + ["neg"] * 10 + ["pos", "neg"] * 5
+    >>> v = pvi(t, gold=y, folds=5)
+    >>> bool(v[:20].mean() > 0.5 > v[20:].mean())       # predictable labels carry information
+    True
+    """
+    X, usable, is_text = _model_inputs(texts, features, "pvi")
+    n = len(usable)
+    codes, classes = _encode_labels(gold, n)
+    if len(classes) < 2:
+        raise DataError(f"pvi: gold has {len(classes)} distinct label(s); PVI needs at least 2 classes.", field="gold")
+    ok = np.flatnonzero(usable & (codes >= 0))
+    folds = _check_folds(folds, ok.size, "pvi")
+    out = np.full(n, np.nan)
+    default = _default_classifier(is_text)
+    for train, test in _splits(ok, folds, seed, codes[ok]):
+        ytr = codes[train]
+        prior = np.bincount(ytr, minlength=len(classes)) / ytr.size
+        if np.count_nonzero(prior) < 2:  # one class in the training folds: no classifier to fit
+            continue
+        est = _estimator(model, default).fit(_take(X, train), ytr)
+        col = {int(c): k for k, c in enumerate(getattr(est, "classes_", np.unique(ytr)))}
+        logp = _log_proba(est, _take(X, test))
+        for row, i in enumerate(test):
+            c = int(codes[i])
+            if c in col and prior[c] > 0:
+                out[i] = (logp[row, col[c]] - np.log(prior[c])) / np.log(2.0)
+    return out
+
+
+# ---------------------------------------------------------------------------------------- ambiguity
+def _variability(p: np.ndarray, include_ci: bool) -> np.ndarray:
+    n = np.isfinite(p).sum(axis=1)
+    out = np.full(p.shape[0], np.nan)
+    ok = n >= 2
+    var = np.nanvar(p[ok], axis=1)  # ddof=0, as np.std in the cartography code
+    if include_ci:
+        var = var + var * var / (n[ok] - 1)
+    out[ok] = np.sqrt(var)
+    return out
+
+
+def training_dynamics(texts: Sequence[Any] | None = None, gold: Sequence[Any] | None = None, *,
+                      features: Any = None, epochs: int = 5, setting: str = "train", folds: int = 5,
+                      seed: int = 0, alpha: float = 1e-4) -> np.ndarray:
+    """Per-epoch gold-label probabilities (items x epochs) of a cheap classifier: the input of ``ambiguity``.
+
+    A linear classifier (``SGDClassifier(loss="log_loss", alpha=alpha)``, logistic regression by
+    SGD) on TF-IDF features (or ``features``) is trained one epoch at a time with ``partial_fit``
+    over a seeded shuffle; after each epoch every item's probability of its gold label is recorded.
+
+    ``setting``:
+
+    - ``"train"`` (default; Swayamdipta et al. 2020's setting): one model trained on all usable
+      items, recording the dynamics of the items it trains on. Cartography characterises *training*
+      items by how the model learns them; this is that measurement.
+    - ``"heldout"``: cross-fitted; the items are split in ``folds`` parts and an item's dynamics are
+      recorded from the model training on the other parts (it never trains on the item). This
+      measures how stable the prediction for an unseen item is over training -- not the paper's
+      quantity, but free of memorisation.
+
+    NaN rows: items without input or gold label. Reproducible for a given ``seed``.
+    """
+    from sklearn.linear_model import SGDClassifier
+
+    check_choice("setting", setting, ("train", "heldout"), where="training_dynamics")
+    if isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 2:
+        raise ParameterError(f"training_dynamics: epochs must be an integer >= 2 (variability needs two), "
+                             f"got {epochs!r}.", field="epochs")
+    X, usable, is_text = _model_inputs(texts, features, "training_dynamics")
+    n = len(usable)
+    codes, classes = _encode_labels(gold, n)
+    if len(classes) < 2:
+        raise DataError(f"training_dynamics: gold has {len(classes)} distinct label(s); need at least 2.",
+                        field="gold")
+    ok = np.flatnonzero(usable & (codes >= 0))
+    if setting == "train":
+        if ok.size < 2:
+            raise DataError("training_dynamics: fewer than 2 items with an input and a gold label.", field="gold")
+        plan = [(ok, ok)]
+    else:
+        plan = _splits(ok, _check_folds(folds, ok.size, "training_dynamics"), seed, codes[ok])
+    out = np.full((n, int(epochs)), np.nan)
+    rng = np.random.default_rng(seed)
+    all_classes = np.arange(len(classes))
+    for train, record in plan:
+        if is_text:
+            vec = _tfidf().fit(_take(X, train))
+            Xtr, Xrec = vec.transform(_take(X, train)), vec.transform(_take(X, record))
+        else:
+            from sklearn.preprocessing import StandardScaler
+
+            sc = StandardScaler().fit(X[train])
+            Xtr, Xrec = sc.transform(X[train]), sc.transform(X[record])
+        clf = SGDClassifier(loss="log_loss", alpha=alpha, random_state=int(rng.integers(2**31)))
+        for e in range(int(epochs)):
+            order = rng.permutation(len(train))
+            clf.partial_fit(Xtr[order], codes[train][order], classes=all_classes)
+            proba = clf.predict_proba(Xrec)
+            out[record, e] = proba[np.arange(len(record)), codes[record]]
+    return out
+
+
+@dimension("ambiguity")
+def ambiguity(gold_probs: Any = None, *, probs: Any = None, gold: Sequence[Any] | None = None,
+              texts: Sequence[Any] | None = None, features: Any = None, include_ci: bool = False,
+              epochs: int = 5, setting: str = "train", folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Training-dynamics variability (Swayamdipta et al., EMNLP 2020, "Dataset Cartography", Sec. 2).
+
+    The standard deviation over epochs of the model's probability of the gold label,
+    ``sqrt(sum_e (p_e - mean)^2 / E)`` (ddof=0, as ``np.std`` in their code). Swayamdipta et al. call
+    high-variability items *ambiguous*; it is the ambiguity dimension of the benchmark-transparency
+    analysis. High = the model wavers on the item.
+
+    ``include_ci=True`` is their code's ``--include_ci`` option
+    (``cartography/selection/train_dy_filtering.py``, after Chang et al. 2017, "Active Bias"): the
+    variance plus the variance of that variance estimate, ``sqrt(var + var**2 / (E - 1))`` with the
+    same ddof=0 ``var`` -- slightly larger than the plain std when there are few epochs.
+
+    Three ways in, in this order:
+
+    - ``gold_probs``: items x epochs (or items x runs) gold-label probabilities, NaN where missing.
+      Per-run probabilities (several seeds or models, e.g. ChaosNLI's five runs) give the
+      variability across runs -- our extension: the same formula over runs instead of epochs.
+    - ``probs`` (items x epochs x classes) with ``gold`` (an integer class index per item).
+    - ``texts`` (or ``features``) with ``gold``: :func:`training_dynamics` trains a cheap classifier
+      for ``epochs`` epochs (``setting="train"``, the paper's, or ``"heldout"``, cross-fitted in
+      ``folds``; seeded by ``seed``).
+
+    Items with fewer than 2 finite probabilities are NaN.
+
+    >>> ambiguity([[0.9, 0.7, 0.8], [0.5, 0.5, 0.5], [0.2, np.nan, np.nan]]).round(4).tolist()
+    [0.0816, 0.0, nan]
+    >>> ambiguity([[0.9, 0.7, 0.8]], include_ci=True).round(4).tolist()   # sqrt(v + v^2/2), v = 0.02/3
+    [0.0818]
+    """
+    if gold_probs is not None:
+        p = _float_matrix(gold_probs, "gold_probs")
+        field = "gold_probs"
+    elif probs is not None:
+        P = np.asarray(probs, dtype=float)
+        if P.ndim != 3 or P.shape[0] == 0:
+            raise DataError(f"probs: expected items x epochs x classes, got shape {P.shape}; for gold-label "
+                            "probabilities (items x epochs) use gold_probs=.", field="probs")
+        if gold is None:
+            raise ParameterError("ambiguity: probs=... needs gold=... (a class index per item).", field="gold")
+        g = np.asarray(gold)
+        _check_len(g, P.shape[0], "gold", "probs")
+        if g.dtype.kind not in "iu" or np.any((g < 0) | (g >= P.shape[2])):
+            raise DataError(f"gold: with probs=, each gold label must be a class index 0..{P.shape[2] - 1}.",
+                            field="gold")
+        p = P[np.arange(P.shape[0]), :, g]
+        field = "probs"
+    elif texts is not None or features is not None:
+        p = training_dynamics(texts, gold, features=features, epochs=epochs, setting=setting, folds=folds,
+                              seed=seed)
+        field = "texts"
+    else:
+        raise ParameterError("ambiguity needs gold_probs=... (items x epochs), probs=... with gold=..., or "
+                             "texts=... with gold=... to record training dynamics.", field="gold_probs")
+    finite = p[np.isfinite(p)]
+    if finite.size and (finite.min() < 0 or finite.max() > 1):
+        raise DataError(f"{field}: probabilities must lie in [0, 1]; found {finite.min():.4g}..{finite.max():.4g}. "
+                        "Apply a softmax to logits first.", field=field)
+    return _variability(p, bool(include_ci))
+
+
+# ------------------------------------------------------------------------------------ learned noise
+@dimension("learned_noise")
+def learned_noise(texts: Sequence[Any] | None = None, *, counts: Any = None,
+                  labels: Sequence[Sequence[Any]] | None = None, ratings: Any = None,
+                  scale: tuple[float, float] | None = None, observed: Any = None, features: Any = None,
+                  model: Any = None, folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Annotator disagreement *predicted* from the input alone; defined for unjudged items too.
+
+    Our extension of Kovatchev & Lease's "noise" (2024, Sec. 3), which needs several annotations per
+    item: a regression from the input to the observed :func:`noise`, so that items without
+    annotations get an estimate. **It is a prediction, not a measurement**: it says how contested
+    items *like this one* were, not how contested this one is.
+
+    The target is :func:`noise` of ``counts`` / ``labels`` / ``ratings`` (+ ``scale``), or
+    ``observed`` (one float per item, NaN = not judged). The judged items are cross-fitted (``folds``
+    parts; each is predicted by a model fitted on the others); the unjudged items are predicted by a
+    model fitted on all judged items. ``model``: a scikit-learn regressor or a function returning
+    one; default TF-IDF (unigrams + bigrams) + ``Ridge(alpha=1)``. Predictions are not clipped, so
+    they may fall slightly outside the range of noise. NaN: items without input.
+
+    >>> t = ["plain clear sentence"] * 10 + ["vague unclear sentence"] * 10 + ["vague new words"]
+    >>> obs = [0.0] * 10 + [0.5] * 10 + [np.nan]                       # the last item is unjudged
+    >>> v = learned_noise(t, observed=obs)
+    >>> bool(v[10:20].mean() > v[:10].mean()), bool(np.isfinite(v[-1]))
+    (True, True)
+    """
+    X, usable, is_text = _model_inputs(texts, features, "learned_noise")
+    n = len(usable)
+    if observed is not None:
+        y = np.asarray(observed, dtype=float)
+        if y.ndim != 1:
+            raise DataError(f"observed: expected one number per item, got shape {y.shape}.", field="observed")
+        field = "observed"
+    else:
+        if counts is None and labels is None and ratings is None:
+            raise ParameterError("learned_noise needs the annotations to learn from: counts=, labels=, ratings= "
+                                 "(as for noise) or observed= (the noise per item, NaN where not judged).",
+                                 field="counts")
+        y = noise(counts, labels=labels, ratings=ratings, scale=scale)
+        field = next(f for f, v in (("counts", counts), ("labels", labels), ("ratings", ratings)) if v is not None)
+    _check_len(y, n, field, "texts" if features is None else "features")
+    judged = np.flatnonzero(usable & np.isfinite(y))
+    folds = _check_folds(folds, judged.size, "learned_noise")
+    out = np.full(n, np.nan)
+    default = _default_regressor(is_text)
+    for train, test in _splits(judged, folds, seed):
+        est = _estimator(model, default).fit(_take(X, train), y[train])
+        out[test] = np.asarray(est.predict(_take(X, test)), dtype=float).ravel()
+    rest = np.flatnonzero(usable & ~np.isfinite(y))
+    if rest.size:
+        est = _estimator(model, default).fit(_take(X, judged), y[judged])
+        out[rest] = np.asarray(est.predict(_take(X, rest)), dtype=float).ravel()
+    return out
+
+
+# --------------------------------------------------------------------------------------- perplexity
+_WORD = re.compile(r"\w+|[^\w\s]")
+
+
+def _words(text: str) -> list[str]:
+    """The n-gram scorer's tokens: lower-cased words and single punctuation marks."""
+    return _WORD.findall(text.lower())
+
+
+_WB = None
+
+
+def _witten_bell_uniform() -> type:
+    """nltk's Witten-Bell smoothing with its recursion ending in the uniform distribution.
+
+    nltk's ``WittenBell`` ends the interpolation at the unigram MLE, so a word without counts (an
+    unseen word, when no training word was rare enough to become ``<UNK>``) gets probability 0 and
+    the perplexity is infinite. Here the unigram level is itself Witten-Bell-interpolated with the
+    uniform distribution over the vocabulary, ``p(w) = (c(w) + T / |V|) / (N + T)`` with ``T``
+    distinct types among ``N`` tokens -- the recursion's usual end (Chen & Goodman 1998, Sec. 2.5).
+    """
+    global _WB
+    if _WB is None:
+        from nltk.lm.smoothing import WittenBell
+
+        class WittenBellUniform(WittenBell):
+            def unigram_score(self, word: str) -> float:
+                uni = self.counts.unigrams
+                n, t = uni.N(), uni.B()
+                return (uni[word] + t / len(self.vocab)) / (n + t)
+
+        _WB = WittenBellUniform
+    return _WB
+
+
+class NgramScorer:
+    """An n-gram language model from ``nltk.lm``, trained on a reference corpus (no weights needed).
+
+    ``corpus``: texts (strings, or tuples whose parts are joined with a space so that n-grams cross
+    from the premise into the hypothesis, as conditional scoring needs). Tokens: lower-cased words
+    and punctuation marks; sentences are padded with ``<s>`` / ``</s>`` and ``</s>`` is scored (as
+    in SRILM). Words seen fewer than ``unk_cutoff`` times become ``<UNK>``, so unseen words get the
+    probability of rare words instead of 0.
+
+    ``smoothing``: ``"witten_bell"`` (default: nltk's interpolated Witten-Bell, its recursion ending
+    in the uniform distribution -- see :func:`_witten_bell_uniform` -- so that no word has
+    probability 0), ``"kneser_ney"`` (``KneserNeyInterpolated``; an unseen word without ``<UNK>``
+    counts gets probability 0, i.e. infinite perplexity), ``"lidstone"`` (add-``gamma``, no
+    interpolation) or ``"laplace"``.
+    Witten-Bell is the default because nltk's Kneser-Ney is far too slow to score a benchmark:
+    measured on ChaosNLI sentences (trigram, 5,000 training sentences, 2 shared CPU cores) Witten-Bell
+    scores about 3,400 sentences/s and Kneser-Ney about 6/s (~30 min for 10k items), while
+    Witten-Bell is still an interpolated model that backs off to lower orders (Lidstone, at ~10k/s,
+    does not back off: an unseen context gets a uniform distribution).
+
+    A conditional score uses the last ``order - 1`` words of the context: an n-gram model conditions
+    on no more than that.
+    """
+
+    SMOOTHINGS = ("witten_bell", "kneser_ney", "lidstone", "laplace")
+
+    def __init__(self, corpus: Iterable[Any], *, order: int = 3, smoothing: str = "witten_bell",
+                 unk_cutoff: int = 2, gamma: float = 0.1) -> None:
+        try:
+            from nltk.lm import KneserNeyInterpolated, Laplace, Lidstone, Vocabulary
+            from nltk.lm.models import InterpolatedLanguageModel
+            from nltk.lm.preprocessing import padded_everygram_pipeline
+        except ImportError:
+            raise missing_dependency("nltk", "transparency", "The n-gram perplexity scorer") from None
+        check_choice("smoothing", smoothing, self.SMOOTHINGS, where="NgramScorer")
+        if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 1:
+            raise ParameterError(f"NgramScorer: order must be an integer >= 1, got {order!r}.", field="order")
+        sents = []
+        for i, t in enumerate(corpus):
+            parts = _item_parts(t, i, "corpus")
+            if parts is not None:
+                sents.append(_words(" ".join(parts)))
+        if not any(sents):
+            raise DataError("corpus: no text to train the n-gram model on (empty, or only missing items).",
+                            field="corpus")
+        self.order = int(order)
+        vocab = Vocabulary(unk_cutoff=unk_cutoff)
+        if smoothing == "witten_bell":
+            self.lm = InterpolatedLanguageModel(_witten_bell_uniform(), self.order, vocabulary=vocab)
+        elif smoothing == "kneser_ney":
+            self.lm = KneserNeyInterpolated(self.order, vocabulary=vocab)
+        elif smoothing == "lidstone":
+            self.lm = Lidstone(gamma, self.order, vocabulary=vocab)
+        else:
+            self.lm = Laplace(self.order, vocabulary=vocab)
+        train, words = padded_everygram_pipeline(self.order, sents)
+        self.lm.fit(train, words)
+
+    def score(self, targets: Sequence[str], contexts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray]:
+        """(summed negative log-likelihood in nats, number of scored tokens) per target text."""
+        nll = np.zeros(len(targets))
+        ntok = np.zeros(len(targets))
+        k = self.order - 1
+        for i, (t, c) in enumerate(zip(targets, contexts)):
+            hist = ["<s>"] * k + (_words(c) if c else [])
+            words = _words(t) + ["</s>"]
+            seq = hist + words
+            s = 0.0
+            for j in range(len(hist), len(seq)):
+                p = self.lm.score(seq[j], seq[j - k:j] if k else None)
+                s -= np.log(p) if p > 0 else -np.inf
+            nll[i], ntok[i] = s, len(words)
+        return nll, ntok
+
+
+class CausalLMScorer:
+    """A causal language model from a LOCAL directory (``transformers``; nothing is downloaded).
+
+    ``path``: a directory written by ``save_pretrained`` (model and tokenizer), loaded with
+    ``AutoModelForCausalLM`` / ``AutoTokenizer`` and ``local_files_only=True``, run on ``device``
+    (default CPU) in ``eval`` mode, ``batch_size`` texts at a time (right padding with an attention
+    mask, sorted by length, so batched and unbatched scores agree up to float rounding).
+
+    A text is scored after the tokenizer's BOS token when it has one (GPT-2: ``<|endoftext|>``), so
+    its first token counts; without one the first token of a plain text is not scored. A conditional
+    score tokenizes ``context + " " + target`` and scores the tokens after the context's own
+    tokenization. Sequences longer than the model's window lose context tokens from the left first,
+    then target tokens from the right (counted in :attr:`truncated`).
+    """
+
+    def __init__(self, path: Any, *, batch_size: int = 16, device: str = "cpu", max_length: int | None = None) -> None:
+        from pathlib import Path
+
+        try:
+            import torch  # noqa: F401
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as e:
+            raise missing_dependency(e.name or "transformers", "embed", "The causal-LM perplexity scorer") from None
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ParameterError(f"CausalLMScorer: batch_size must be an integer >= 1, got {batch_size!r}.",
+                                 field="batch_size")
+        p = Path(path)
+        if not (p.is_dir() and (p / "config.json").exists()):
+            raise DataError(f"model_path: {str(p)!r} is not a local model directory (no config.json); give a folder "
+                            "written by save_pretrained. Nothing is downloaded.", field="model_path")
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(p), local_files_only=True)
+            self.model = AutoModelForCausalLM.from_pretrained(str(p), local_files_only=True).to(device).eval()
+        except (OSError, ValueError) as e:
+            raise DataError(f"model_path: could not load a causal LM and its tokenizer from {str(p)!r}: {e}",
+                            field="model_path") from None
+        cfg = self.model.config
+        window = max_length or getattr(cfg, "n_positions", None) or getattr(cfg, "max_position_embeddings", None)
+        self.max_length = int(window or 1024)
+        self.batch_size = int(batch_size)
+        self.device = device
+        self.truncated = 0
+
+    def _encode(self, target: str, context: str | None) -> tuple[list[int], int]:
+        """(token ids, index of the first target token)."""
+        tok = self.tokenizer
+        bos = [tok.bos_token_id] if tok.bos_token_id is not None else []
+        if not context:
+            ids = tok(target, add_special_tokens=False)["input_ids"]
+            return bos + ids, len(bos) if bos else 1
+        ctx = tok(context, add_special_tokens=False)["input_ids"]
+        whole = tok(context + " " + target, add_special_tokens=False)["input_ids"]
+        if whole[:len(ctx)] != ctx:  # the join changed the context's tokens: encode the parts apart
+            whole = ctx + tok(" " + target, add_special_tokens=False)["input_ids"]
+        return bos + whole, len(bos) + len(ctx)
+
+    def _fit_window(self, ids: list[int], start: int) -> tuple[list[int], int]:
+        if len(ids) <= self.max_length:
+            return ids, start
+        self.truncated += 1
+        drop = min(len(ids) - self.max_length, max(start - 1, 0))   # context first, keep one token before
+        ids, start = ids[drop:], start - drop
+        return ids[:self.max_length], start
+
+    def score(self, targets: Sequence[str], contexts: Sequence[str | None]) -> tuple[np.ndarray, np.ndarray]:
+        """(summed negative log-likelihood in nats, number of scored tokens) per target text."""
+        import torch
+
+        enc = [self._fit_window(*self._encode(t, c)) for t, c in zip(targets, contexts)]
+        nll = np.zeros(len(enc))
+        ntok = np.zeros(len(enc))
+        pad = self.tokenizer.pad_token_id
+        pad = 0 if pad is None else int(pad)
+        order = sorted(range(len(enc)), key=lambda i: len(enc[i][0]))
+        with torch.inference_mode():
+            for b in range(0, len(order), self.batch_size):
+                idx = order[b:b + self.batch_size]
+                width = max(len(enc[i][0]) for i in idx)
+                ids = torch.full((len(idx), width), pad, dtype=torch.long)
+                mask = torch.zeros((len(idx), width), dtype=torch.long)
+                scored = torch.zeros((len(idx), width - 1), dtype=torch.bool)
+                for r, i in enumerate(idx):
+                    seq, start = enc[i]
+                    ids[r, :len(seq)] = torch.tensor(seq, dtype=torch.long)
+                    mask[r, :len(seq)] = 1
+                    scored[r, max(start, 1) - 1:len(seq) - 1] = True  # position j predicts token j + 1
+                if width < 2:
+                    continue
+                logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
+                logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+                tok_lp = logp.gather(-1, ids[:, 1:].to(self.device).unsqueeze(-1)).squeeze(-1).cpu()
+                tok_lp = torch.where(scored, tok_lp, torch.zeros_like(tok_lp))
+                for r, i in enumerate(idx):
+                    nll[i] = -float(tok_lp[r].sum())
+                    ntok[i] = float(scored[r].sum())
+        return nll, ntok
+
+
+def _scorer_for(scorer: Any, corpus: Any, model_path: Any, order: int, smoothing: str, batch_size: int) -> Any:
+    if hasattr(scorer, "score") and not isinstance(scorer, str):
+        return scorer
+    check_choice("scorer", scorer, ("ngram", "causal_lm"), where="perplexity")
+    if scorer == "causal_lm":
+        if model_path is None:
+            raise ParameterError("perplexity: scorer='causal_lm' needs model_path=... (a local directory written by "
+                                 "save_pretrained).", field="model_path")
+        return CausalLMScorer(model_path, batch_size=batch_size)
+    return NgramScorer(corpus, order=order, smoothing=smoothing)
+
+
+@dimension("perplexity")
+def perplexity(texts: Sequence[Any] | None = None, *, scorer: Any = "ngram", corpus: Sequence[Any] | None = None,
+               model_path: Any = None, conditional: bool = True, order: int = 3, smoothing: str = "witten_bell",
+               batch_size: int = 16, folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Per-item perplexity under a language model (Kovatchev & Lease 2024, Sec. 3, "perplexity").
+
+    ``exp(mean over the scored tokens of -log p(token | preceding tokens))``. With
+    ``conditional=True`` (default) a pair item ``(premise, hypothesis)`` or ``(context, question)``
+    is scored as the perplexity of its **last** text given the others as a prefix: only the last
+    text's tokens are averaged. A single string, or any item with ``conditional=False`` (the parts
+    joined with a space), is scored plainly.
+
+    ``scorer``:
+
+    - ``"ngram"`` (default): :class:`NgramScorer` (``nltk.lm``; ``order``, ``smoothing``; needs
+      ``pip install 'evalsift[transparency]'``) trained on ``corpus``. Without ``corpus`` it is
+      cross-fitted on the items' own texts: split in ``folds`` parts (seeded), each scored by a model
+      trained on the other parts.
+    - ``"causal_lm"``: :class:`CausalLMScorer` from the local directory ``model_path`` (CPU,
+      ``batch_size`` texts per forward pass).
+    - any object with ``score(targets, contexts) -> (nll_sum_nats, n_tokens)`` arrays.
+
+    NaN: missing items, targets without a token, and items with no scored token.
+
+    >>> corpus = ["the cat sat on the mat", "the dog sat on the rug"] * 20
+    >>> ppl = perplexity(["the cat sat on the mat", "mat the on cat the sat"], corpus=corpus)
+    >>> bool(ppl[0] < ppl[1])
+    True
+    """
+    texts = _nonempty(texts, "texts")
+    parts = [_item_parts(t, i) for i, t in enumerate(texts)]
+    targets: list[str | None] = []
+    contexts: list[str | None] = []
+    for p in parts:
+        if p is None or not (p[-1] if conditional else " ".join(p)).strip():
+            targets.append(None)
+            contexts.append(None)
+        elif conditional and len(p) > 1:
+            targets.append(p[-1])
+            contexts.append(" ".join(p[:-1]))
+        else:
+            targets.append(" ".join(p))
+            contexts.append(None)
+    ok = np.array([t is not None for t in targets])
+    if not ok.any():
+        raise DataError("texts: no item has text to score.", field="texts")
+    nll = np.full(len(texts), np.nan)
+    ntok = np.zeros(len(texts))
+
+    def run(sc: Any, idx: np.ndarray) -> None:
+        if idx.size == 0:
+            return
+        a, b = sc.score([targets[i] for i in idx], [contexts[i] for i in idx])
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        if a.shape != (idx.size,) or b.shape != (idx.size,):
+            raise ParameterError(f"perplexity: scorer.score returned shapes {a.shape}, {b.shape}; expected "
+                                 f"({idx.size},) each (nll sums, token counts).", field="scorer")
+        nll[idx], ntok[idx] = a, b
+
+    idx = np.flatnonzero(ok)
+    if isinstance(scorer, str) and scorer == "ngram" and corpus is None:
+        own = [parts[i] for i in range(len(parts))]
+        for train, test in _splits(idx, _check_folds(folds, idx.size, "perplexity"), seed):
+            run(NgramScorer([own[i] for i in train], order=order, smoothing=smoothing), test)
+    else:
+        if isinstance(scorer, str) and scorer == "ngram" and len(corpus) == 0:
+            raise DataError("corpus: empty; give reference texts or leave corpus=None to cross-fit on the items.",
+                            field="corpus")
+        run(_scorer_for(scorer, corpus, model_path, order, smoothing, batch_size), idx)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return np.where(ntok > 0, np.exp(nll / np.where(ntok > 0, ntok, 1)), np.nan)
 
 
 # ------------------------------------------------------------------------------------------ the API
