@@ -1,7 +1,8 @@
 """Benchmark transparency (Kovatchev & Lease, NAACL 2024): how the data shapes an evaluation.
 
-- :mod:`.dimensions`: per-item data dimensions (``length``, ``noise``, ``difficulty``,
-  ``irt_difficulty``, ``discriminability``) in the :data:`dimensions` registry.
+- :mod:`.dimensions`: per-item data dimensions (``length``, ``perplexity``, ``noise``,
+  ``learned_noise``, ``difficulty``, ``pvi``, ``irt_difficulty``, ``discriminability``,
+  ``ambiguity``) in the :data:`dimensions` registry.
 - :mod:`.analysis`: MinMax scaling with 2% clipping, percentile strata, the expected random
   variance (Algorithm 1), ranking stability (Algorithm 2), per-dimension summaries (Tables 1-2),
   and the dataset similarity vector (SMD) with its random-sample band.
@@ -23,83 +24,22 @@
 
 from __future__ import annotations
 
-from .analysis import (
-                       Performance,
-                       StratifiedResult,
-                       accuracy,
-                       analyse,
-                       analyse_all,
-                       kendall_tau,
-                       macro_f1,
-                       mean_score,
-                       minmax_clip,
-                       random_band,
-                       sample_indices,
-                       similarity_vector,
-                       smd,
-                       smd_band,
-                       strata,
-)
-from .dimensions import (
-                       compute_dimensions,
-                       difficulty,
-                       dimension,
-                       dimensions,
-                       discriminability,
-                       fit_responses,
-                       irt_difficulty,
-                       length,
-                       noise,
-)
-from .ood import (
-                       OODResult,
-                       leave_target_out,
-                       ood_regression,
-                       pair_similarity,
-                       predict_unjudged,
-                       selection_report,
-                       split_indices,
-                       split_performance,
-                       split_similarity,
-                       two_model_profile,
-)
+from .analysis import (Performance, StratifiedResult, accuracy, analyse, analyse_all, kendall_tau, macro_f1,
+                       mean_score, minmax_clip, random_band, sample_indices, similarity_vector, smd, smd_band, strata)
+from .dimensions import (CausalLMScorer, NgramScorer, ambiguity, compute_dimensions, difficulty, dimension, dimensions,
+                         discriminability, fit_responses, irt_difficulty, learned_noise, length, noise, perplexity, pvi,
+                         training_dynamics)
+from .ood import (OODResult, leave_target_out, ood_regression, pair_similarity, predict_unjudged, selection_report,
+                  split_indices, split_performance, split_similarity, two_model_profile)
 from .report import profile_pool, write_report
 
 __all__ = [
-                       "OODResult",
-                       "Performance",
-                       "StratifiedResult",
-                       "accuracy",
-                       "analyse",
-                       "analyse_all",
-                       "compute_dimensions",
-                       "difficulty",
-                       "dimension",
-                       "dimensions",
-                       "discriminability",
-                       "fit_responses",
-                       "irt_difficulty",
-                       "kendall_tau",
-                       "leave_target_out",
-                       "length",
-                       "macro_f1",
-                       "mean_score",
-                       "minmax_clip",
-                       "noise",
-                       "ood_regression",
-                       "pair_similarity",
-                       "predict_unjudged",
-                       "profile_pool",
-                       "random_band",
-                       "sample_indices",
-                       "selection_report",
-                       "similarity_vector",
-                       "smd",
-                       "smd_band",
-                       "split_indices",
-                       "split_performance",
-                       "split_similarity",
-                       "strata",
-                       "two_model_profile",
-                       "write_report",
+    "Performance", "StratifiedResult", "accuracy", "analyse", "analyse_all", "kendall_tau", "macro_f1", "mean_score",
+    "minmax_clip", "random_band", "sample_indices", "similarity_vector", "smd", "smd_band", "strata",
+    "CausalLMScorer", "NgramScorer", "ambiguity", "compute_dimensions", "difficulty", "dimension", "dimensions",
+    "discriminability", "fit_responses", "irt_difficulty", "learned_noise", "length", "noise", "perplexity", "pvi",
+    "training_dynamics",
+    "OODResult", "leave_target_out", "ood_regression", "pair_similarity", "predict_unjudged", "selection_report",
+    "split_indices", "split_performance", "split_similarity", "two_model_profile",
+    "profile_pool", "write_report",
 ]
