@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from _data import need
@@ -263,51 +261,26 @@ def test_bad_input_names_the_field():
 
 
 # --------------------------------------------------------------------------------------- real data
-LABEL = {0: "e", 1: "c", 2: "n"}  # the predictions' label ids (checked against old_label below)
+@pytest.mark.parametrize("name", ["snli", "mnli_m"])
+def test_chaosnli_noisy_items_are_harder(name, capsys):
+    from evalsift.io import read_chaosnli
 
-
-def _chaosnli(name: str, prefix: str):
-    root = need("chaosnli/chaosNLI_v1.0", "chaosnli/predictions")
-    items = {}
-    with open(root / f"chaosNLI_{name}.jsonl") as fh:
-        for line in fh:
-            r = json.loads(line)
-            items[r["uid"]] = r
-    pred_dir = root.parent / "predictions"
-    models: dict[str, dict[str, int]] = {}
-    gold: dict[str, int] = {}
-    for path in sorted(pred_dir.glob(f"{prefix}_*.json")):
-        _split, model = path.stem.split("_", 2)[1:]
-        with open(path) as fh:
-            for line in fh:
-                p = json.loads(line)
-                if p["uid"] in items:
-                    models.setdefault(model, {})[p["uid"]] = p["pred"]
-                    gold[p["uid"]] = p["true"]
-    uids = [u for u in items if u in gold and all(u in m for m in models.values())]
-    return items, models, gold, uids
-
-
-@pytest.mark.parametrize("name,prefix", [("snli", "SNLI"), ("mnli_m", "MNLI")])
-def test_chaosnli_noisy_items_are_harder(name, prefix, capsys):
-    items, models, gold, uids = _chaosnli(name, prefix)
-    assert len(uids) > 1000 and len(models) >= 3
-    # the predictions' gold is the dataset's original label
-    assert np.mean([LABEL[gold[u]] == items[u]["old_label"] for u in uids]) > 0.99
-    counts = np.array([items[u]["label_count"] for u in uids])
-    assert np.all(counts.sum(axis=1) == 100)
-    dims = compute_dimensions(["noise", "length"], counts=counts,
-                              texts=[(items[u]["example"]["premise"], items[u]["example"]["hypothesis"])
-                                     for u in uids])
-    perf = accuracy({m: [p[u] for u in uids] for m, p in models.items()}, [gold[u] for u in uids])
+    pool = read_chaosnli(need("chaosnli/chaosNLI_v1.0", "chaosnli/predictions").parent, subset=name)
+    assert pool.n_items > 1000 and pool.n_systems >= 3
+    assert np.all(pool.metadata["label_count"].sum(axis=1) == 100)
+    dims = compute_dimensions(["noise", "length"], pool=pool)  # counts and (premise, hypothesis) from the pool
+    gold = list(pool.metadata["gold"])
+    perf = accuracy({s: list(pool.outputs[s]) for s in pool.systems}, [{"e": "entailment", "n": "neutral",
+                                                                        "c": "contradiction"}[g] for g in gold])
+    np.testing.assert_allclose(perf.full(), np.asarray(pool.scores["correct"]).mean(axis=0))
     res = analyse_all(dims, perf, seed=0)
     n, l = res["noise"], res["length"]
-    assert n.strata_sizes.sum() == len(uids)
+    assert n.strata_sizes.sum() == pool.n_items
     # the paper's finding: the noisiest stratum is the hardest
     assert np.all(n.stratum_perf[-1] < n.stratum_perf[0])
     assert n.stratum_perf[-1].mean() < n.full_perf.mean() < n.stratum_perf[0].mean()
     with capsys.disabled():
-        print(f"\nChaosNLI-{name}: {len(uids)} items, {len(models)} models, accuracy {n.full_perf.round(3).tolist()}")
+        print(f"\nChaosNLI-{name}: {pool.n_items} items, {pool.n_systems} models, accuracy {n.full_perf.round(3).tolist()}")
         for r in (n, l):
             print(f"  {r.dimension:7s} sigma {r.sigma.mean():.4f} (per model {r.sigma.round(4).tolist()}), "
                   f"significant strata {r.pct_significant:.1f}%, rankings changed {r.n_rank_significant}/"

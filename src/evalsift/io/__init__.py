@@ -12,7 +12,9 @@ reader, or a dataset name resolved under ``$EVALSIFT_DATA`` (``demo`` needs no d
 Formats (registered in :data:`formats`, usable as ``fmt:`` prefixes): ``s2e`` (subset2evaluate
 item JSONL), ``table`` (long CSV/TSV/JSONL/Parquet), ``mtme`` (mt-metrics-eval ``<testset>/<lp>``),
 ``summeval`` (``summeval.json``), ``alpaca`` (AlpacaEval results folder), ``pairwise`` (recorded
-pairwise judgments: the Pool; :func:`read_pairwise` also gives the judgments).
+pairwise judgments: the Pool; :func:`read_pairwise` also gives the judgments), ``chaosnli``
+(``chaosNLI_<subset>.jsonl`` with the model runs' predictions beside it; datasets ``chaosnli/snli``,
+``chaosnli/mnli_m``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..pool import Pool
 from ..registry import Registry
 from ._common import blank_state, empty_file_error, read_text
 from .alpaca import read_alpaca
+from .chaosnli import read_chaosnli
 from .datasets import ENV_VAR, data_root, find_datasets, resolve_dataset
 from .demo import make_demo_pool
 from .mtme import read_mtme, read_score_file
@@ -43,12 +46,13 @@ formats.add("table", read_table, "long table: item_id, system, output + metric c
 formats.add("mtme", read_mtme, "mt-metrics-eval <testset>/<lp> (WMT)")
 formats.add("summeval", read_summeval, "SummEval summeval.json")
 formats.add("alpaca", read_alpaca, "AlpacaEval folder with model_outputs/")
+formats.add("chaosnli", read_chaosnli, "ChaosNLI chaosNLI_<subset>.jsonl + predictions/ (items x model runs)")
 formats.add("pairwise", read_pairwise_pool, "pairwise judgments: item_id, system_a, system_b, verdict (CSV/TSV/JSONL)")
 
 __all__ = [
     "load", "detect_format", "data_root", "find_datasets", "formats", "ENV_VAR",
     "read_s2e_jsonl", "write_s2e_jsonl", "read_mtme", "read_score_file", "read_summeval",
-    "read_alpaca", "read_table", "write_table", "make_demo_pool", "read_pairwise",
+    "read_alpaca", "read_chaosnli", "read_table", "write_table", "make_demo_pool", "read_pairwise",
 ]
 
 _PREFIX = re.compile(r"^([A-Za-z][\w-]+):(.+)$")

@@ -5,7 +5,9 @@ Names found under the root (nothing is assumed to exist; each is discovered by i
 - ``<testset>/<lp>`` (e.g. ``wmt23/en-de``) for every ``<testset>/sources/<lp>.txt`` in
   ``<root>/mt-metrics-eval-v2/``, ``<root>/*/mt-metrics-eval-v2/`` or ``<root>/`` itself;
 - ``<folder>`` for every ``<root>/<folder>/summeval.json`` (``summeval``) and
-  ``<root>/<folder>/model_outputs/`` (``alpaca-eval``); ``summeval`` also for ``<root>/summeval.json``.
+  ``<root>/<folder>/model_outputs/`` (``alpaca-eval``); ``summeval`` also for ``<root>/summeval.json``;
+- ``<folder>/<subset>`` (``chaosnli/snli``, ``chaosnli/mnli_m``) for a ``<root>/<folder>/`` holding
+  ``chaosNLI_v1.0/chaosNLI_<subset>.jsonl`` and ``predictions/<SNLI|MNLI>_*.json``.
 
 ``demo`` is built in and needs no data root.
 """
@@ -16,6 +18,7 @@ import os
 from pathlib import Path
 
 from ..errors import UnknownNameError, suggest
+from .chaosnli import chaosnli_subsets
 
 ENV_VAR = "EVALSIFT_DATA"
 BUILTIN = ("demo",)
@@ -56,6 +59,9 @@ def find_datasets(root: Path | None = None) -> dict[str, tuple[str, Path | None]
             found.setdefault(folder.name, ("summeval", folder / "summeval.json"))
         if (folder / "model_outputs").is_dir():
             found.setdefault(folder.name, ("alpaca", folder))
+        for subset in chaosnli_subsets(folder):
+            found.setdefault(f"{folder.name}/{subset}",
+                             ("chaosnli", folder / "chaosNLI_v1.0" / f"chaosNLI_{subset}.jsonl"))
     return found
 
 

@@ -79,8 +79,10 @@ def _dimensions(pool: Any, metric: str, names: Sequence[str], higher_is_better: 
         return compute_dimensions(names, pool=pool, metric=metric, responses=signed.T,
                                   higher_is_better=higher_is_better, seed=seed)
     except ParameterError as e:
-        raise ParameterError(f"--dims: {e} Dimensions a Pool provides: {', '.join(DEFAULT_DIMS)}.",
-                             field="dims") from None
+        raise ParameterError(f"--dims: {e} Dimensions every Pool provides: {', '.join(DEFAULT_DIMS)}; the others "
+                             "read per-item fields of the pool (texts or premise/hypothesis, counts or "
+                             "label_count, gold, gold_probs or gold_prob; see compute_dimensions), as the "
+                             "chaosnli/snli data has.", field="dims") from None
 
 
 def _two_models(perf: np.ndarray, systems: Sequence[str], models: Sequence[str] | None, hib: bool) -> list[str]:
