@@ -35,7 +35,11 @@ Columns:
 - ``rank``: strata whose ranking of the runs differs significantly from the overall ranking
   (Kendall tau below the 2.5th percentile of the random samples' taus), out of 10 (Table 2);
 - ``min-max``: the lowest and highest stratum accuracy (mean over the runs), in points;
-- ``low->high``: the mean accuracy of the first and the last stratum (low -> high dimension value).
+- ``low->high``: the mean accuracy of the first and the last stratum (low -> high dimension value);
+- the **metric-change baseline** line (Table 1's comparison): how much each run's score moves when the
+  metric changes from accuracy to macro-F1 on all items (mean and max over the runs, in points) and
+  the Kendall tau between the two rankings -- the effect of changing the metric, to set beside sigma,
+  the effect of changing the data.
 
 With 3-5 runs of two similar architectures, a ranking change is rare: the runs differ by 1-3
 points overall, within the random band of most strata.
@@ -67,7 +71,7 @@ import numpy as np
 
 from evalsift.io import load
 from evalsift.io._common import json_default, plain_json
-from evalsift.transparency import analyse_all, compute_dimensions, mean_score
+from evalsift.transparency import analyse_all, compute_dimensions, macro_f1, mean_score, metric_change
 from evalsift.transparency.report import profile_pool
 
 NLI_DIMS = ("length", "perplexity", "noise", "learned_noise", "pvi", "ambiguity", "difficulty", "discriminability")
@@ -94,8 +98,12 @@ def nli_table(subset: str, dims: tuple[str, ...], seed: int) -> dict:
                      "n_strata": int(len(r.strata_sizes)), "min_points": 100 * float(mean_strata.min()),
                      "max_points": 100 * float(mean_strata.max()), "first_points": 100 * float(mean_strata[0]),
                      "last_points": 100 * float(mean_strata[-1]), "seconds": secs[d]})
+    labels = {s: list(pool.outputs[s]) for s in pool.systems}
+    gold = [{"e": "entailment", "n": "neutral", "c": "contradiction"}[g] for g in pool.metadata["gold"]]
+    change = metric_change(perf, macro_f1(labels, gold))  # Table 1's baseline: the same items, another metric
     return {"data": f"chaosnli/{subset}", "n_items": pool.n_items, "systems": list(pool.systems),
             "accuracy": dict(zip(pool.systems, perf.full().tolist())), "seed": seed, "rows": rows,
+            "metric_change": change,
             "analysis": {d: r.to_dict() for d, r in res.items()}, "seconds": time.perf_counter() - t0}
 
 
@@ -103,6 +111,9 @@ def print_nli(t: dict) -> None:
     acc = ", ".join(f"{s} {100 * a:.1f}" for s, a in t["accuracy"].items())
     print(f"\n{t['data']}: {t['n_items']} items, {len(t['systems'])} runs; accuracy {acc}")
     print(f"  {'dimension':<17}{'sigma':>7}{'% sig':>7}{'rank':>7}{'min-max':>13}{'low->high':>13}{'secs':>6}")
+    mc = t["metric_change"]
+    print(f"  metric-change baseline (accuracy -> macro-F1 on all items): {100 * mc['mean']:.1f} points on average "
+          f"(max {100 * mc['max']:.1f}), rankings' Kendall tau {mc['tau']:.2f}")
     for r in t["rows"]:
         print(f"  {r['dimension']:<17}{r['sigma_points']:7.1f}{r['pct_significant']:7.0f}"
               f"{r['rank_significant']:>4d}/{r['n_strata']:<2d}{r['min_points']:7.1f}-{r['max_points']:<5.1f}"

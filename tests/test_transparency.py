@@ -280,3 +280,14 @@ def test_chaosnli_noisy_items_are_harder(name):
     # the paper's finding: the noisiest stratum is the hardest
     assert np.all(n.stratum_perf[-1] < n.stratum_perf[0])
     assert n.stratum_perf[-1].mean() < n.full_perf.mean() < n.stratum_perf[0].mean()
+
+
+def test_metric_change_baseline_and_bad_input():
+    from evalsift.transparency import metric_change
+
+    gold = np.array([0, 1] * 50)
+    pred = {"A": gold.copy(), "B": np.zeros(100, dtype=int)}
+    r = metric_change(accuracy(pred, gold), macro_f1(pred, gold))
+    assert r["per_model"][0] == pytest.approx(0.0) and r["per_model"][1] > 0.1  # B: accuracy .5, macro-F1 1/3
+    with pytest.raises(DataError, match="same models"):
+        metric_change(accuracy(pred, gold), accuracy({"A": gold}, gold))

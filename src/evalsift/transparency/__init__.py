@@ -25,7 +25,8 @@
 from __future__ import annotations
 
 from .analysis import (Performance, StratifiedResult, accuracy, analyse, analyse_all, kendall_tau, macro_f1,
-                       mean_score, minmax_clip, random_band, sample_indices, similarity_vector, smd, smd_band, strata)
+                       mean_score, metric_change, minmax_clip, random_band, sample_indices, similarity_vector, smd,
+                       smd_band, strata)
 from .dimensions import (CausalLMScorer, NgramScorer, ambiguity, compute_dimensions, difficulty, dimension, dimensions,
                          discriminability, fit_responses, irt_difficulty, learned_noise, length, noise, perplexity, pvi,
                          training_dynamics)
@@ -35,7 +36,7 @@ from .report import profile_pool, write_report
 
 __all__ = [
     "Performance", "StratifiedResult", "accuracy", "analyse", "analyse_all", "kendall_tau", "macro_f1", "mean_score",
-    "minmax_clip", "random_band", "sample_indices", "similarity_vector", "smd", "smd_band", "strata",
+    "metric_change", "minmax_clip", "random_band", "sample_indices", "similarity_vector", "smd", "smd_band", "strata",
     "CausalLMScorer", "NgramScorer", "ambiguity", "compute_dimensions", "difficulty", "dimension", "dimensions",
     "discriminability", "fit_responses", "irt_difficulty", "learned_noise", "length", "noise", "perplexity", "pvi",
     "training_dynamics",

@@ -57,6 +57,7 @@ __all__ = [
     "kendall_tau",
     "macro_f1",
     "mean_score",
+    "metric_change",
     "minmax_clip",
     "random_band",
     "sample_indices",
@@ -596,3 +597,29 @@ def smd_band(dims: Mapping[str, Any], *, fracs: Sequence[float] = (0.05, 0.1, 0.
             lo, hi = np.nanpercentile(d, q)
             out[float(frac)][name] = (float(lo), float(hi))
     return out
+
+
+# ------------------------------------------------------------------------------ metric-change baseline
+def metric_change(first: Performance, second: Performance) -> dict[str, Any]:
+    """The metric-change baseline of Table 1 (Kovatchev & Lease 2024): how much a model's score and
+    the models' ranking move when the *metric* changes on the same items (e.g. accuracy -> macro-F1),
+    to set beside how much they move when the *data* changes (sigma over strata).
+
+    Returns ``{"per_model": |first - second| per model, "mean": its mean, "max": its max, "tau":
+    Kendall tau-b of the two rankings}``. Both performances must score the same models on the same items.
+
+    >>> gold = [0, 0, 0, 1]
+    >>> p = {"A": [0, 0, 0, 0], "B": [0, 0, 0, 1]}
+    >>> r = metric_change(accuracy(p, gold), macro_f1(p, gold))
+    >>> [round(v, 4) for v in r["per_model"]], r["tau"]     # A: 0.75 vs 0.4286; B: 1 vs 1; same order
+    ([0.3214, 0.0], 1.0)
+    """
+    if first.models != second.models or first.n_items != second.n_items:
+        raise DataError(f"metric_change: the two performances score {first.models} on {first.n_items} items and "
+                        f"{second.models} on {second.n_items}; give both for the same models and items.",
+                        field="second")
+    a, b = first.full(), second.full()
+    d = np.abs(a - b)
+    tau = kendall_tau(a, b)[0] if len(a) > 1 else float("nan")
+    return {"per_model": d.tolist(), "mean": float(np.nanmean(d)), "max": float(np.nanmax(d)),
+            "tau": float(tau)}
