@@ -206,7 +206,12 @@ def test_profile_wmt23_by_domain(tmp_path, capsys):
     assert len(ood["predictions"]) == 12 * 4 * 3 and len(ood["folds"]) == 4
     for k in ("mad", "r2", "mad_no_change", "r2_no_change", "weights", "scheme"):
         assert k in ood
-    assert "OOD prediction by domain" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "OOD prediction by domain" in captured.out
+    # a regression that loses to "no change" on held-out splits is called out, one that wins is not
+    for key, what in (("ood", "all dimensions"), ("ood_label_free", "label-free dimensions")):
+        warned = f"the regression ({what}) is worse than assuming no change" in captured.err
+        assert warned == (not res[key]["beats_no_change"])
 
 
 @pytest.mark.parametrize("argv, fragment", [

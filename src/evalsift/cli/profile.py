@@ -69,3 +69,7 @@ def _print_table(res: dict) -> None:
             print(f"OOD prediction by {res['similarity']['field']} ({what}; {len(o['predictions'])} held-out rows): "
                   f"MAD {o['mad']:.4g} vs no-change {o['mad_no_change']:.4g}, R2 {o['r2']:.3f} vs "
                   f"{o['r2_no_change']:.3f}")
+            if not o.get("beats_no_change", True):
+                print(f"note: on held-out {res['similarity']['field']} splits the regression ({what}) is worse than "
+                      "assuming no change; do not use its predictions for a new split of this data",
+                      file=sys.stderr)
