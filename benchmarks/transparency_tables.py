@@ -50,8 +50,9 @@ score of every system on a held-out split (target) is predicted from its score o
 pairs that involve neither the target (leave-one-target-split-out); the baseline "no change" predicts
 the source's score. ``MAD``: mean absolute error over every (source, target, system); ``R2``: of
 the predicted target scores; ``R2 shift``: of the predicted change target - source (no change has
-R2 shift <= 0 by construction). Rows: all dimensions, and the label-free ones (length, perplexity:
-computable for a new, unjudged split). Data: WMT23 en-de by ``domain`` (4 domains, MQM, 12 systems;
+R2 shift <= 0 by construction). Rows: all dimensions, and the label-free ones (length, perplexity,
+and learned_difficulty -- difficulty predicted from the input by a model fitted on the other domains
+only: computable for a new, unjudged split). Data: WMT23 en-de by ``domain`` (4 domains, MQM, 12 systems;
 dimensions length, perplexity, difficulty, irt_difficulty, discriminability) and AlpacaEval by
 ``domain`` (the instruction's source dataset; 5 sources; the GPT-4-Turbo judge's per-item preference
 against the baseline, ``gpt4_turbo_pref`` -- an LLM judge, not human; the 9 models it scores). The
@@ -75,9 +76,10 @@ from evalsift.transparency import analyse_all, compute_dimensions, macro_f1, mea
 from evalsift.transparency.report import profile_pool
 
 NLI_DIMS = ("length", "perplexity", "noise", "learned_noise", "pvi", "ambiguity", "difficulty", "discriminability")
-OOD_CASES = (("wmt23/en-de", "mqm", ("length", "perplexity", "difficulty", "irt_difficulty", "discriminability")),
-             ("alpaca-eval", "gpt4_turbo_pref", ("length", "perplexity", "difficulty", "irt_difficulty",
-                                                 "discriminability")))
+OOD_CASES = (("wmt23/en-de", "mqm", ("length", "perplexity", "learned_difficulty", "difficulty", "irt_difficulty",
+                                     "discriminability")),
+             ("alpaca-eval", "gpt4_turbo_pref", ("length", "perplexity", "learned_difficulty", "difficulty",
+                                                 "irt_difficulty", "discriminability")))
 
 
 def nli_table(subset: str, dims: tuple[str, ...], seed: int) -> dict:

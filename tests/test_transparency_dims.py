@@ -400,3 +400,23 @@ def test_compute_dimensions_passes_the_new_inputs():
     assert set(d) == {"length", "pvi", "ambiguity", "learned_noise", "perplexity"}
     assert all(v.shape == (120,) and np.isfinite(v).all() for v in d.values())
     assert d["learned_noise"][pred].mean() < d["learned_noise"][~pred].mean()
+
+
+def test_learned_difficulty_by_group_never_uses_its_own_splits_labels():
+    from evalsift.transparency import learned_difficulty
+
+    rng = np.random.default_rng(3)
+    hard, easy = ["tricky idiom pun"] * 60, ["plain fact"] * 60
+    texts = [f"{w} item{i}" for i, w in enumerate(hard + easy)]
+    p_right = np.r_[np.full(60, 0.2), np.full(60, 0.9)]
+    scores = (rng.random((120, 4)) < p_right[:, None]).astype(float)
+    groups = np.tile(["x", "y", "z"], 40)
+    v = learned_difficulty(texts, scores=scores, groups=groups)
+    assert np.all(np.isfinite(v)) and v[:60].mean() > v[60:].mean() + 0.3  # hard items predicted harder
+    garbage = scores.copy()
+    garbage[groups == "x"] = rng.random((40, 4))  # split x's own labels do not enter split x's values
+    w = learned_difficulty(texts, scores=garbage, groups=groups)
+    np.testing.assert_allclose(w[groups == "x"], v[groups == "x"])
+    assert not np.allclose(w[groups == "y"], v[groups == "y"])  # (they do enter the other splits')
+    with pytest.raises(ParameterError, match="scores="):
+        learned_difficulty(texts)

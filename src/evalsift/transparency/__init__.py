@@ -28,8 +28,8 @@ from .analysis import (Performance, StratifiedResult, accuracy, analyse, analyse
                        mean_score, metric_change, minmax_clip, random_band, sample_indices, similarity_vector, smd,
                        smd_band, strata)
 from .dimensions import (CausalLMScorer, NgramScorer, ambiguity, compute_dimensions, difficulty, dimension, dimensions,
-                         discriminability, fit_responses, irt_difficulty, learned_noise, length, noise, perplexity, pvi,
-                         training_dynamics)
+                         discriminability, fit_responses, irt_difficulty, learned_difficulty, learned_noise, length,
+                         noise, perplexity, pvi, training_dynamics)
 from .ood import (OODResult, leave_target_out, ood_regression, pair_similarity, predict_unjudged, selection_report,
                   split_indices, split_performance, split_similarity, two_model_profile)
 from .report import profile_pool, write_report
@@ -38,8 +38,8 @@ __all__ = [
     "Performance", "StratifiedResult", "accuracy", "analyse", "analyse_all", "kendall_tau", "macro_f1", "mean_score",
     "metric_change", "minmax_clip", "random_band", "sample_indices", "similarity_vector", "smd", "smd_band", "strata",
     "CausalLMScorer", "NgramScorer", "ambiguity", "compute_dimensions", "difficulty", "dimension", "dimensions",
-    "discriminability", "fit_responses", "irt_difficulty", "learned_noise", "length", "noise", "perplexity", "pvi",
-    "training_dynamics",
+    "discriminability", "fit_responses", "irt_difficulty", "learned_difficulty", "learned_noise", "length", "noise",
+    "perplexity", "pvi", "training_dynamics",
     "OODResult", "leave_target_out", "ood_regression", "pair_similarity", "predict_unjudged", "selection_report",
     "split_indices", "split_performance", "split_similarity", "two_model_profile",
     "profile_pool", "write_report",

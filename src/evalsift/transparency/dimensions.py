@@ -46,6 +46,7 @@ __all__ = [
     "discriminability",
     "fit_responses",
     "irt_difficulty",
+    "learned_difficulty",
     "learned_noise",
     "length",
     "noise",
@@ -611,7 +612,8 @@ def ambiguity(gold_probs: Any = None, *, probs: Any = None, gold: Sequence[Any] 
 def learned_noise(texts: Sequence[Any] | None = None, *, counts: Any = None,
                   labels: Sequence[Sequence[Any]] | None = None, ratings: Any = None,
                   scale: tuple[float, float] | None = None, observed: Any = None, features: Any = None,
-                  model: Any = None, folds: int = 5, seed: int = 0) -> np.ndarray:
+                  model: Any = None, folds: int = 5, seed: int = 0,
+                  groups: Sequence[Any] | None = None) -> np.ndarray:
     """Annotator disagreement *predicted* from the input alone; defined for unjudged items too.
 
     Our extension of Kovatchev & Lease's "noise" (2024, Sec. 3), which needs several annotations per
@@ -624,7 +626,8 @@ def learned_noise(texts: Sequence[Any] | None = None, *, counts: Any = None,
     parts; each is predicted by a model fitted on the others); the unjudged items are predicted by a
     model fitted on all judged items. ``model``: a scikit-learn regressor or a function returning
     one; default TF-IDF (unigrams + bigrams) + ``Ridge(alpha=1)``. Predictions are not clipped, so
-    they may fall slightly outside the range of noise. NaN: items without input.
+    they may fall slightly outside the range of noise. NaN: items without input. ``groups`` (one
+    split label per item): each split is predicted by a model fitted on the other splits only.
 
     >>> t = ["plain clear sentence"] * 10 + ["vague unclear sentence"] * 10 + ["vague new words"]
     >>> obs = [0.0] * 10 + [0.5] * 10 + [np.nan]                       # the last item is unjudged
@@ -647,10 +650,31 @@ def learned_noise(texts: Sequence[Any] | None = None, *, counts: Any = None,
         y = noise(counts, labels=labels, ratings=ratings, scale=scale)
         field = next(f for f, v in (("counts", counts), ("labels", labels), ("ratings", ratings)) if v is not None)
     _check_len(y, n, field, "texts" if features is None else "features")
-    judged = np.flatnonzero(usable & np.isfinite(y))
-    folds = _check_folds(folds, judged.size, "learned_noise")
+    return _learned(X, usable, is_text, y, model, folds, seed, groups, "learned_noise")
+
+
+def _learned(X: Any, usable: np.ndarray, is_text: bool, y: np.ndarray, model: Any, folds: int, seed: int,
+             groups: Sequence[Any] | None, name: str) -> np.ndarray:
+    """Cross-fitted predictions of ``y`` (NaN = not judged) from the inputs ``X``: judged items by
+    ``folds``-fold cross-fitting -- or, with ``groups``, each group's items by a model fitted on the
+    other groups only (so a split's values never use its own labels) -- and unjudged items by a
+    model fitted on every judged item (of the other groups, with ``groups``)."""
+    n = len(usable)
     out = np.full(n, np.nan)
     default = _default_regressor(is_text)
+    judged = np.flatnonzero(usable & np.isfinite(y))
+    if groups is not None:
+        g = np.asarray([str(v) for v in groups])
+        _check_len(g, n, "groups", "texts")
+        for value in np.unique(g):
+            train = judged[g[judged] != value]
+            test = np.flatnonzero(usable & (g == value))
+            if train.size < 2 or test.size == 0:
+                continue  # nothing to learn from outside this group: its items stay NaN
+            est = _estimator(model, default).fit(_take(X, train), y[train])
+            out[test] = np.asarray(est.predict(_take(X, test)), dtype=float).ravel()
+        return out
+    folds = _check_folds(folds, judged.size, name)
     for train, test in _splits(judged, folds, seed):
         est = _estimator(model, default).fit(_take(X, train), y[train])
         out[test] = np.asarray(est.predict(_take(X, test)), dtype=float).ravel()
@@ -659,6 +683,41 @@ def learned_noise(texts: Sequence[Any] | None = None, *, counts: Any = None,
         est = _estimator(model, default).fit(_take(X, judged), y[judged])
         out[rest] = np.asarray(est.predict(_take(X, rest)), dtype=float).ravel()
     return out
+
+
+@dimension("learned_difficulty")
+def learned_difficulty(texts: Sequence[Any] | None = None, *, scores: Any = None,
+                       scale: tuple[float, float] | None = None, higher_is_better: bool = True,
+                       observed: Any = None, groups: Sequence[Any] | None = None, features: Any = None,
+                       model: Any = None, folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Difficulty *predicted* from the input alone; defined for unjudged items too (our extension:
+    the "predicted difficulty" of a new, unjudged split).
+
+    The target is :func:`difficulty` of ``scores`` (items x systems; NaN rows = not judged) or
+    ``observed`` (one float per item). Fitted as :func:`learned_noise` (TF-IDF + ridge by default,
+    cross-fitted). ``groups`` (one split label per item, e.g. the domain): each split's items are
+    predicted by a model fitted on the *other* splits only, so a split's value never uses its own
+    labels -- what a prediction for an unjudged split must be. **A prediction, not a measurement.**
+
+    >>> t = ["short easy"] * 10 + ["long hard tricky sentence"] * 10
+    >>> s = np.r_[np.ones(10), np.zeros(10)][:, None] * np.ones((1, 2))     # 2 systems: easy right, hard wrong
+    >>> v = learned_difficulty(t, scores=s)
+    >>> bool(v[10:].mean() > v[:10].mean())
+    True
+    """
+    X, usable, is_text = _model_inputs(texts, features, "learned_difficulty")
+    if observed is not None:
+        y = np.asarray(observed, dtype=float)
+        if y.ndim != 1:
+            raise DataError(f"observed: expected one number per item, got shape {y.shape}.", field="observed")
+        field = "observed"
+    elif scores is not None:
+        y, field = difficulty(scores, scale=scale, higher_is_better=higher_is_better), "scores"
+    else:
+        raise ParameterError("learned_difficulty needs what to learn: scores= (items x systems) or observed= (the "
+                             "difficulty per item, NaN where not judged).", field="scores")
+    _check_len(y, len(usable), field, "texts" if features is None else "features")
+    return _learned(X, usable, is_text, y, model, folds, seed, groups, "learned_difficulty")
 
 
 # --------------------------------------------------------------------------------------- perplexity

@@ -39,7 +39,8 @@ from .ood import ood_regression, split_indices, split_similarity, two_model_prof
 __all__ = ["DEFAULT_DIMS", "LABEL_FREE", "profile_pool", "write_report"]
 
 DEFAULT_DIMS = ("length", "difficulty", "irt_difficulty", "discriminability")
-LABEL_FREE = ("length", "perplexity")  # computed from the inputs alone: known before anything is judged
+# computed from the inputs alone (the learned ones fitted on the other splits only): known for an unjudged split
+LABEL_FREE = ("length", "perplexity", "learned_difficulty", "learned_noise")
 MIN_SPLIT = 10  # a split with fewer items gives too noisy an SMD to learn from
 
 
@@ -61,7 +62,8 @@ def _scored_systems(pool: Any, metric: str, notes: list[str]) -> Any:
     return pool
 
 
-def _dimensions(pool: Any, metric: str, names: Sequence[str], higher_is_better: bool, seed: int) -> dict:
+def _dimensions(pool: Any, metric: str, names: Sequence[str], higher_is_better: bool, seed: int,
+                groups: Sequence[Any] | None = None) -> dict:
     from .dimensions import compute_dimensions, dimensions
 
     for n in names:
@@ -76,8 +78,9 @@ def _dimensions(pool: Any, metric: str, names: Sequence[str], higher_is_better: 
     S = np.asarray(pool.scores[metric], dtype=float)
     signed = S if higher_is_better else -S
     try:
+        extra = {} if groups is None else {"groups": groups}  # learned dimensions: fitted on the other splits
         return compute_dimensions(names, pool=pool, metric=metric, responses=signed.T,
-                                  higher_is_better=higher_is_better, seed=seed)
+                                  higher_is_better=higher_is_better, seed=seed, **extra)
     except ParameterError as e:
         raise ParameterError(f"--dims: {e} Dimensions every Pool provides: {', '.join(DEFAULT_DIMS)}; the others "
                              "read per-item fields of the pool (texts or premise/hypothesis, counts or "
@@ -148,7 +151,8 @@ def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, t
     pool = _scored_systems(pool, metric, notes)
     names = list(dims) if dims else [d for d in DEFAULT_DIMS if d != "length" or pool.inputs_are_text]
     with progress_bar(len(names) + 2, "profile", quiet) as advance:
-        values = _dimensions(pool, metric, names, higher_is_better, seed)
+        groups = list(pool.metadata[topics]) if topics and topics in pool.metadata else None
+        values = _dimensions(pool, metric, names, higher_is_better, seed, groups)
         advance()
         perf = mean_score(np.asarray(pool.scores[metric], dtype=float), pool.systems, name=f"mean {metric}")
         analysis = {}
