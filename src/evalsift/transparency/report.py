@@ -106,6 +106,11 @@ def _ood(splits: dict, perf: Any, dims: dict, notes: list[str], what: str) -> di
     if len(splits) < 3:
         notes.append(f"OOD prediction ({what}) skipped: it needs at least 3 splits, the data has {len(splits)}")
         return None
+    pairs = (len(splits) - 1) * (len(splits) - 2)  # ordered training pairs per held-out split
+    if pairs < 2 * (len(dims) + 1):
+        notes.append(f"OOD prediction ({what}): {pairs} training pairs of splits per held-out split for "
+                     f"{len(dims)} similarity features; the SMD vector varies only between pairs, so the regression "
+                     "is likely to over-fit -- prefer fewer dimensions or more splits")
     try:
         return ood_regression(splits, perf, dims).to_dict()
     except DataError as e:
