@@ -14,6 +14,8 @@ Commands (one module each):
   profile --data SPEC --metric M --out DIR [--topics FIELD]
                                       data dimensions, strata, split similarity, OOD;
                                       results.json + report.html                           (cli/profile.py)
+  omni sample | annotate | curve      OmniInput: rho(z) over a model's input space, judged
+                                      representatives per bin, PR curves and AUPR           (cli/omni.py)
   bench pairwise | subset | calibration
                                       the two protocols on real data; stop-rule calibration (cli/bench.py)
   serve --db PATH                     the local annotation app                              (cli/annotate.py)
@@ -32,7 +34,7 @@ import warnings
 from typing import Sequence
 
 from ..errors import EvalsiftError
-from . import annotate, bench, best, compare, data, judge, profile, rank, select
+from . import annotate, bench, best, compare, data, judge, omni, profile, rank, select
 from ._common import Parser
 
 __all__ = ["build_parser", "main"]
@@ -47,7 +49,7 @@ def build_parser() -> Parser:
     ap.add_argument("--quiet", action="store_true", help="no progress bars (also EVALSIFT_QUIET=1)")
     ap.add_argument("--version", action="version", version=f"evalsift {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (data, select, compare, best, judge, rank, profile, bench, annotate):
+    for module in (data, select, compare, best, judge, rank, profile, omni, bench, annotate):
         module.register(sub)
     return ap
 

@@ -48,10 +48,14 @@ def cmd_data_info(args: argparse.Namespace) -> int:
 def cmd_methods(args: argparse.Namespace) -> int:
     """``evalsift methods``: what is registered."""
     from ..embed import encoders
+    from ..omninput import labelers, omni_models, samplers
     from ..oracle import oracles
     from ..select import selectors
 
-    for title, reg in (("selectors", selectors), ("oracles", oracles), ("encoders", encoders)):
+    for title, reg in (("selectors", selectors), ("oracles", oracles), ("encoders", encoders),
+                       ("omni samplers (evalsift omni sample --sampler)", samplers),
+                       ("omni models (evalsift omni sample --model)", omni_models),
+                       ("omni labelers (evalsift omni curve --judgments rule:NAME | proxy:NAME)", labelers)):
         print(f"{title}:")
         for name, desc in reg.describe().items():
             print(f"  {name:<24} {desc}")

@@ -21,10 +21,7 @@ network, no external JavaScript or CSS, so the file can be mailed or archived as
 
 from __future__ import annotations
 
-import base64
 import html
-import io
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +30,7 @@ import numpy as np
 
 from ..errors import DataError, ParameterError, UnknownNameError
 from ..progress import progress_bar
+from ..report.html import page, png_uri as _png, table as _table, write_json
 from .analysis import analyse_all, mean_score
 from .ood import ood_regression, split_indices, split_similarity, two_model_profile
 
@@ -189,17 +187,6 @@ def _nanmean(v: np.ndarray) -> float:
 
 
 # ------------------------------------------------------------------------------------------ plots
-def _png(fig) -> str:
-    """A figure as a ``data:image/png;base64,...`` URI (and the figure closed)."""
-    from ..report.plots import _pyplot
-
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png")
-    _pyplot().close(fig)
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-
-
 def _grid(n: int, width: float = 3.6, height: float = 2.8):
     from ..report.plots import _pyplot
 
@@ -285,20 +272,6 @@ def ood_figure(ood: dict, metric: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ html
-def _fmt(v: Any) -> str:
-    if isinstance(v, bool) or v is None:
-        return html.escape(str(v))
-    if isinstance(v, (float, np.floating)):
-        return "nan" if np.isnan(v) else f"{v:.4g}"
-    return html.escape(str(v))
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{_fmt(c)}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
 def _ood_html(ood: dict | None, title: str) -> str:
     if not ood:
         return ""
@@ -308,11 +281,6 @@ def _ood_html(ood: dict | None, title: str) -> str:
     return (f"<h3>{html.escape(title)}</h3><p>{html.escape(ood['scheme'])}; {len(ood['predictions'])} held-out "
             "(source, target, model) rows.</p>" + _table(["predictor", "MAD", "R2", "R2 of the shift"], rows)
             + "<p>Standardised weights (fitted on all pairs):</p>" + _table(["feature", "weight"], weights))
-
-
-CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-       "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;font-size:13px}"
-       "img{max-width:100%}")
 
 
 def _html(results: dict) -> str:
@@ -341,18 +309,14 @@ def _html(results: dict) -> str:
         parts.append(_ood_html(r["ood_label_free"], "label-free dimensions only (a new, unjudged split)"))
         if r["ood"]:
             parts.append(f"<img alt='ood' src='{ood_figure(r['ood'], r['metric'])}'>")
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>evalsift profile</title><style>{CSS}</style>"
-            f"</head><body>{''.join(parts)}</body></html>")
+    return page("evalsift profile", "".join(parts))
 
 
 def write_report(results: dict, out_dir: str | Path) -> dict[str, Path]:
     """Write ``results.json`` (strict JSON, NaN as null) and the self-contained ``report.html`` into ``out_dir``."""
-    from ..io._common import json_default, plain_json
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "results.json", "html": out / "report.html"}
-    paths["json"].write_text(json.dumps(plain_json(results), indent=1, default=json_default, allow_nan=False),
-                             encoding="utf-8")
+    write_json(results, paths["json"])
     paths["html"].write_text(_html(results), encoding="utf-8")
     return paths

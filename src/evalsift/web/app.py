@@ -47,7 +47,8 @@ def create_app(db: str | Path) -> Any:
 
     def page(name: str, code: int = 200, **ctx: Any) -> HTMLResponse:
         return HTMLResponse(env.get_template(name).render(**ctx), status_code=code,
-                            headers={"Content-Security-Policy": "default-src 'self'; object-src 'none'",
+                            headers={"Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
+                                                                "object-src 'none'",
                                      "Cache-Control": "no-store"})
 
     def error(status: int, message: str, **extra: Any) -> JSONResponse:
@@ -68,7 +69,7 @@ def create_app(db: str | Path) -> Any:
             return page("forbidden.html", 403, what="This link is not valid (ask for a new one).")
         project = store.project(who["project_id"])
         return page("annotate.html", token=token, annotator=who["name"], project=project.name, kind=project.kind,
-                    scale=project.settings.get("scale"))
+                    scale=project.settings.get("scale"), question=project.settings.get("question"))
 
     @app.get("/admin/{project_id}", response_class=HTMLResponse)
     def admin_page(project_id: int, token: str = "") -> HTMLResponse:

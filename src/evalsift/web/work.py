@@ -12,6 +12,9 @@ Three kinds of project:
   for one pair of systems.
 - **score** (``--mode score``): every (item, system) of a given selection is scored on the project's
   scale (e.g. 0-100), for ranking many systems.
+- **label** (a score project with a ``question``; ``evalsift omni annotate``): each item is answered yes
+  (score 1) or no (score 0) to the question; items may carry an image (``meta["image"]``, a PNG data
+  URI) that the page shows instead of text.
 
 Rules for handing out work (one *unit* is an item for a pair, or an (item, system) for scores):
 
@@ -154,9 +157,13 @@ class Workspace:
     def create_fixed(self, name: str, pool: Pool, *, mode: str, a: str | None = None, b: str | None = None,
                      systems: Sequence[str] | None = None, scale: tuple[float, float] = (0.0, 100.0),
                      overlap: int = 1, lease_seconds: float = DEFAULT_LEASE_SECONDS,
-                     data: dict | None = None) -> tuple[int, str]:
+                     data: dict | None = None, question: str | None = None,
+                     meta_columns: Sequence[str] = ()) -> tuple[int, str]:
         """A project over a given selection (``pool`` holds exactly the items to judge, in order):
-        ``mode='pairwise'`` (``a`` vs ``b``) or ``mode='score'`` (each of ``systems`` scored on ``scale``)."""
+        ``mode='pairwise'`` (``a`` vs ``b``) or ``mode='score'`` (each of ``systems`` scored on ``scale``).
+        With ``question`` (score mode), a yes/no label project: the scale is 0-1 and people answer the
+        question (yes = 1). ``meta_columns``: metadata columns of ``pool`` stored with each item (an
+        ``image`` column of PNG data URIs is shown on the page)."""
         check_choice("mode", mode, ("pairwise", "score"), where="annotate new")
         _check_overlap(overlap, lease_seconds)
         if mode == "pairwise":
@@ -169,14 +176,20 @@ class Workspace:
             systems = list(systems or pool.systems)
             for s in systems:
                 pool.system_index(s)
+            if question is not None:
+                if not str(question).strip():
+                    raise ParameterError("a label project needs a non-empty --question", field="question")
+                scale = (0.0, 1.0)
             lo, hi = float(scale[0]), float(scale[1])
             if not lo < hi:
                 raise ParameterError(f"--scale needs LOW < HIGH, got {scale}", field="scale")
         settings = {"overlap": overlap, "lease_seconds": lease_seconds, "systems": list(systems),
                     **({"a": a, "b": b} if mode == "pairwise" else {"scale": [float(scale[0]), float(scale[1])]})}
+        if mode == "score" and question is not None:
+            settings["question"] = str(question).strip()
         pid, token = self.store.create_project(name, kind=mode, mode="fixed", settings=settings,
                                                data=data or {"name": pool.name})
-        self.store.add_items(pid, _rows(pool, systems))
+        self.store.add_items(pid, _rows(pool, systems, meta_columns))
         return pid, token
 
     # ------------------------------------------------------------------ the live session
@@ -292,6 +305,10 @@ class Workspace:
             out.update(outputs=[row["outputs"].get(first), row["outputs"].get(second)], answers=ANSWERS)
         else:
             out.update(output=row["outputs"].get(a), scale=project.settings["scale"])
+            if project.settings.get("question"):
+                out["question"] = project.settings["question"]
+        if row["meta"].get("image"):
+            out["image"] = row["meta"]["image"]
         return out
 
     def progress(self, project_id: int, annotator_id: int) -> dict[str, int]:
@@ -416,11 +433,18 @@ def _shown_order(project_id: int, annotator_id: int, item: str, a: str) -> str:
     return "ab" if h[0] % 2 == 0 else "ba"
 
 
-def _rows(pool: Pool, systems: Sequence[str]) -> list[dict[str, Any]]:
+def _rows(pool: Pool, systems: Sequence[str], meta_columns: Sequence[str] = ()) -> list[dict[str, Any]]:
     if not pool.inputs_are_text:
         raise DataError(f"pool {pool.name!r} has non-text inputs; the annotation app shows text", field="input")
+    for c in meta_columns:
+        if c not in pool.metadata:
+            raise DataError(f"pool {pool.name!r} has no metadata column {c!r}", field=c)
+    if "image" in meta_columns and not all(isinstance(v, str) and v.startswith("data:image/png;base64,")
+                                           for v in pool.metadata["image"]):
+        raise DataError("the image column must hold PNG data URIs (data:image/png;base64,...)", field="image")
     return [{"item_id": iid, "position": k, "input": pool.inputs[k],
-             "outputs": {s: pool.outputs[s][k] for s in systems}} for k, iid in enumerate(pool.item_ids)]
+             "outputs": {s: pool.outputs[s][k] for s in systems},
+             "meta": {c: pool.metadata[c][k] for c in meta_columns}} for k, iid in enumerate(pool.item_ids)]
 
 
 def _check_overlap(overlap: int, lease_seconds: float) -> None:

@@ -5,6 +5,7 @@
   const root = document.getElementById("work");
   const token = root.dataset.token;
   const kind = root.dataset.kind;
+  const label = root.dataset.label === "1";   // a yes/no question (score 1 / 0), maybe about an image
   const statusEl = document.getElementById("status");
   const task = document.getElementById("task");
   let current = null;   // the assignment on screen
@@ -45,8 +46,18 @@
     if (a.done) { show("No more work: " + a.reason + ". Thank you!"); return; }
     current = a;
     current.key = newKey();
-    document.getElementById("input").textContent = a.input == null ? "" : a.input;
-    if (kind === "pairwise") {
+    const inputEl = document.getElementById("input");
+    if (inputEl) { inputEl.textContent = a.input == null ? "" : a.input; }
+    if (label) {
+      const img = document.getElementById("image");
+      const text = document.getElementById("out1");
+      if (a.image && a.image.indexOf("data:image/png;base64,") === 0) {
+        img.src = a.image; img.hidden = false; text.hidden = true;
+      } else {
+        img.removeAttribute("src"); img.hidden = true; text.hidden = false;
+        text.textContent = a.output == null ? "" : a.output;
+      }
+    } else if (kind === "pairwise") {
       document.getElementById("out1").textContent = a.outputs[0] == null ? "" : a.outputs[0];
       document.getElementById("out2").textContent = a.outputs[1] == null ? "" : a.outputs[1];
     } else {
@@ -84,6 +95,9 @@
   document.querySelectorAll("button[data-answer]").forEach((b) => {
     b.addEventListener("click", () => send({verdict: b.dataset.answer}));
   });
+  document.querySelectorAll("button[data-label]").forEach((b) => {
+    b.addEventListener("click", () => send({score: Number(b.dataset.label)}));
+  });
   document.querySelectorAll("button[data-skip]").forEach((b) => {
     b.addEventListener("click", () => send({skip: true}));
   });
@@ -95,8 +109,9 @@
     if (!current) { return; }
     const inComment = document.activeElement && document.activeElement.id === "comment";
     if (kind === "pairwise" && !inComment && ["1", "2", "0"].includes(ev.key)) { ev.preventDefault(); send({verdict: ev.key}); }
+    else if (label && !inComment && (ev.key === "y" || ev.key === "n")) { ev.preventDefault(); send({score: ev.key === "y" ? 1 : 0}); }
     else if (!inComment && ev.key === "s" && document.activeElement.id !== "score") { ev.preventDefault(); send({skip: true}); }
-    else if (kind === "score" && ev.key === "Enter") {
+    else if (kind === "score" && !label && ev.key === "Enter") {
       ev.preventDefault();
       send({score: Number(document.getElementById("score").value)});
     }

@@ -1,0 +1,418 @@
+"""``evalsift omni sample | annotate | curve``: OmniInput -- precision and recall over a model's input space.
+
+  omni sample --model toy|digits-lr|digits-mlp|lm|PATH --out DIR     sample rho(z) (resumable)
+  omni annotate --db PATH --samples DIR --per-bin K                   a yes/no project in the app
+  omni curve --samples DIR[,DIR2] --judgments SPEC --out DIR          r(z), PR curves, AUPR, report
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError, ParameterError
+from ._common import (add_quiet, note, nonneg_int, out_dir, positive_float, positive_int, print_json)
+
+MODEL_OPTIONS = {"length": "length", "levels": "levels", "vocab": "vocab", "model_seed": "seed",
+                 "positions": "positions", "values": "values", "train_steps": "steps"}
+SAMPLER_OPTIONS = ("steps", "chains", "replicas", "walkers", "beta_max", "direction", "proposal", "block", "bin_width",
+                   "keep", "burn_in", "thin", "checkpoint_every", "seed", "beta")
+
+
+def _beta_max(text: str) -> float | str:
+    if text == "auto":
+        return text
+    return positive_float(text)
+
+
+def _burn_in(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1) or a number of steps, got {text!r}") from None
+    if v < 0 or (v >= 1 and v != int(v)):
+        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1) or a whole number of steps, got {text!r}")
+    return int(v) if v >= 1 else v
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``omni`` with ``sample``, ``annotate`` and ``curve``."""
+    om = sub.add_parser("omni", help="OmniInput: sample a model's input space by output value, judge representatives "
+                                     "per bin, PR curves over the whole input space")
+    add_quiet(om)
+    osub = om.add_subparsers(dest="omni_cmd", required=True, metavar="{sample,annotate,curve}")
+
+    s = osub.add_parser("sample", help="sample the output distribution rho(z) and representative inputs (resumable: "
+                                       "run it again to continue after an interruption)")
+    s.add_argument("--model", required=True, metavar="NAME|PATH",
+                   help="toy (transformer LM on digit sequences, NLL), digits-lr, digits-mlp (0-vs-1 classifiers on "
+                        "8x8 digits, logit), lm (English LM trained on $EVALSIFT_DATA text, NLL), or a file: a .py with "
+                        "build(**options) -> (model, InputSpace), a .joblib/.pkl scikit-learn classifier")
+    s.add_argument("--out", required=True, metavar="DIR", help="folder for omni.json, candidates.npz and the checkpoint")
+    g = s.add_argument_group("model options")
+    g.add_argument("--length", type=positive_int, help="toy / lm: positions (digits or words; toy default 6, lm 8)")
+    g.add_argument("--levels", type=positive_int, help="digits: grey levels of the input space, 2..17 (default 17)")
+    g.add_argument("--vocab", type=positive_int, help="lm: vocabulary size (default 1000)")
+    g.add_argument("--model-seed", type=nonneg_int, help="seed of the built-in model's training (default 0)")
+    g.add_argument("--train-steps", type=positive_int, help="toy / lm: training steps (defaults: 1500 / 2500)")
+    g.add_argument("--positions", type=positive_int, help="a pickled classifier: positions of its input space")
+    g.add_argument("--values", type=positive_int, help="a pickled classifier: values per position (0..V-1)")
+    q = s.add_argument_group("sampler")
+    q.add_argument("--sampler", default="pt", help="pt (parallel tempering + reweighting), wang_landau, metropolis, "
+                                                   "uniform, exact ('evalsift methods' lists them)")
+    q.add_argument("--steps", type=positive_int, help="moves per walker (default 4000); a larger value extends a "
+                                                      "finished run in the same --out")
+    q.add_argument("--chains", type=positive_int, help="independent chains; their spread is the error bar (default 4)")
+    q.add_argument("--replicas", type=positive_int, help="pt: temperatures per chain (default 16)")
+    q.add_argument("--walkers", type=positive_int, help="wang_landau / metropolis / uniform: walkers per chain")
+    q.add_argument("--beta-max", type=_beta_max, help="pt: the coldest inverse temperature, or auto (default)")
+    q.add_argument("--beta", type=float, help="metropolis: the inverse temperature (default 0)")
+    q.add_argument("--direction", choices=["auto", "high", "low", "both"],
+                   help="pt: the tail of z the cold replicas explore (auto: the model's positive side)")
+    q.add_argument("--proposal", choices=["single", "block", "gradient"],
+                   help="moves: one position (default), a block / image patch, or gradient-informed (torch models)")
+    q.add_argument("--block", type=positive_int, help="block size (positions, or the side of an image patch)")
+    q.add_argument("--bin-width", type=positive_float, help="width of the output bins (default: from the pilot, ~80 "
+                                                            "bins; exact needs it)")
+    q.add_argument("--keep", type=positive_int, help="candidate inputs kept per replica and bin (default 32)")
+    q.add_argument("--burn-in", type=_burn_in, help="steps not recorded: a fraction of --steps or a number")
+    q.add_argument("--thin", type=positive_int, help="record every n-th step (default 1)")
+    q.add_argument("--checkpoint-every", type=positive_float, help="seconds between checkpoints (default 60)")
+    q.add_argument("--seed", type=nonneg_int, default=None, help="random seed (default 0)")
+    s.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_quiet(s)
+    s.set_defaults(handler=cmd_sample)
+
+    a = osub.add_parser("annotate", help="a project in the annotation app: people answer a yes/no question about "
+                                         "--per-bin representative inputs of every bin")
+    a.add_argument("--db", required=True, metavar="PATH", help="the workspace's SQLite store")
+    a.add_argument("--samples", required=True, metavar="DIR", help="the --out folder of 'evalsift omni sample'")
+    a.add_argument("--per-bin", type=positive_int, default=10, help="representatives per output bin")
+    a.add_argument("--bin-width", type=positive_float, help="coarser bins (a whole multiple of the sampling width)")
+    a.add_argument("--name", help="project name (default: omni-MODEL-<samples id>)")
+    a.add_argument("--question", help="the yes/no question (default: chosen from the model, e.g. 'Is this digit a 1?')")
+    a.add_argument("--overlap", type=positive_int, default=1, help="answers per input, from different people")
+    a.add_argument("--lease-seconds", type=positive_float, default=600.0, help="how long an input stays with one person")
+    a.add_argument("--seed", type=nonneg_int, default=0, help="seed of the representatives' draw")
+    a.add_argument("--json", action="store_true", help='print {"project": ID, "admin_token": ..., "items": N}')
+    add_quiet(a)
+    a.set_defaults(handler=cmd_annotate)
+
+    c = osub.add_parser("curve", help="r(z) from judged representatives, precision/recall over the input space (Eq. "
+                                      "3-4), PR curves, AUPR; results.json, pr.png, density.png, grids, report.html")
+    c.add_argument("--samples", required=True, metavar="DIR[,DIR2,...]",
+                   help="one or more --out folders of 'omni sample' (several: the models are compared)")
+    c.add_argument("--judgments", required=True, metavar="SPEC",
+                   help="who judges: rule:toy (the toy's exact rule), proxy:digits (a PROXY for a person), "
+                        "llm:MODEL (an LLM judge; --judge-url), db:PATH or PATH.db (people's answers in the app), or "
+                        "FILE.jsonl (judgments written earlier)")
+    c.add_argument("--out", required=True, metavar="DIR", help="folder for the results and the report")
+    c.add_argument("--per-bin", type=positive_int, default=10, help="representatives judged per bin (rule, proxy, llm)")
+    c.add_argument("--bin-width", type=positive_float, help="coarser bins (a whole multiple of the sampling width)")
+    c.add_argument("--seed", type=nonneg_int, default=0, help="seed of the representatives' draw and the intervals")
+    c.add_argument("--project", metavar="ID", help="with a store: the omni project (default: the one for these samples)")
+    c.add_argument("--question", help="llm: the yes/no question (default: chosen from the model)")
+    c.add_argument("--boot", type=positive_int, default=1000, help="draws behind the intervals")
+    j = c.add_argument_group("LLM judge (--judgments llm:MODEL)")
+    j.add_argument("--judge-url", metavar="URL", help="the OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    j.add_argument("--judge-key-env", default="OPENAI_API_KEY", metavar="VAR", help="environment variable with the key")
+    j.add_argument("--judge-concurrency", type=positive_int, default=4, help="requests in flight at once")
+    j.add_argument("--judge-timeout", type=positive_float, default=60.0, help="seconds per request")
+    j.add_argument("--db", metavar="PATH", help="a store that caches the judge's answers (default: evalsift.db)")
+    c.add_argument("--json", action="store_true", help="print the results' summary as JSON")
+    add_quiet(c)
+    c.set_defaults(handler=cmd_curve)
+
+
+# ---------------------------------------------------------------------------------------------- sample
+def _model_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {opt: getattr(args, flag) for flag, opt in MODEL_OPTIONS.items() if getattr(args, flag, None) is not None}
+
+
+def build_model(spec: str, options: dict[str, Any], quiet: bool | None = None):
+    """``(model, space)`` for ``--model`` with the options given; an option the model does not take is
+    named in the error."""
+    import inspect
+
+    from ..omninput import load_model, omni_models
+
+    if spec in omni_models:
+        factory = omni_models.get(spec)
+        takes = set(inspect.signature(factory).parameters)
+        wrong = [k for k in options if k not in takes]
+        if wrong:
+            flags = ", ".join("--" + next(f for f, o in MODEL_OPTIONS.items() if o == k).replace("_", "-") for k in wrong)
+            raise ParameterError(f"{flags} does not apply to --model {spec}", field="model")
+        if "quiet" in takes:
+            options = {**options, "quiet": quiet}
+    return load_model(spec, **options)
+
+
+def _sampler_params(args: argparse.Namespace) -> dict[str, Any]:
+    from ..omninput import samplers
+
+    cls = samplers.get(args.sampler)
+    names = set(cls._param_names())
+    given = {k: getattr(args, k) for k in SAMPLER_OPTIONS if getattr(args, k, None) is not None}
+    wrong = [k for k in given if k not in names]
+    if wrong:
+        raise ParameterError(f"{', '.join('--' + k.replace('_', '-') for k in wrong)} does not apply to --sampler "
+                             f"{args.sampler}; its parameters: {', '.join(sorted(names))}", field="sampler")
+    return given
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    """``evalsift omni sample``."""
+    from ..omninput import Interrupted, OmniSamples, make_sampler
+    from ..progress import is_quiet
+
+    params = _sampler_params(args)  # checked before any training
+    folder = out_dir(args.out)
+    sampler = make_sampler(args.sampler, **params)
+    sampler._validate()
+    model, space = build_model(args.model, _model_options(args), quiet=is_quiet())
+    print(f"{model.name}: {space!r}; sampler {args.sampler}", file=sys.stderr)
+    try:
+        samples = sampler.run(model, space, checkpoint=folder, model_spec=args.model)
+    except KeyboardInterrupt:
+        print(f"interrupted; the run is saved in {folder}: run the same command again to resume it", file=sys.stderr)
+        raise
+    except Interrupted:  # pragma: no cover - only with stop_at
+        raise
+    samples.save(folder)
+    _sample_notes(samples)
+    if args.json:
+        print_json({"summary": samples.summary(), **{k: v for k, v in samples.to_dict().items()
+                                                      if k not in ("ln_rho", "ln_rho_chains", "counts", "bins")}})
+    else:
+        print(samples.summary())
+        print(f"wrote {folder / 'omni.json'} and {folder / 'candidates.npz'}", file=sys.stderr)
+    assert isinstance(samples, OmniSamples)
+    return 0
+
+
+def _sample_notes(samples) -> None:
+    d = samples.diagnostics
+    if d.get("round_trips") == 0:
+        note("no replica made a round trip between the hottest and the coldest temperature: the estimate of the rare "
+             "bins may not have converged; raise --steps (or --replicas)")
+    sw = d.get("swap_acceptance_min")
+    if sw is not None and sw < 0.05:
+        note(f"some neighbouring temperatures swap rarely (acceptance {sw:.3f}): raise --replicas")
+    sd = d.get("chain_sd_max")
+    if sd is not None and sd > 1.0:
+        note(f"the independent chains disagree on ln rho by up to {sd:.2f} (standard deviation) in a bin holding >= 1e-6 "
+             "of the space: raise --steps")
+    if d.get("one_over_t") is not None and not all(d["one_over_t"]):
+        note("Wang-Landau has not reached its 1/t stage in every chain (its histogram never got flat enough often); "
+             "the estimate is rough: raise --steps")
+
+
+# ---------------------------------------------------------------------------------------------- annotate
+def default_question(samples) -> str:
+    """The yes/no question for a model's representatives."""
+    from ..omninput.judge import DEFAULT_QUESTIONS
+
+    info = samples.model.get("info") or {}
+    if info.get("designated_class") is not None:
+        return f"Is this a handwritten {info['designated_class']}?"
+    if info.get("rule"):
+        return f"Is it true that {info['rule'].replace('==', 'equals')}?"
+    return DEFAULT_QUESTIONS[samples.space.kind]
+
+
+def cmd_annotate(args: argparse.Namespace) -> int:
+    """``evalsift omni annotate``."""
+    from ..omninput import OmniSamples, to_pool
+    from ..store import Store
+    from ..web import Workspace
+
+    samples = OmniSamples.load(args.samples).with_bin_width(args.bin_width)
+    reps = samples.representatives(args.per_bin, seed=args.seed)
+    pool = to_pool(samples, reps)
+    fp = samples.fingerprint()
+    name = args.name or f"omni-{samples.model.get('name')}-{fp[:6]}"
+    question = args.question or default_question(samples)
+    meta = ["bin", "z", "x"] + (["image"] if "image" in pool.metadata else [])
+    data = {"omni": {"samples": str(Path(args.samples).resolve()), "fingerprint": fp, "per_bin": args.per_bin,
+                     "seed": args.seed, "bin_width": samples.bin_width}}
+    pid, token = Workspace(Store(args.db)).create_fixed(name, pool, mode="score", systems=pool.systems,
+                                                        question=question, overlap=args.overlap,
+                                                        lease_seconds=args.lease_seconds, data=data,
+                                                        meta_columns=meta)
+    if args.json:
+        print_json({"project": pid, "admin_token": token, "items": pool.n_items, "question": question})
+        return 0
+    print(f"project {pid} ({name}) in {args.db}: {pool.n_items} inputs ({args.per_bin} per bin, {samples.bins.size} "
+          f"bins); question: {question}")
+    print(f"admin token (shown once): {token}")
+    print(f"next: evalsift annotate add-annotator --db {args.db} --project {pid} --name NAME   (prints the person's "
+          f"link); evalsift serve --db {args.db}; then evalsift omni curve --samples {args.samples} --judgments "
+          f"db:{args.db} --out DIR")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------- curve
+def _judge_spec_kind(spec: str) -> str:
+    kind = spec.partition(":")[0]
+    if kind in ("rule", "proxy", "llm", "db"):
+        return kind
+    if spec.endswith(".db") or spec.endswith(".sqlite"):
+        return "db"
+    if spec.endswith(".jsonl") or spec.endswith(".ndjson"):
+        return "file"
+    raise ParameterError(f"--judgments {spec!r}: expected rule:NAME, proxy:NAME, llm:MODEL, db:PATH (or PATH.db) or "
+                         "FILE.jsonl", field="judgments")
+
+
+def _llm_judge(args: argparse.Namespace):
+    from ..omninput.judge import omni_template_path
+    from ..oracle import make_oracle
+    from ..store import DEFAULT_DB, Store
+
+    judge = make_oracle(args.judgments, base_url=args.judge_url, key_env=args.judge_key_env,
+                        score_template=omni_template_path(), scale=(0, 1), concurrency=args.judge_concurrency,
+                        timeout=args.judge_timeout)
+    judge.cache = Store(args.db or DEFAULT_DB).llm_cache()
+    return judge
+
+
+def cmd_curve(args: argparse.Namespace) -> int:
+    """``evalsift omni curve``."""
+    from ..omninput import OmniSamples, common_recall_range, cross_model, make_labeler, omni_curve, pr_curve
+    from ..omninput.curves import label_rates
+    from ..omninput.judge import (judge_with_labeler, judge_with_llm, judgments_from_store, labels_for,
+                                  read_judgments_file)
+    from ..omninput.report import write_curve_report
+    from ..store import Store
+
+    kind = _judge_spec_kind(args.judgments)
+    folders = [f.strip() for f in args.samples.split(",") if f.strip()]
+    if not folders:
+        raise ParameterError("--samples needs at least one folder", field="samples")
+    all_samples = [OmniSamples.load(f).with_bin_width(args.bin_width) for f in folders]
+    names = [str(s.model.get("name")) for s in all_samples]
+    if len(set(names)) < len(names):
+        names = [f"{n} ({Path(f).name})" for n, f in zip(names, folders)]
+        for s, n in zip(all_samples, names):
+            s.model["name"] = n
+    out = out_dir(args.out)
+    notes: list[str] = []
+    judge_info: dict[str, Any] = {"spec": args.judgments, "kind": kind}
+    llm = _llm_judge(args) if kind == "llm" else None
+    store = None
+    if kind == "db":
+        path = args.judgments[3:] if args.judgments.startswith("db:") else args.judgments
+        if not Path(path).is_file():
+            raise DataError(f"--judgments {args.judgments}: no store at {path}", field="judgments")
+        store = Store(path)
+    file_judgments = read_judgments_file(args.judgments) if kind == "file" else None
+    per_model = []
+    for s, folder in zip(all_samples, folders):
+        reps = s.representatives(args.per_bin, seed=args.seed)
+        if kind in ("rule", "proxy"):
+            opts = {}
+            if args.judgments.endswith(":toy") and (s.model.get("info") or {}).get("modulus"):
+                opts["modulus"] = s.model["info"]["modulus"]
+            if args.judgments.endswith(":digits") and (s.model.get("info") or {}).get("levels"):
+                opts["levels"] = s.model["info"]["levels"]
+            lab = make_labeler(args.judgments, **opts)
+            js = judge_with_labeler(s, reps, lab)
+            judge_info["note"] = lab.note
+        elif kind == "llm":
+            question = args.question or default_question(s)
+            js = judge_with_llm(s, reps, llm, question)
+            judge_info.update(note=f"an LLM judge ({llm.model}) asked: {question}", question=question)
+            errors = [j for j in js if j.status == "error"]
+            if errors:
+                notes.append(f"{s.model['name']}: the judge gave no answer for {len(errors)} of {len(js)} inputs (first: "
+                             f"{errors[0].detail.get('reason')}); they are left out")
+        elif kind == "db":
+            js, project = judgments_from_store(store, s, args.project)
+            judge_info.update(note=f"people's answers in project {project.id} ({project.name}): "
+                                   f"{project.settings.get('question')}", project=project.id)
+            reps = _project_reps(store, project.id, s)
+            z_known = dict(zip(reps.ids, reps.z.tolist()))
+        else:
+            js = file_judgments
+            judge_info["note"] = f"judgments read from {args.judgments}"
+        ids, z, y = labels_for(s, js, z_known if kind == "db" else None)
+        if not ids:
+            raise DataError(f"{s.model['name']}: no finished judgment to build r(z) from", field="judgments")
+        per_model.append((s, reps, ids, z, y, js))
+    curves_raw = []
+    for s, _, ids, z, y, _ in per_model:
+        rates = label_rates(s, z, y)
+        curves_raw.append(pr_curve(s.ln_rho, rates.r, s.positive))
+    common = common_recall_range(curves_raw) if len(per_model) > 1 else None
+    results: dict[str, Any] = {"models": [], "common_recall": list(common) if common else None,
+                               "judge": judge_info, "per_bin": args.per_bin, "seed": args.seed, "notes": notes,
+                               "cross_model": cross_model([p[0] for p in per_model]) if len(per_model) > 1 else None}
+    with open(out / "judgments.jsonl", "w", encoding="utf-8") as f:
+        import json
+
+        for p in per_model:
+            for j in p[5]:
+                f.write(json.dumps(j.to_dict(), ensure_ascii=False) + "\n")
+    labels_maps = []
+    for (s, reps, ids, z, y, _), folder in zip(per_model, folders):
+        c = omni_curve(s, z, y, n_boot=args.boot, seed=args.seed,
+                       common=common if common and common[1] > common[0] else None)
+        c["samples"] = {"folder": str(folder), "summary": s.summary(), "sampler": s.sampler,
+                        "diagnostics": s.diagnostics, "model": s.model}
+        results["models"].append(c)
+        labels_maps.append(dict(zip(ids, y.tolist())))
+        if float(y.sum()) == 0:
+            notes.append(f"{s.model['name']}: no judged input was positive ({len(y)} judged): precision is 0 at every "
+                         "threshold and recall is undefined; the intervals bound how much precision there could be")
+        if c["interpolated_mass"] > 0.01:
+            notes.append(f"{s.model['name']}: r(z) is interpolated in bins holding {c['interpolated_mass']:.1%} of the "
+                         "input space (no judged input there): judge more per bin")
+    if common is not None and common[1] <= common[0]:
+        notes.append("the models' recall ranges do not overlap: no AUPR on a common range")
+    if kind == "proxy":
+        notes.append("the labels come from a PROXY, not from people: " + judge_info.get("note", ""))
+    paths = write_curve_report(results, out, [p[0] for p in per_model], [p[1] for p in per_model], labels_maps)
+    for n in notes:
+        note(n)
+    if args.json:
+        print_json({"models": [{k: c[k] for k in ("model", "aupr", "auroc", "positive_share", "n_judgments")}
+                               | {"aupr_interval": c["intervals"]["aupr"], "aupr_common": c.get("aupr_common")}
+                               for c in results["models"]], "common_recall": results["common_recall"]})
+    else:
+        _print_curves(results)
+    print(f"wrote {paths['json']}, {paths['pr']}, {paths['html']}", file=sys.stderr)
+    return 0
+
+
+def _project_reps(store, project_id: int, samples):
+    """The inputs a project showed (its items' stored x, z and bin), as Representatives."""
+    import json
+
+    import numpy as np
+
+    from ..omninput.samples import Representatives
+
+    items = store.items(project_id)
+    x = np.array([json.loads(r["meta"]["x"]) for r in items], dtype=samples.space.dtype) if items else \
+        np.zeros((0, samples.space.n_positions), dtype=samples.space.dtype)
+    z = np.array([float(r["meta"]["z"]) for r in items])
+    b = np.floor(z / samples.bin_width).astype(np.int64)
+    return Representatives([r["item_id"] for r in items], x, z, b)
+
+
+def _print_curves(results: dict) -> None:
+    print(f"judge: {results['judge']['spec']} ({results['judge']['kind']})")
+    print(f"  {'model':<24} {'AUPR':>7} {'95% (judgments)':>18} {'AUPR common':>11} {'AUROC':>7} {'pos. share':>10} "
+          f"{'judged':>6}")
+    for c in results["models"]:
+        lo, hi = c["intervals"]["aupr"]
+        ac = c.get("aupr_common")
+        print(f"  {c['model']:<24} {c['aupr']:7.4f} {f'[{lo:.4f}, {hi:.4f}]':>18} "
+              f"{'-' if ac is None else f'{ac:.4f}':>11} {c['auroc']:7.4f} {c['positive_share']:10.3g} "
+              f"{c['n_judgments']:6d}")
+    if results.get("common_recall"):
+        lo, hi = results["common_recall"]
+        print(f"  common recall range: [{lo:.3f}, {hi:.3f}]")

@@ -1,0 +1,220 @@
+"""The OmniInput report: ``results.json``, ``pr.png``, ``density.png``, ``grid-<model>.png`` and a
+self-contained ``report.html`` (figures embedded, representative inputs shown per bin with their labels).
+
+``results.json`` keys: ``models`` (one :func:`~.curves.omni_curve` dict per model, plus ``samples``: the
+sampler, its diagnostics and the model's description), ``common_recall`` (the recall range every curve
+covers, or null for one model), ``cross_model`` (:func:`~.curves.cross_model`), ``judge`` (who judged
+and how: ``kind`` rule | proxy | llm | human | file, with its note), ``per_bin`` and ``seed``, ``notes``.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..report.html import page, png_uri, table, write_json
+from .samples import OmniSamples, Representatives
+
+GRID_BINS = 12
+GRID_PER_BIN = 8
+
+
+def _plt():
+    from ..report.plots import _pyplot
+
+    return _pyplot()
+
+
+def density_figure(samples: Sequence[OmniSamples], cross: dict[str, Any] | None = None) -> Any:
+    """ln of the share of the input space per bin (entire-distribution normalisation) against z, with the
+    chains' range; beside it, the cross-model normalisation."""
+    plt = _plt()
+    n = 2 if cross and len(samples) > 1 else 1
+    fig, axes = plt.subplots(1, n, figsize=(6.2 * n, 4.0), dpi=100, squeeze=False)
+    ax = axes[0, 0]
+    for k, s in enumerate(samples):
+        share = (s.ln_rho - np.logaddexp.reduce(s.ln_rho)) / np.log(10)
+        ax.step(s.centers, share, where="mid", color=f"C{k}", label=str(s.model.get("name")))
+        ch = s.ln_rho_chains
+        if ch.size and ch.shape[0] > 1:
+            with np.errstate(invalid="ignore"):
+                norm = (ch - np.logaddexp.reduce(np.nan_to_num(ch, nan=-np.inf), axis=1, keepdims=True)) / np.log(10)
+            ax.fill_between(s.centers, np.nanmin(norm, axis=0), np.nanmax(norm, axis=0), step="mid", color=f"C{k}",
+                            alpha=0.2, lw=0)
+    ax.set_xlabel("model output z")
+    ax.set_ylabel("log10 share of the input space")
+    ax.set_title("output distribution (band: independent chains)", fontsize=9)
+    ax.legend(fontsize=7)
+    if n == 2:
+        ax2 = axes[0, 1]
+        e = np.asarray(cross["edges"])
+        for k, (s, m) in enumerate(zip(samples, cross["mass"])):
+            with np.errstate(divide="ignore"):
+                ax2.step((e[:-1] + e[1:]) / 2, np.log10(np.asarray(m)), where="mid", color=f"C{k}",
+                         label=str(s.model.get("name")))
+        ax2.set_xlabel(f"z rescaled to [0, 1] over all models ({cross['z_min']:.3g} .. {cross['z_max']:.3g})")
+        ax2.set_ylabel("log10 share")
+        ax2.set_title("cross-model normalisation", fontsize=9)
+    return fig
+
+
+def pr_figure(curves: Sequence[dict[str, Any]], common: Sequence[float] | None = None) -> Any:
+    """Precision against recall per model, with the judgments' 95% band; the common recall range shaded."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.0), dpi=100)
+    ax, ax2 = axes
+    for k, c in enumerate(curves):
+        rec, prec = np.asarray(c["recall"]), np.asarray(c["precision"])
+        label = f"{c['model']} (AUPR {c['aupr']:.3g})"
+        ax.plot(rec, prec, marker=".", ms=3, color=f"C{k}", label=label)
+        if rec.size and rec[0] > 0:  # below the first point: the most positive bin's precision (binning assumption)
+            ax.plot([0, rec[0]], [prec[0], prec[0]], ls="--", lw=1, color=f"C{k}")
+        iv = c.get("intervals") or {}
+        if iv.get("precision"):
+            lo, hi = np.asarray(iv["precision"])
+            ax.fill_between(rec, lo, hi, color=f"C{k}", alpha=0.15, lw=0)
+        ax2.plot(c["z_center"], c["r"], marker="o", ms=3, color=f"C{k}", label=c["model"])
+        lo, hi = np.asarray(c["r_lo"], dtype=float), np.asarray(c["r_hi"], dtype=float)
+        ok = np.isfinite(lo)
+        ax2.vlines(np.asarray(c["z_center"])[ok], lo[ok], hi[ok], color=f"C{k}", alpha=0.4)
+    if common is not None and common[1] > common[0]:
+        ax.axvspan(common[0], common[1], color="grey", alpha=0.1, lw=0, label="common recall range")
+    ax.set_xlabel("recall over the input space")
+    ax.set_ylabel("precision over the input space")
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize=7)
+    ax.set_title("PR curve (Eq. 3-4; band: 95% from the judgments)", fontsize=9)
+    ax2.set_xlabel("model output z (bin centre)")
+    ax2.set_ylabel("r(z): share judged positive")
+    ax2.set_ylim(-0.02, 1.02)
+    ax2.set_title("r(z): posterior mean and 95% interval per judged bin", fontsize=9)
+    ax2.legend(fontsize=7)
+    return fig
+
+
+def grid_figure(samples: OmniSamples, reps: Representatives, labels: dict[str, float],
+                bins: int = GRID_BINS, per_bin: int = GRID_PER_BIN) -> Any:
+    """Representative images per bin (rows: the most positive bins first), each framed by its label
+    (green: judged yes, red: no, grey: not judged)."""
+    plt = _plt()
+    chosen = sorted(set(reps.bin.tolist()), reverse=samples.positive == "high")
+    if len(chosen) > bins:
+        chosen = [chosen[int(round(i))] for i in np.linspace(0, len(chosen) - 1, bins)]
+    shape = samples.space.shape or (1, samples.space.n_positions)
+    fig, axes = plt.subplots(len(chosen), per_bin, figsize=(per_bin * 0.9 + 1.2, len(chosen) * 0.95 + 0.3), dpi=100,
+                             squeeze=False)
+    top = samples.space.n_values - 1
+    for row, b in zip(axes, chosen):
+        idx = np.flatnonzero(reps.bin == b)[:per_bin]
+        for j, ax in enumerate(row):
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if j >= idx.size:
+                ax.axis("off")
+                continue
+            i = idx[j]
+            ax.imshow(reps.x[i].reshape(shape), cmap="gray_r", vmin=0, vmax=top, interpolation="nearest")
+            lab = labels.get(reps.ids[i])
+            color = "grey" if lab is None else ("tab:green" if lab >= 0.5 else "tab:red")
+            for sp in ax.spines.values():
+                sp.set_color(color)
+                sp.set_linewidth(2.5)
+        row[0].set_ylabel(f"z={b * samples.bin_width:.3g}", rotation=0, ha="right", va="center", fontsize=7)
+    fig.suptitle(f"{samples.model.get('name')}: representative inputs per output bin (frame: green yes, red no)",
+                 fontsize=8)
+    return fig
+
+
+def _grid_text(samples: OmniSamples, reps: Representatives, labels: dict[str, float]) -> str:
+    chosen = sorted(set(reps.bin.tolist()), reverse=samples.positive == "high")
+    if len(chosen) > GRID_BINS:
+        chosen = [chosen[int(round(i))] for i in np.linspace(0, len(chosen) - 1, GRID_BINS)]
+    rows = []
+    for b in chosen:
+        idx = np.flatnonzero(reps.bin == b)[:GRID_PER_BIN]
+        for i in idx:
+            lab = labels.get(reps.ids[i])
+            rows.append([f"{b * samples.bin_width:.3g}", samples.space.render_text(reps.x[i]),
+                         "" if lab is None else ("yes" if lab >= 0.5 else "no")])
+    return table(["bin (z)", "input", "judged"], rows)
+
+
+def _summary_rows(curves: Sequence[dict[str, Any]]) -> list[list[Any]]:
+    rows = []
+    for c in curves:
+        iv = c.get("intervals", {})
+        au = iv.get("aupr", [np.nan, np.nan])
+        dec = c.get("decision") or {}
+        rows.append([c["model"], c["aupr"], f"[{au[0]:.3g}, {au[1]:.3g}]", c.get("aupr_common"),
+                     c.get("aupr_common_normalised"), c["auroc"], c["positive_share"], dec.get("precision"),
+                     dec.get("recall"), c["n_judgments"], c["interpolated_mass"]])
+    return rows
+
+
+def write_curve_report(results: dict[str, Any], out_dir: str | Path, samples: Sequence[OmniSamples],
+                       reps: Sequence[Representatives], labels: Sequence[dict[str, float]]) -> dict[str, Path]:
+    """Write results.json, pr.png, density.png, grid-<model>.png (image spaces) and report.html."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {"json": write_json(results, out / "results.json")}
+    curves = results["models"]
+    common = results.get("common_recall")
+    figs = {"pr": pr_figure(curves, common), "density": density_figure(samples, results.get("cross_model"))}
+    uris = {}
+    for name, fig in figs.items():
+        fig.tight_layout()
+        fig.savefig(out / f"{name}.png")
+        uris[name] = png_uri(fig)
+        paths[name] = out / f"{name}.png"
+    grids = []
+    for s, r, lab in zip(samples, reps, labels):
+        name = str(s.model.get("name"))
+        if s.space.kind == "image":
+            fig = grid_figure(s, r, lab)
+            p = out / f"grid-{_safe(name)}.png"
+            fig.tight_layout()
+            fig.savefig(p)
+            paths[f"grid-{name}"] = p
+            grids.append(f"<h3>{html.escape(name)}</h3><img alt='representatives of {html.escape(name)}' "
+                         f"src='{png_uri(fig)}'>")
+        else:
+            grids.append(f"<h3>{html.escape(name)}</h3>" + _grid_text(s, r, lab))
+    paths["html"] = out / "report.html"
+    paths["html"].write_text(_html(results, uris, grids), encoding="utf-8")
+    return paths
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+
+
+def _html(results: dict[str, Any], uris: dict[str, str], grids: list[str]) -> str:
+    judge = results["judge"]
+    parts = ["<h1>OmniInput: precision and recall over the input space</h1>",
+             f"<p>Judge: <b>{html.escape(judge['spec'])}</b> ({html.escape(judge['kind'])}). "
+             f"{html.escape(judge.get('note') or '')}</p>",
+             f"<p>{results['per_bin']} representative(s) judged per bin (seed {results['seed']}).</p>"]
+    parts += [f"<p>note: {html.escape(n)}</p>" for n in results.get("notes", [])]
+    parts.append(table(["model", "AUPR (own range)", "95% interval (judgments)", "AUPR (common range)",
+                        "... / width", "AUROC", "positive share of the space", "precision at z>0", "recall at z>0",
+                        "judgments", "mass with interpolated r"], _summary_rows(results["models"])))
+    if results.get("common_recall"):
+        lo, hi = results["common_recall"]
+        parts.append(f"<p>Common recall range of the models: [{lo:.3g}, {hi:.3g}].</p>")
+    parts.append(f"<h2>PR curves and r(z)</h2><img alt='PR curves' src='{uris['pr']}'>")
+    parts.append(f"<h2>Output distributions</h2><img alt='output distributions' src='{uris['density']}'>")
+    for m in results["models"]:
+        s = m["samples"]
+        d = s.get("diagnostics", {})
+        parts.append(f"<h3>{html.escape(str(m['model']))}: sampling</h3><p>{html.escape(s['summary'])}</p>")
+        parts.append(table(["diagnostic", "value"], [[k, v if not isinstance(v, (list, dict)) else str(v)[:120]]
+                                                      for k, v in d.items()]))
+    parts.append("<h2>Representative inputs per bin</h2>" + "".join(grids))
+    return page("evalsift omni curve", "".join(parts))
+
+
+__all__ = ["density_figure", "grid_figure", "pr_figure", "write_curve_report"]
