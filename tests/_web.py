@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
 import socket
 import threading
 import time
@@ -81,3 +84,40 @@ def pair_pool(n: int = 60, p_a: float = 1.0, seed: int = 0, evil: bool = False) 
                 systems=["A", "B"], outputs={"A": out_a, "B": out_b},
                 scores={"human": np.column_stack([a_wins, ~a_wins]).astype(float)}, human_metrics=["human"],
                 name="pairs")
+
+
+# ---------------------------------------------------------------------------------------------- the browser
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# Debian's chromium, headless, with nothing reaching for the network (never 'playwright install')
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+
+
+def browser_missing() -> str | None:
+    """Why the browser tests cannot run here (no chromium, no playwright), or None. Under
+    EVALSIFT_REQUIRE_BROWSER=1 (CI) a missing browser fails the tests instead of skipping them."""
+    import pytest
+
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        why = "browser tests need the playwright package"
+    else:
+        why = None if CHROMIUM else "needs Debian's chromium: apt-get install -y chromium"
+    if why and os.environ.get("EVALSIFT_REQUIRE_BROWSER", "") not in ("", "0"):
+        pytest.fail(f"EVALSIFT_REQUIRE_BROWSER=1 but {why}", pytrace=False)
+    return why
+
+
+@contextlib.contextmanager
+def chromium():
+    """A headless Debian chromium under Playwright, closed on exit."""
+    from playwright import sync_api
+
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()

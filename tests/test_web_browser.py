@@ -4,34 +4,24 @@ One annotator completes a live pairwise project by keyboard until the Session de
 at once with overlap 2; a score project; model outputs with <script> and <img onerror> render inert.
 """
 
-import os
-import shutil
-
 import pytest
 
 pytest.importorskip("fastapi", reason="the annotation app needs evalsift[web]")
-sync_api = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package")
 
 from evalsift.select import make_selector  # noqa: E402
 from evalsift.store import Store  # noqa: E402
 from evalsift.web import Workspace  # noqa: E402
 
-from _web import Server, pair_pool  # noqa: E402
+from _web import Server, browser_missing, chromium, pair_pool  # noqa: E402
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-if CHROMIUM is None and os.environ.get("EVALSIFT_REQUIRE_BROWSER", "") not in ("", "0"):
-    pytest.fail("EVALSIFT_REQUIRE_BROWSER=1 but no chromium on PATH (apt-get install -y chromium)", pytrace=False)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium: apt-get install -y chromium")
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+_MISSING = browser_missing()
+pytestmark = pytest.mark.skipif(_MISSING is not None, reason=_MISSING or "")
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def wait_task_or_done(page):

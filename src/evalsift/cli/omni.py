@@ -62,8 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     q = s.add_argument_group("sampler")
     q.add_argument("--sampler", default="pt", help="pt (parallel tempering + reweighting), wang_landau, metropolis, "
                                                    "uniform, exact ('evalsift methods' lists them)")
-    q.add_argument("--steps", type=positive_int, help="moves per walker (default 4000); a larger value extends a "
-                                                      "finished run in the same --out")
+    q.add_argument("--steps", type=positive_int, help="moves per walker (defaults: pt 10000, wang_landau 20000, "
+                                                      "metropolis 4000, uniform 250 x 1024 draws); a larger value "
+                                                      "extends a finished run in the same --out")
     q.add_argument("--chains", type=positive_int, help="independent chains; their spread is the error bar (default 4)")
     q.add_argument("--replicas", type=positive_int, help="pt: temperatures per chain (default 16)")
     q.add_argument("--walkers", type=positive_int, help="wang_landau / metropolis / uniform: walkers per chain")
@@ -71,8 +72,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--beta", type=float, help="metropolis: the inverse temperature (default 0)")
     q.add_argument("--direction", choices=["auto", "high", "low", "both"],
                    help="pt: the tail of z the cold replicas explore (auto: the model's positive side)")
-    q.add_argument("--proposal", choices=["single", "block", "gradient"],
-                   help="moves: one position (default), a block / image patch, or gradient-informed (torch models)")
+    q.add_argument("--proposal", choices=["mixed", "single", "block", "gradient"],
+                   help="moves: mixed (default: one position or a block, by a coin), one position, a block / image "
+                        "patch, or gradient-informed (torch models with forward_onehot)")
     q.add_argument("--block", type=positive_int, help="block size (positions, or the side of an image patch)")
     q.add_argument("--bin-width", type=positive_float, help="width of the output bins (default: from the pilot, ~80 "
                                                             "bins; exact needs it)")
@@ -173,6 +175,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     sampler = make_sampler(args.sampler, **params)
     sampler._validate()
     model, space = build_model(args.model, _model_options(args), quiet=is_quiet())
+    sampler.check_model(model)
     print(f"{model.name}: {space!r}; sampler {args.sampler}", file=sys.stderr)
     try:
         samples = sampler.run(model, space, checkpoint=folder, model_spec=args.model)
@@ -198,6 +201,11 @@ def _sample_notes(samples) -> None:
     if d.get("round_trips") == 0:
         note("no replica made a round trip between the hottest and the coldest temperature: the estimate of the rare "
              "bins may not have converged; raise --steps (or --replicas)")
+    dr = d.get("drift_bins_max")
+    if dr is not None and dr > 0.5:
+        note(f"a replica's mean output moved by {dr:.2f} bins between the first and second half of the recorded steps: "
+             "it was still drifting toward equilibrium, which biases the rare bins (by a factor up to e^(beta x drift)); "
+             "raise --steps or --burn-in")
     sw = d.get("swap_acceptance_min")
     if sw is not None and sw < 0.05:
         note(f"some neighbouring temperatures swap rarely (acceptance {sw:.3f}): raise --replicas")
@@ -234,7 +242,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     pool = to_pool(samples, reps)
     fp = samples.fingerprint()
     name = args.name or f"omni-{samples.model.get('name')}-{fp[:6]}"
-    question = args.question or default_question(samples)
+    question = (args.question or default_question(samples)).strip()
     meta = ["bin", "z", "x"] + (["image"] if "image" in pool.metadata else [])
     data = {"omni": {"samples": str(Path(args.samples).resolve()), "fingerprint": fp, "per_bin": args.per_bin,
                      "seed": args.seed, "bin_width": samples.bin_width}}
@@ -403,16 +411,25 @@ def _project_reps(store, project_id: int, samples):
     return Representatives([r["item_id"] for r in items], x, z, b)
 
 
+def _num(v, spec: str) -> str:
+    width = int(spec.split(".")[0])
+    return "-".rjust(width) if v is None else format(v, spec)
+
+
 def _print_curves(results: dict) -> None:
     print(f"judge: {results['judge']['spec']} ({results['judge']['kind']})")
-    print(f"  {'model':<24} {'AUPR':>7} {'95% (judgments)':>18} {'AUPR common':>11} {'AUROC':>7} {'pos. share':>10} "
-          f"{'judged':>6}")
+    print(f"  {'model':<24} {'AUPR':>7} {'95% interval':>18} {'AUPR common':>11} {'AUROC':>7} {'precision <=':>12} "
+          f"{'pos. share':>10} {'judged':>6}")
     for c in results["models"]:
         lo, hi = c["intervals"]["aupr"]
         ac = c.get("aupr_common")
         print(f"  {c['model']:<24} {c['aupr']:7.4f} {f'[{lo:.4f}, {hi:.4f}]':>18} "
-              f"{'-' if ac is None else f'{ac:.4f}':>11} {c['auroc']:7.4f} {c['positive_share']:10.3g} "
-              f"{c['n_judgments']:6d}")
+              f"{'-' if ac is None else f'{ac:.4f}':>11} {_num(c['auroc'], '7.4f')} "
+              f"{max(c['bands']['precision_hi']):12.4f} {_num(c['positive_share'], '10.3g')} {c['n_judgments']:6d}")
+    print("  AUPR: r = positives / judged per bin, 95% interval by bootstrapping the judged labels within each bin; "
+          "'precision <=': the largest precision at any threshold consistent with the judgments (simultaneous 95%, "
+          "allowing for positives in bins judged all no). Both assume the judged inputs are uniform within their bins "
+          "and rho is exact")
     if results.get("common_recall"):
         lo, hi = results["common_recall"]
         print(f"  common recall range: [{lo:.3f}, {hi:.3f}]")

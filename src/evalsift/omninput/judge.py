@@ -136,7 +136,8 @@ def to_pool(samples: OmniSamples, reps: Representatives) -> Pool:
     system whose "output" is the input shown as text; metadata ``bin``, ``z`` and, for image spaces,
     ``image`` (a PNG data URI). This is what the annotation app and the LLM judge are given."""
     sp = samples.space
-    text = [sp.render_text(x) if sp.kind == "tokens" else f"8x8 image {i}" for i, x in zip(reps.ids, reps.x)]
+    shape = "x".join(map(str, sp.shape or (sp.n_positions,)))
+    text = [sp.render_text(x) if sp.kind == "tokens" else f"{shape} image {i}" for i, x in zip(reps.ids, reps.x)]
     meta: dict[str, list[Any]] = {"bin": [int(b) for b in reps.bin], "z": [float(v) for v in reps.z],
                                   "x": [json.dumps([int(v) for v in row]) for row in reps.x]}
     if sp.kind == "image":

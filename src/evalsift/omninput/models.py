@@ -249,7 +249,7 @@ def _torch():
     try:
         import torch
     except ImportError:
-        raise missing_dependency("torch", "embed", "a torch model (and the built-in toy and language models)") from None
+        raise missing_dependency("torch", "omni", "a torch model (and the built-in toy and language models)") from None
     return torch
 
 

@@ -72,10 +72,9 @@ def pr_figure(curves: Sequence[dict[str, Any]], common: Sequence[float] | None =
         ax.plot(rec, prec, marker=".", ms=3, color=f"C{k}", label=label)
         if rec.size and rec[0] > 0:  # below the first point: the most positive bin's precision (binning assumption)
             ax.plot([0, rec[0]], [prec[0], prec[0]], ls="--", lw=1, color=f"C{k}")
-        iv = c.get("intervals") or {}
-        if iv.get("precision"):
-            lo, hi = np.asarray(iv["precision"])
-            ax.fill_between(rec, lo, hi, color=f"C{k}", alpha=0.15, lw=0)
+        band = c.get("bands") or {}
+        if band.get("precision_lo"):
+            ax.fill_between(rec, band["precision_lo"], band["precision_hi"], color=f"C{k}", alpha=0.15, lw=0)
         ax2.plot(c["z_center"], c["r"], marker="o", ms=3, color=f"C{k}", label=c["model"])
         lo, hi = np.asarray(c["r_lo"], dtype=float), np.asarray(c["r_hi"], dtype=float)
         ok = np.isfinite(lo)
@@ -87,11 +86,11 @@ def pr_figure(curves: Sequence[dict[str, Any]], common: Sequence[float] | None =
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     ax.legend(fontsize=7)
-    ax.set_title("PR curve (Eq. 3-4; band: 95% from the judgments)", fontsize=9)
+    ax.set_title("PR curve (Eq. 3-4; band: precision bounds, simultaneous 95%)", fontsize=9)
     ax2.set_xlabel("model output z (bin centre)")
     ax2.set_ylabel("r(z): share judged positive")
     ax2.set_ylim(-0.02, 1.02)
-    ax2.set_title("r(z): posterior mean and 95% interval per judged bin", fontsize=9)
+    ax2.set_title("r(z): share judged positive, 95% interval per judged bin", fontsize=9)
     ax2.legend(fontsize=7)
     return fig
 
@@ -150,8 +149,9 @@ def _summary_rows(curves: Sequence[dict[str, Any]]) -> list[list[Any]]:
         au = iv.get("aupr", [np.nan, np.nan])
         dec = c.get("decision") or {}
         rows.append([c["model"], c["aupr"], f"[{au[0]:.3g}, {au[1]:.3g}]", c.get("aupr_common"),
-                     c.get("aupr_common_normalised"), c["auroc"], c["positive_share"], dec.get("precision"),
-                     dec.get("recall"), c["n_judgments"], c["interpolated_mass"]])
+                     c.get("aupr_common_normalised"), c["auroc"], max(c["bands"]["precision_hi"]),
+                     c["positive_share"], dec.get("precision"), dec.get("recall"), c["n_judgments"],
+                     c["interpolated_mass"]])
     return rows
 
 
@@ -199,9 +199,15 @@ def _html(results: dict[str, Any], uris: dict[str, str], grids: list[str]) -> st
              f"{html.escape(judge.get('note') or '')}</p>",
              f"<p>{results['per_bin']} representative(s) judged per bin (seed {results['seed']}).</p>"]
     parts += [f"<p>note: {html.escape(n)}</p>" for n in results.get("notes", [])]
-    parts.append(table(["model", "AUPR (own range)", "95% interval (judgments)", "AUPR (common range)",
-                        "... / width", "AUROC", "positive share of the space", "precision at z>0", "recall at z>0",
-                        "judgments", "mass with interpolated r"], _summary_rows(results["models"])))
+    parts.append(table(["model", "AUPR", "95% interval", "AUPR (common range)", "... / width",
+                        "AUROC", "precision at most (any threshold, simultaneous 95%)", "positive share of the space",
+                        "precision at z>0", "recall at z>0", "judgments", "mass with interpolated r"],
+                       _summary_rows(results["models"])))
+    parts.append("<p>AUPR: from r = positives / judged per bin, with a 95% interval from bootstrapping the judged "
+                 "labels within each bin (it cannot see positives hidden in bins where every judged input was a no). "
+                 "Precision bounds: simultaneous over every threshold, from Clopper-Pearson bounds per bin "
+                 "(Bonferroni), which allow for such positives. Both assume the judged inputs are uniform draws within "
+                 "their bins and take rho as exact; the sampler's own error is the chains' spread below.</p>")
     if results.get("common_recall"):
         lo, hi = results["common_recall"]
         parts.append(f"<p>Common recall range of the models: [{lo:.3g}, {hi:.3g}].</p>")

@@ -171,8 +171,15 @@ class OmniSamples:
         chosen: list[int] = []
         for b in sorted(wanted):
             idx = np.flatnonzero(c.bin == b)
-            if idx.size:
-                chosen.extend(idx[np.argsort(-keys[idx], kind="stable")[:per_bin]].tolist())
+            seen: set[bytes] = set()
+            for i in idx[np.argsort(-keys[idx], kind="stable")]:
+                raw = np.ascontiguousarray(c.x[i], dtype=np.int64).tobytes()
+                if raw in seen:  # the same input kept by several replicas: show it once
+                    continue
+                seen.add(raw)
+                chosen.append(int(i))
+                if len(seen) == per_bin:
+                    break
         sel = np.array(chosen, dtype=np.int64)
         x = c.x[sel] if sel.size else np.zeros((0, self.space.n_positions), dtype=self.space.dtype)
         return Representatives([sample_id(b, xi) for b, xi in zip(c.bin[sel], x)], x, c.z[sel], c.bin[sel])

@@ -323,7 +323,8 @@ class Workspace:
         """Store one answer to an assignment; returns the judgment id once committed.
 
         ``answer``: '1' (the first output shown), '2' (the second) or '0' (tie) for pairwise work;
-        ``score`` for score work; ``skip=True`` to decline. A repeated ``idempotency_key`` returns
+        ``score`` for score work (on a label project -- one with a ``question`` -- only 1 for yes and 0 for
+        no, as numbers or the strings "1" / "0"); ``skip=True`` to decline. A repeated ``idempotency_key`` returns
         the first id without storing anything.
         """
         pid = annotator["project_id"]
@@ -345,6 +346,12 @@ class Workspace:
             shown_first_is_a = row["shown_order"] == "ab"
             verdict = {"0": "tie", "1": "a" if shown_first_is_a else "b", "2": "b" if shown_first_is_a else "a"}[str(answer)]
             j = Judgment(verdict=verdict, detail={**detail, "answer": str(answer)}, **common)
+        elif project.settings.get("question"):  # a yes/no label project: 1 or 0, nothing in between
+            value = _label(score)
+            if value is None:
+                raise ParameterError(f"answer yes (1) or no (0) to the question, got {score!r}", field="score",
+                                     item_id=row["item_id"])
+            j = Judgment(verdict=None, detail={**detail, "score": value}, **common)
         else:
             lo, hi = project.settings["scale"]
             try:
@@ -431,6 +438,16 @@ def _shown_order(project_id: int, annotator_id: int, item: str, a: str) -> str:
     """A seeded random presentation order per (project, annotator, item): 'ab' or 'ba'."""
     h = hashlib.sha256(f"{project_id}|{annotator_id}|{item}|{a}".encode()).digest()
     return "ab" if h[0] % 2 == 0 else "ba"
+
+
+def _label(score: Any) -> float | None:
+    """A yes/no answer as 1.0 / 0.0: the numbers 1 and 0 or the strings "1" and "0"; None for anything
+    else (0.5, 2, true, "yes", missing)."""
+    if isinstance(score, str):
+        return {"1": 1.0, "0": 0.0}.get(score)
+    if isinstance(score, (int, float, np.integer, np.floating)) and not isinstance(score, (bool, np.bool_)):
+        return (1.0 if score == 1 else 0.0) if score in (0, 1) else None
+    return None
 
 
 def _rows(pool: Pool, systems: Sequence[str], meta_columns: Sequence[str] = ()) -> list[dict[str, Any]]:
