@@ -64,8 +64,19 @@ def density_figure(samples: Sequence[OmniSamples], cross: dict[str, Any] | None 
 def pr_figure(curves: Sequence[dict[str, Any]], common: Sequence[float] | None = None) -> Any:
     """Precision against recall per model, with the judgments' 95% band; the common recall range shaded."""
     plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.0), dpi=100)
-    ax, ax2 = axes
+    none = [c for c in curves if not any(c["positives"])]
+    fig, axes = plt.subplots(1, 3 if none else 2, figsize=(16.5 if none else 11, 4.0), dpi=100)
+    ax, ax2 = axes[0], axes[1]
+    if none:  # recall is undefined without a judged positive: what the judgments do say is a bound on precision
+        ax3 = axes[2]
+        for k, c in enumerate(curves):
+            ax3.step(c["threshold"], c["bands"]["precision_hi"], where="post", color=f"C{k}", label=c["model"])
+        ax3.set_xlabel("threshold on z (the bins at or beyond it are called positive)")
+        ax3.set_ylabel("precision at most (simultaneous 95%)")
+        ax3.set_ylim(-0.02, 1.02)
+        ax3.set_title("upper bound on precision (no judged positive for: "
+                      + ", ".join(c["model"] for c in none) + ")", fontsize=9)
+        ax3.legend(fontsize=7)
     for k, c in enumerate(curves):
         rec, prec = np.asarray(c["recall"]), np.asarray(c["precision"])
         label = f"{c['model']} (AUPR {c['aupr']:.3g})"
