@@ -352,9 +352,10 @@ def cmd_curve(args: argparse.Namespace) -> int:
         per_model.append((s, reps, ids, z, y, js))
     curves_raw = []
     for s, _, ids, z, y, _ in per_model:
-        rates = label_rates(s, z, y)
-        curves_raw.append(pr_curve(s.ln_rho, rates.r, s.positive))
-    common = common_recall_range(curves_raw) if len(per_model) > 1 else None
+        if y.sum() > 0:  # recall needs a judged positive
+            rates = label_rates(s, z, y)
+            curves_raw.append(pr_curve(s.ln_rho, rates.r, s.positive))
+    common = common_recall_range(curves_raw) if len(curves_raw) > 1 else None
     results: dict[str, Any] = {"models": [], "common_recall": list(common) if common else None,
                                "judge": judge_info, "per_bin": args.per_bin, "seed": args.seed, "notes": notes,
                                "cross_model": cross_model([p[0] for p in per_model]) if len(per_model) > 1 else None}
@@ -374,7 +375,8 @@ def cmd_curve(args: argparse.Namespace) -> int:
         labels_maps.append(dict(zip(ids, y.tolist())))
         if float(y.sum()) == 0:
             notes.append(f"{s.model['name']}: no judged input was positive ({len(y)} judged): precision is 0 at every "
-                         "threshold and recall is undefined; the intervals bound how much precision there could be")
+                         "threshold by the estimate and recall is undefined; 'precision <=' bounds how much precision "
+                         "there could be (judge more per bin to lower it)")
         if c["interpolated_mass"] > 0.01:
             notes.append(f"{s.model['name']}: r(z) is interpolated in bins holding {c['interpolated_mass']:.1%} of the "
                          "input space (no judged input there): judge more per bin")
