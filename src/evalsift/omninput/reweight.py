@@ -56,10 +56,8 @@ def mbar_log_weights(samples: Sequence[np.ndarray], betas: np.ndarray, *, ref: i
 
     def objective(c_free: np.ndarray) -> tuple[float, np.ndarray]:
         c = np.insert(c_free, ref, 0.0)
-        a = logN + bz - c  # (U, K)
-        lse = logsumexp(a, axis=1)
+        lse, p = _lse_rows(logN + bz - c)  # p: each replica's share of each value's mixture
         value = float(counts @ lse + N @ c) / total
-        p = np.exp(a - lse[:, None])  # share of each replica in each value's mixture
         grad = (N - counts @ p) / total
         return value, np.delete(grad, ref)
 
@@ -68,15 +66,25 @@ def mbar_log_weights(samples: Sequence[np.ndarray], betas: np.ndarray, *, ref: i
                    options={"maxiter": 20000, "ftol": 1e-15, "gtol": tol})
     c = np.insert(res.x, ref, 0.0)
     for _ in range(20):  # polish with the MBAR fixed point: c_k = ln sum_i w_i exp(beta_k z_i)
-        lw_u = -logsumexp(logN + bz - c, axis=1)
+        lw_u = -_lse_rows(logN + bz - c)[0]
         new = logsumexp(lw_u[:, None] + bz, axis=0, b=counts[:, None])
         new = np.where(have, new - new[ref], c)
         done = np.max(np.abs(new - c)) < 1e-12
         c = new
         if done:
             break
-    lw_u = -logsumexp(logN + bz - c, axis=1)
+    lw_u = -_lse_rows(logN + bz - c)[0]
     return lw_u[inverse], c
+
+
+def _lse_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise ln sum exp of ``a`` (U, K) and each entry's share exp(a - lse), from one exp (the solver's
+    inner loop: scipy's general logsumexp costs two exps and its checks on every call). Columns of -inf
+    (empty replicas) get share 0."""
+    m = a.max(axis=1, keepdims=True)
+    e = np.exp(a - m)
+    s = e.sum(axis=1, keepdims=True)
+    return (m + np.log(s))[:, 0], e / s
 
 
 def _perturbation_start(samples: Sequence[np.ndarray], betas: np.ndarray, ref: int) -> np.ndarray:
