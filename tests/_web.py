@@ -121,3 +121,13 @@ def chromium():
             yield b
         finally:
             b.close()
+
+
+def open_page(browser, url: str):
+    """A new page at ``url`` and the list that every JavaScript dialog's message lands in (each dismissed),
+    so a test can assert that nothing on the page ran a script."""
+    page = browser.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(url)
+    return page, dialogs

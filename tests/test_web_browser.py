@@ -12,7 +12,7 @@ from evalsift.select import make_selector  # noqa: E402
 from evalsift.store import Store  # noqa: E402
 from evalsift.web import Workspace  # noqa: E402
 
-from _web import Server, browser_missing, chromium, pair_pool  # noqa: E402
+from _web import Server, browser_missing, chromium, open_page, pair_pool  # noqa: E402
 
 _MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(_MISSING is not None, reason=_MISSING or "")
@@ -120,10 +120,7 @@ def test_hostile_outputs_render_inert(browser, tmp_path):
     pid, admin = work.create_fixed("evil", pool.subset([0]), mode="pairwise", a="A", b="B")
     token = work.store.add_annotator(pid, "alice")[1]
     with Server(db) as srv:
-        page = browser.new_page()
-        dialogs = []
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.goto(f"{srv.url}/a/{token}")
+        page, dialogs = open_page(browser, f"{srv.url}/a/{token}")
         assert wait_task_or_done(page)
         shown = page.locator("#out1").text_content() + page.locator("#out2").text_content()
         assert "<script>window.__pwned = 1</script>" in shown  # shown as text

@@ -24,7 +24,7 @@ from evalsift.pool import Pool  # noqa: E402
 from evalsift.store import Store  # noqa: E402
 from evalsift.web import Workspace  # noqa: E402
 
-from _web import Server, browser_missing, call, chromium  # noqa: E402
+from _web import Server, browser_missing, call, chromium, open_page  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PER_BIN = 2
@@ -288,10 +288,7 @@ def test_hostile_text_on_a_label_page_is_shown_not_run(browser, tmp_path):
     pid, _ = work.create_fixed("evil", pool, mode="score", question="<script>alert(2)</script> Is this harmful?")
     token = work.store.add_annotator(pid, "alice")[1]
     with Server(db) as srv:
-        page = browser.new_page()
-        dialogs = []
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.goto(f"{srv.url}/a/{token}")
+        page, dialogs = open_page(browser, f"{srv.url}/a/{token}")
         wait_for_item(page, 0)
         assert page.locator("#out1").text_content() == evil  # shown as text
         assert page.locator("#question").text_content() == "<script>alert(2)</script> Is this harmful?"

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -289,10 +290,9 @@ def _llm_judge(args: argparse.Namespace):
 
 def cmd_curve(args: argparse.Namespace) -> int:
     """``evalsift omni curve``."""
-    from ..omninput import OmniSamples, common_recall_range, cross_model, make_labeler, omni_curve, pr_curve
+    from ..omninput import OmniSamples, common_recall_range, cross_model, omni_curve, pr_curve
     from ..omninput.curves import label_rates
-    from ..omninput.judge import (judge_with_labeler, judge_with_llm, judgments_from_store, labels_for,
-                                  read_judgments_file)
+    from ..omninput.judge import labels_for, read_judgments_file
     from ..omninput.report import write_curve_report
     from ..store import Store
 
@@ -318,35 +318,9 @@ def cmd_curve(args: argparse.Namespace) -> int:
         store = Store(path)
     file_judgments = read_judgments_file(args.judgments) if kind == "file" else None
     per_model = []
-    for s, folder in zip(all_samples, folders):
-        reps = s.representatives(args.per_bin, seed=args.seed)
-        if kind in ("rule", "proxy"):
-            opts = {}
-            if args.judgments.endswith(":toy") and (s.model.get("info") or {}).get("modulus"):
-                opts["modulus"] = s.model["info"]["modulus"]
-            if args.judgments.endswith(":digits") and (s.model.get("info") or {}).get("levels"):
-                opts["levels"] = s.model["info"]["levels"]
-            lab = make_labeler(args.judgments, **opts)
-            js = judge_with_labeler(s, reps, lab)
-            judge_info["note"] = lab.note
-        elif kind == "llm":
-            question = args.question or default_question(s)
-            js = judge_with_llm(s, reps, llm, question)
-            judge_info.update(note=f"an LLM judge ({llm.model}) asked: {question}", question=question)
-            errors = [j for j in js if j.status == "error"]
-            if errors:
-                notes.append(f"{s.model['name']}: the judge gave no answer for {len(errors)} of {len(js)} inputs (first: "
-                             f"{errors[0].detail.get('reason')}); they are left out")
-        elif kind == "db":
-            js, project = judgments_from_store(store, s, args.project)
-            judge_info.update(note=f"people's answers in project {project.id} ({project.name}): "
-                                   f"{project.settings.get('question')}", project=project.id)
-            reps = _project_reps(store, project.id, s)
-            z_known = dict(zip(reps.ids, reps.z.tolist()))
-        else:
-            js = file_judgments
-            judge_info["note"] = f"judgments read from {args.judgments}"
-        ids, z, y = labels_for(s, js, z_known if kind == "db" else None)
+    for s in all_samples:
+        reps, js, z_known = _judge_one(args, kind, s, llm, store, file_judgments, judge_info, notes)
+        ids, z, y = labels_for(s, js, z_known)
         if not ids:
             raise DataError(f"{s.model['name']}: no finished judgment to build r(z) from", field="judgments")
         per_model.append((s, reps, ids, z, y, js))
@@ -360,8 +334,6 @@ def cmd_curve(args: argparse.Namespace) -> int:
                                "judge": judge_info, "per_bin": args.per_bin, "seed": args.seed, "notes": notes,
                                "cross_model": cross_model([p[0] for p in per_model]) if len(per_model) > 1 else None}
     with open(out / "judgments.jsonl", "w", encoding="utf-8") as f:
-        import json
-
         for p in per_model:
             for j in p[5]:
                 f.write(json.dumps(j.to_dict(), ensure_ascii=False) + "\n")
@@ -397,10 +369,39 @@ def cmd_curve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _judge_one(args: argparse.Namespace, kind: str, s, llm, store, file_judgments, judge_info: dict,
+               notes: list[str]):
+    """``(representatives, judgments, z by item id or None)`` of one model's samples, from the judge of
+    ``--judgments`` (``judge_info`` and ``notes`` get what the report says about it)."""
+    from ..omninput import make_labeler
+    from ..omninput.judge import judge_with_labeler, judge_with_llm, judgments_from_store
+
+    reps = s.representatives(args.per_bin, seed=args.seed)
+    if kind in ("rule", "proxy"):
+        lab = make_labeler(args.judgments, info=s.model.get("info") or {})
+        judge_info["note"] = lab.note
+        return reps, judge_with_labeler(s, reps, lab), None
+    if kind == "llm":
+        question = args.question or default_question(s)
+        js = judge_with_llm(s, reps, llm, question)
+        judge_info.update(note=f"an LLM judge ({llm.model}) asked: {question}", question=question)
+        errors = [j for j in js if j.status == "error"]
+        if errors:
+            notes.append(f"{s.model['name']}: the judge gave no answer for {len(errors)} of {len(js)} inputs (first: "
+                         f"{errors[0].detail.get('reason')}); they are left out")
+        return reps, js, None
+    if kind == "db":
+        js, project = judgments_from_store(store, s, args.project)
+        judge_info.update(note=f"people's answers in project {project.id} ({project.name}): "
+                               f"{project.settings.get('question')}", project=project.id)
+        reps = _project_reps(store, project.id, s)  # the inputs the project showed
+        return reps, js, dict(zip(reps.ids, reps.z.tolist()))
+    judge_info["note"] = f"judgments read from {args.judgments}"
+    return reps, file_judgments, None
+
+
 def _project_reps(store, project_id: int, samples):
     """The inputs a project showed (its items' stored x, z and bin), as Representatives."""
-    import json
-
     import numpy as np
 
     from ..omninput.samples import Representatives

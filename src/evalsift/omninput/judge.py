@@ -42,7 +42,9 @@ DEFAULT_QUESTIONS = {
 
 class Labeler:
     """A yes/no function of inputs: ``__call__(x (B, D) int) -> bool (B,)``, with ``name`` and ``kind``
-    ('rule': the ground truth; 'proxy': a stand-in for a person) and a ``note`` saying what it checks."""
+    ('rule': the ground truth; 'proxy': a stand-in for a person) and a ``note`` saying what it checks.
+    Factories take ``info=`` (the judged model's description, e.g. the toy's ``modulus``, the digits'
+    ``levels``) and read from it what they need."""
 
     name = ""
     kind = "rule"
@@ -63,8 +65,8 @@ class ToyRule(Labeler):
 
     kind = "rule"
 
-    def __init__(self, modulus: int = 30) -> None:
-        self.modulus = int(modulus)
+    def __init__(self, modulus: int = 30, info: dict[str, Any] | None = None) -> None:
+        self.modulus = int((info or {}).get("modulus", modulus))
         self.name = "toy"
         self.note = f"exact: sum of digits % {self.modulus} == 0"
 
@@ -93,11 +95,13 @@ class DigitsProxy(Labeler):
 
     kind = "proxy"
 
-    def __init__(self, levels: int = 17, k: int = 5, votes: int = 3, quantile: float = 0.99, seed: int = 0) -> None:
+    def __init__(self, levels: int = 17, k: int = 5, votes: int = 3, quantile: float = 0.99, seed: int = 0,
+                 info: dict[str, Any] | None = None) -> None:
         from sklearn.datasets import load_digits
         from sklearn.model_selection import train_test_split
         from sklearn.neighbors import NearestNeighbors
 
+        levels = (info or {}).get("levels", levels)
         if not 2 <= int(levels) <= 17:
             raise ParameterError(f"proxy:digits: levels must be 2..17, got {levels}", field="levels")
         self.levels, self.k, self.votes, self.quantile = int(levels), int(k), int(votes), float(quantile)
@@ -120,7 +124,8 @@ class DigitsProxy(Labeler):
 
 
 def make_labeler(spec: str, **options: Any) -> Labeler:
-    """``rule:NAME`` or ``proxy:NAME`` -> the registered labeler (its kind must match the prefix)."""
+    """``rule:NAME`` or ``proxy:NAME`` -> the registered labeler (its kind must match the prefix);
+    ``options`` go to its factory (``info``: the judged model's description)."""
     kind, _, name = spec.partition(":")
     if kind not in ("rule", "proxy") or not name:
         raise ParameterError(f"a labeler spec is rule:NAME or proxy:NAME, got {spec!r}", field="judgments")
