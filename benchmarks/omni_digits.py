@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         assert cli([*q, "omni", "sample", "--model", f"digits-{name}", "--steps", str(args.steps), "--seed",
                     str(args.seed), "--out", str(out / name)]) == 0
         t[name] = time.time() - t0
-    lr, mlp = OmniSamples.load(out / "lr"), OmniSamples.load(out / "mlp")
+    lr = OmniSamples.load(out / "lr")
 
     # 2. the exact check of the logistic regression
     model, space = load_model("digits-lr")

@@ -7,7 +7,6 @@ Tolerances come from repeated runs of exactly this test's settings (seeds 0-9, m
 seen, written beside it.
 """
 
-import numpy as np
 import pytest
 
 from evalsift.omninput import load_model, make_sampler

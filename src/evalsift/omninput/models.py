@@ -237,7 +237,6 @@ class TorchModel(_Base):
         return self._check(z.detach().numpy(), len(x)), g.numpy()
 
     def fingerprint(self) -> str:
-        torch = _torch()
         h = hashlib.sha256(repr(self.info).encode())
         for k, v in sorted(self.module.state_dict().items()):
             h.update(k.encode())

@@ -143,7 +143,7 @@ def additive_exact(contrib: np.ndarray, bias: float, bin_width: float, grid: flo
     hi = int(sum(steps[d, allowed[d]].max() for d in range(D)))
     dist = np.zeros(hi - lo + 1)
     dist[0] = 1.0
-    off, width = 0, 1  # dist[i] counts inputs (scaled) with grid index lo + i over the positions so far
+    width = 1  # dist[:width] counts inputs (scaled) with grid index lo + i over the positions so far
     scale = 0.0  # dist is kept near 1 at its peak; ln of the factor taken out
     for d in range(D):
         s = steps[d, allowed[d]] - steps[d, allowed[d]].min()
