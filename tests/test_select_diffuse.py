@@ -100,7 +100,7 @@ def test_diffuse_representative_is_cosine_nearest_in_cluster():
 
 
 def test_one_linkage_serves_every_budget(monkeypatch):
-    import evalsift.select.diffuse as mod
+    import evalsift.select.clustering as mod  # Ward (exact or two-level) lives here
 
     calls = []
     real = mod.linkage
@@ -184,3 +184,108 @@ def test_selection_is_json_ready_with_an_encoder_object():
     s = DiffUse(encoder=DictEncoder(4)).fit(random_pair_pool(n=10)).select(3)
     data = json.loads(json.dumps(s.to_dict()))
     assert data["params"]["encoder"] == "dict" and data["method"] == "diffuse" and len(data["items"]) == 3
+
+
+# ---------------------------------------------------------------------------------- Ward at any size
+from evalsift.select.clustering import ward_tree, weighted_ward_linkage  # noqa: E402
+
+
+def _check_valid_tree(tree, n):
+    """Every item once, children made before parents, sizes add up, heights never decrease."""
+    assert sorted(tree.order.tolist()) == list(range(n))
+    Z = tree.Z
+    assert (np.diff(Z[:, 2]) >= 0).all()
+    kids = Z[:, :2].astype(int)
+    assert (kids < n + np.arange(len(Z))[:, None]).all()
+    assert (tree.size[n:] == tree.size[kids[:, 0]] + tree.size[kids[:, 1]]).all()
+
+
+@pytest.mark.parametrize("m", [2, 7, 60, 300])
+def test_weighted_ward_with_unit_weights_is_scipys_ward(m):
+    C = np.random.default_rng(m).normal(size=(m, 5))
+    np.testing.assert_allclose(weighted_ward_linkage(C, np.ones(m)), linkage(C, "ward"), atol=1e-12)
+
+
+def test_weighted_ward_equals_exact_ward_of_the_repeated_points():
+    rng = np.random.default_rng(3)
+    C, w = rng.normal(size=(25, 3)), rng.integers(1, 6, 25)
+    exact = linkage(np.repeat(C, w, axis=0), "ward")  # equal points merge at height 0 first
+    weighted = weighted_ward_linkage(C, w)
+    np.testing.assert_allclose(exact[-24:, 2], weighted[:, 2], atol=1e-9)
+    np.testing.assert_array_equal(exact[-24:, 3], weighted[:, 3])
+
+
+def test_ward_tree_is_exact_below_the_threshold():
+    X = np.random.default_rng(0).normal(size=(120, 4))
+    np.testing.assert_array_equal(ward_tree(X, exact_max=120).Z, linkage(X, "ward"))
+
+
+def test_two_level_tree_is_a_valid_hierarchy_that_splits_one_cluster_at_a_time():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(1500, 6)).astype(np.float32)
+    tree = ward_tree(X, seed=2, exact_max=40)  # micro-clusters of ~20; larger ones are split again
+    _check_valid_tree(tree, 1500)
+    for k in (1, 2, 10, 75, 200, 1499):
+        before, after = partition(tree.labels(k)), partition(tree.labels(k + 1))
+        assert len(before) == k and len(after) == k + 1
+        gone, new = before - after, after - before
+        assert len(gone) == 1 and len(new) == 2 and set().union(*new) == set(next(iter(gone)))
+    # seeded: the same tree again
+    np.testing.assert_array_equal(ward_tree(X, seed=2, exact_max=40).Z, tree.Z)
+
+
+def test_two_level_tree_finds_well_separated_groups_as_exact_ward_does():
+    rng = np.random.default_rng(4)
+    centres = rng.normal(scale=10, size=(12, 16))
+    X = centres[rng.integers(0, 12, 3000)] + rng.normal(scale=0.5, size=(3000, 16))
+    exact, two = ward_tree(X, exact_max=10**6), ward_tree(X, exact_max=100)
+    for k in (2, 5, 12):
+        assert partition(two.labels(k)) == partition(exact.labels(k))
+
+
+def test_two_level_tree_of_identical_rows():
+    tree = ward_tree(np.ones((400, 3)), exact_max=30)
+    _check_valid_tree(tree, 400)
+    assert (tree.Z[:, 2] == 0).all()
+
+
+def test_diffuse_two_level_selects_and_iterates():
+    from evalsift.oracle import MetricOracle
+    from evalsift.session import Session
+
+    pool = random_pair_pool(n=400, p_a=0.6, seed=5)
+    for rep in ("cosine", "random"):
+        sel = DiffUse(encoder=DictEncoder(4), exact_max=30, representative=rep).fit(pool)
+        _check_valid_tree(sel.tree_, 400)
+        for b in (1, 10, 37, 400):
+            s = sel.select(b)
+            assert len(set(s.items.tolist())) == b and s.cluster_sizes.sum() == 400
+            labels = sel.clusters(b)
+            assert len({labels[i] for i in s.items}) == b  # one representative per cluster, among its members
+    d = Session(pool, DiffUse(encoder=DictEncoder(4), exact_max=30), risk=0.01, min_labels=5, max_labels=40,
+                risk_rule="paper").run(MetricOracle("human"))
+    for prev, cur in zip(d.trace, d.trace[1:]):
+        assert cur["decision_set"] == prev["decision_set"] + 1  # the split-one-cluster iteration
+
+
+def test_two_level_parameters_and_cosine_refused_above_exact_max():
+    with pytest.raises(ParameterError, match="exact_max must be a whole number >= 1"):
+        DiffUse(exact_max=0)
+    with pytest.raises(ParameterError, match="micro_clusters"):
+        DiffUse(micro_clusters=1)
+    pool = random_pair_pool(n=80)
+    with pytest.raises(ParameterError, match="clustering='cosine'.*use clustering='ward'"):
+        DiffUse(encoder=DictEncoder(4), clustering="cosine", exact_max=50).fit(pool)
+    sel = make_selector("diffuse_two_level", encoder=DictEncoder(4)).fit(pool)
+    assert sel.get_params()["exact_max"] == 50 and len(sel.select(10)) == 10
+
+
+def test_difference_vectors_in_blocks_equal_one_block(monkeypatch):
+    import evalsift.select.diffuse as mod
+
+    pool = random_pair_pool(n=50, dim=3)
+    whole = difference_vectors(pool, DictEncoder(3), np.float32)
+    monkeypatch.setattr(mod, "_DIFF_BLOCK", 7)
+    blocks = difference_vectors(pool, DictEncoder(3), np.float32)
+    assert blocks.dtype == np.float32
+    np.testing.assert_array_equal(blocks, whole)

@@ -7,13 +7,18 @@ and k-means picks.
   cosine or Euclidean distance, largest norm, or random).
 - :func:`bisecting_kmeans_tree`: k-means applied divisively, as a :class:`ClusterTree` (one fit for
   every number of clusters).
+- :func:`ward_tree`: Ward's hierarchy at any size -- exact (scipy) up to ``exact_max`` rows, above it
+  two-level: mini-batch k-means micro-clusters, Ward on their size-weighted centroids
+  (:func:`weighted_ward_linkage`), each micro-cluster's own Ward tree below, one merge order for all.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 
 import numpy as np
+from scipy.cluster.hierarchy import linkage
 
 from ..vectors import unit_rows
 
@@ -88,9 +93,11 @@ def pick_representative(X: np.ndarray, members: np.ndarray, rule: str, rng: np.r
     """
     if len(members) == 1:
         return int(members[0])
-    Xm = X[members]
     if rule == "random":
         return int(members[(rng or np.random.default_rng(0)).integers(len(members))])
+    if len(members) > _CHUNK:
+        return _pick_in_chunks(X, members, rule)
+    Xm = X[members]
     if rule == "norm":
         return int(members[np.argmax(np.einsum("ij,ij->i", Xm, Xm))])
     centre = Xm.mean(axis=0)
@@ -98,6 +105,29 @@ def pick_representative(X: np.ndarray, members: np.ndarray, rule: str, rng: np.r
         return int(members[np.argmax(unit_rows(Xm) @ (centre / np.linalg.norm(centre)))])
     # euclidean, or cosine with a zero centre (every direction equally far): nearest by distance
     return int(members[np.argmin(np.einsum("ij,ij->i", Xm - centre, Xm - centre))])
+
+
+_CHUNK = 65_536  # members per block when a cluster is too large to copy at once
+
+
+def _pick_in_chunks(X: np.ndarray, members: np.ndarray, rule: str) -> int:
+    """:func:`pick_representative` for a huge cluster, one block of members at a time (no full copy)."""
+    blocks = [members[i:i + _CHUNK] for i in range(0, len(members), _CHUNK)]
+    centre = sum(np.asarray(X[b], dtype=np.float64).sum(axis=0) for b in blocks) / len(members)
+    norm = np.linalg.norm(centre)
+    best, best_score = -1, -np.inf
+    for b in blocks:
+        Xb = np.asarray(X[b], dtype=np.float64)
+        if rule == "norm":
+            score = np.einsum("ij,ij->i", Xb, Xb)
+        elif rule == "cosine" and norm > 0:
+            score = unit_rows(Xb) @ (centre / norm)
+        else:
+            score = -np.einsum("ij,ij->i", Xb - centre, Xb - centre)
+        j = int(np.argmax(score))
+        if score[j] > best_score:  # strict: ties stay with the earlier member
+            best, best_score = int(b[j]), float(score[j])
+    return best
 
 
 def bisecting_kmeans_tree(X: np.ndarray, seed: int = 0, max_iter: int = 30) -> ClusterTree:
@@ -171,3 +201,238 @@ def _two_means(Xm: np.ndarray, rng: np.random.Generator, max_iter: int) -> np.nd
             return None
         centres = np.stack([Xm[left].mean(axis=0), Xm[~left].mean(axis=0)])
     return left
+
+
+# ------------------------------------------------------------------------------------------------
+# Ward at any size
+# ------------------------------------------------------------------------------------------------
+
+EXACT_WARD_MAX = 10_000
+"""Largest number of rows :func:`ward_tree` clusters with exact Ward (scipy).
+
+scipy's Ward keeps the condensed distance matrix, n(n-1)/2 doubles, and its time grows as n^2:
+measured here (``benchmarks/diffuse_scale.py``), 10,000 rows take about 6 s and 1.3 GB, 20,000
+rows 23 s and 3.2 GB, 40,000 rows 187 s and 12.4 GB. Above 10,000 the two-level tree is many times
+faster and smaller, and its picks agree with exact Ward's about as often as two exact fits on
+overlapping samples do (``docs/scale.md``)."""
+
+MICRO_SIZE = 20
+"""Items per micro-cluster the two-level tree aims at (the micro-clusters number n / MICRO_SIZE)."""
+
+MAX_MICRO = 1024
+"""Micro-clusters at most per level: the top Ward keeps an m x m matrix (8 MB at 1,024) and the
+k-means assignment costs n x m distances; larger groups get their own two-level tree."""
+
+
+def ward_tree(X: np.ndarray, seed: int = 0, *, exact_max: int = EXACT_WARD_MAX,
+              micro_clusters: int | None = None) -> ClusterTree:
+    """Ward's hierarchy of the rows of ``X`` at any size, as a :class:`ClusterTree`.
+
+    Up to ``exact_max`` rows it is scipy's exact Ward linkage. Above, it is two-level, with memory
+    linear in the number of rows:
+
+    1. mini-batch k-means (scikit-learn, seeded) cuts the rows into ``micro_clusters`` groups
+       (default ``min(MAX_MICRO, ceil(n / MICRO_SIZE))``);
+    2. Ward's criterion joins the micro-clusters, each standing for its members at its centroid with
+       its size as weight (:func:`weighted_ward_linkage`): the merge cost of two groups is exactly
+       Ward's, only the groups' insides are taken as given;
+    3. each micro-cluster gets its own Ward tree (exact, or two-level again when it is larger than
+       ``exact_max``).
+
+    All merges -- inside the micro-clusters and between them -- go into one sequence ordered by
+    height (each merge at least as high as its children), so cutting the tree at k clusters undoes
+    the k - 1 highest merges as exact Ward does, and going from k to k + 1 clusters still splits one
+    cluster. Heights are Ward distances in scipy's convention (sqrt of twice the increase in the
+    within-cluster sum of squares), comparable across levels.
+
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 0.1, (300, 2)), rng.normal(5, 0.1, (300, 2))])
+    >>> t = ward_tree(X, exact_max=100)
+    >>> sorted(len(t.members(c)) for c in t.clusters_at(2))
+    [300, 300]
+    """
+    n = X.shape[0]
+    if n <= 1:
+        return ClusterTree(np.zeros((0, 4)), max(n, 1))
+    if n <= exact_max:
+        return ClusterTree(linkage(np.asarray(X, dtype=np.float64), "ward"), n)
+    log = _MergeLog(n)
+    log.two_level(X, np.arange(n), seed, int(exact_max), micro_clusters)
+    return ClusterTree(log.linkage(), n)
+
+
+def weighted_ward_linkage(C: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Ward linkage of groups given by their centroids ``C`` and sizes ``weights``, in scipy's format.
+
+    Row ``j`` merges nodes ``Z[j, 0]`` and ``Z[j, 1]`` (groups ``0..m-1``, merge ``j`` creates node
+    ``m + j``) at Ward distance ``Z[j, 2]`` into a node of size ``Z[j, 3]`` (summed weights). With unit
+    weights it is scipy's ``linkage(C, "ward")``. Nearest-neighbour chain with the Lance-Williams
+    update of squared Ward distances, O(m^2) time and memory; written here because scipy's linkage
+    starts every point at size 1.
+
+    >>> C = np.array([[0.0], [1.0], [10.0]])
+    >>> weighted_ward_linkage(C, np.array([1, 1, 1])).tolist() == linkage(C, "ward").tolist()
+    True
+    >>> weighted_ward_linkage(C, np.array([1, 100, 1]))[0, :2].tolist()   # the heavy group pulls the light one
+    [0.0, 1.0]
+    """
+    C = np.asarray(C, dtype=np.float64)
+    size = np.asarray(weights, dtype=np.float64).copy()
+    m = len(C)
+    if m <= 1:
+        return np.zeros((0, 4))
+    sq = np.einsum("ij,ij->i", C, C)
+    D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (C @ C.T), 0.0)
+    D *= 2.0 * size[:, None] * size[None, :] / (size[:, None] + size[None, :])
+    np.fill_diagonal(D, np.inf)
+    active = np.ones(m, dtype=bool)
+    merges: list[tuple[int, int, float, float]] = []
+    chain: list[int] = []
+    first_active = 0
+    for _ in range(m - 1):
+        if not chain:
+            while not active[first_active]:
+                first_active += 1
+            chain.append(first_active)
+        while True:
+            a = chain[-1]
+            b = int(np.argmin(D[a]))
+            if len(chain) > 1 and D[a, chain[-2]] <= D[a, b]:  # ties go back down the chain (no cycles)
+                b = chain[-2]
+                break
+            chain.append(b)
+        del chain[-2:]
+        d2, na, nb = D[a, b], size[a], size[b]
+        new = ((na + size) * D[a] + (nb + size) * D[b] - size * d2) / (na + nb + size)
+        keep, drop = min(a, b), max(a, b)
+        active[drop] = False
+        new[~active] = np.inf
+        new[keep] = np.inf
+        D[keep, :] = new
+        D[:, keep] = new
+        D[drop, :] = np.inf
+        D[:, drop] = np.inf
+        size[keep] = na + nb
+        merges.append((a, b, math.sqrt(max(d2, 0.0)), na + nb))
+    return _relabel(merges, m)
+
+
+def _relabel(merges: list[tuple[int, int, float, float]], m: int) -> np.ndarray:
+    """NN-chain merges (slots holding any member) sorted by height and numbered as scipy does."""
+    order = sorted(range(len(merges)), key=lambda j: merges[j][2])  # stable: a child before its parent
+    parent = list(range(m))
+    node = list(range(m))  # node id of the cluster whose union-find root is this slot
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    Z = np.zeros((len(merges), 4))
+    for j, k in enumerate(order):
+        a, b, h, s = merges[k]
+        ra, rb = find(a), find(b)
+        Z[j] = (min(node[ra], node[rb]), max(node[ra], node[rb]), h, s)
+        parent[rb] = ra
+        node[ra] = m + j
+    return Z
+
+
+class _MergeLog:
+    """The merges of a two-level tree as they are made, with leaves as item positions and merges as
+    ``n + t`` (``t`` counts the merges logged so far); :meth:`linkage` orders them by height."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.parts: list[np.ndarray] = []  # blocks of rows (left, right, height, size)
+        self.count = 0
+
+    def _add(self, rows: np.ndarray) -> int:
+        start = self.count
+        self.parts.append(rows)
+        self.count += len(rows)
+        return start
+
+    def exact(self, X: np.ndarray, idx: np.ndarray) -> tuple[int, float]:
+        """Exact Ward of the rows ``idx``; returns the root (item or ``n + t``) and its height."""
+        s = len(idx)
+        if s == 1:
+            return int(idx[0]), 0.0
+        Z = linkage(np.asarray(X[idx], dtype=np.float64), "ward")
+        start = self.count
+        kids = Z[:, :2].astype(np.int64)
+        kids = np.where(kids < s, idx[np.minimum(kids, s - 1)], self.n + start + kids - s)
+        self._add(np.column_stack([kids, Z[:, 2:]]))
+        return self.n + start + s - 2, float(Z[-1, 2])
+
+    def two_level(self, X: np.ndarray, idx: np.ndarray, seed: int, exact_max: int,
+                  micro: int | None) -> tuple[int, float]:
+        """Micro-clusters of the rows ``idx``, each with its own tree, joined by weighted Ward."""
+        s = len(idx)
+        if s <= exact_max:
+            return self.exact(X, idx)
+        m = int(micro) if micro else min(MAX_MICRO, math.ceil(s / MICRO_SIZE))
+        groups = _micro_clusters(X if s == X.shape[0] else X[idx], max(2, min(m, s)), seed)
+        roots, heights, sizes = [], [], []
+        centroids = np.empty((len(groups), X.shape[1]))
+        for g, members in enumerate(groups):
+            r, h = self.two_level(X, idx[members], seed, exact_max, None)
+            roots.append(r), heights.append(h), sizes.append(len(members))
+            centroids[g] = np.asarray(X[idx[members]], dtype=np.float64).mean(axis=0)
+        top = weighted_ward_linkage(centroids, np.asarray(sizes))
+        g = len(groups)
+        start = self.count
+        rows = np.empty((g - 1, 4))
+        node_h = list(heights)  # height of every top-level node: the groups' roots, then each merge
+        ref = list(roots)
+        for j, (l, r, h, size) in enumerate(top):
+            l, r = int(l), int(r)
+            hj = max(h, node_h[l], node_h[r])  # never below a child: the order stays a valid tree
+            rows[j] = (ref[l], ref[r], hj, size)
+            node_h.append(hj)
+            ref.append(self.n + start + j)
+        self._add(rows)
+        return ref[-1], node_h[-1]
+
+    def linkage(self) -> np.ndarray:
+        """All merges as a scipy linkage matrix, ordered by height (ties: the order they were made)."""
+        rows = np.concatenate(self.parts)
+        order = np.lexsort((np.arange(len(rows)), rows[:, 2]))
+        rank = np.empty(len(rows), dtype=np.int64)
+        rank[order] = np.arange(len(rows))
+        Z = rows[order]
+        kids = Z[:, :2].astype(np.int64)
+        merged = kids >= self.n
+        kids[merged] = self.n + rank[kids[merged] - self.n]
+        Z[:, :2] = kids
+        return Z
+
+
+def _micro_clusters(X: np.ndarray, m: int, seed: int) -> list[np.ndarray]:
+    """Row positions of ``m`` (at most) non-empty mini-batch k-means clusters of ``X``.
+
+    When k-means cannot divide the rows (all equal), they are cut into ``m`` consecutive chunks
+    (any tree of equal rows is a Ward tree).
+    """
+    import warnings
+
+    from sklearn.cluster import MiniBatchKMeans, kmeans_plusplus
+
+    n = X.shape[0]
+    rng = np.random.default_rng(seed)
+    # k-means++ seeds from a sample, in float64 (scikit-learn's float32 distances up-cast chunk by chunk,
+    # which made seeding 2,000 centres take minutes)
+    sample = np.asarray(X[np.sort(rng.choice(n, size=min(n, 3 * m), replace=False))], dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. "Number of distinct clusters found smaller than n_clusters"
+        centres, _ = kmeans_plusplus(sample, m, random_state=seed)
+        km = MiniBatchKMeans(n_clusters=m, init=centres.astype(X.dtype), batch_size=4096, n_init=1,
+                             random_state=seed, max_no_improvement=10)
+        labels = km.fit(X).labels_
+    order = np.argsort(labels, kind="stable")
+    bounds = np.flatnonzero(np.diff(labels[order])) + 1
+    groups = np.split(order, bounds)
+    if len(groups) < 2:
+        groups = np.array_split(np.arange(n), m)
+    return groups

@@ -7,12 +7,19 @@ the cluster centre. One linkage serves every budget: the hierarchy is cut at any
 re-clustering, and going from N to N + 1 clusters splits exactly one cluster (the iterative
 algorithm of :mod:`evalsift.session` relies on this).
 
+Pools larger than ``exact_max`` items (default 10,000) are clustered by the two-level Ward tree of
+:func:`evalsift.select.clustering.ward_tree` (mini-batch k-means micro-clusters joined by Ward on
+their size-weighted centroids), with memory linear in the pool; representatives are still chosen
+among each cluster's member items. ``docs/scale.md`` measures its agreement with exact Ward.
+
 The paper's analysis variants are parameters of :class:`DiffUse` and registered presets:
 
 =====================  =====================================================================
 ``diffuse``            Ward on difference vectors, representative nearest by cosine (the paper)
 ``diffuse_cosine``     average-linkage clustering under cosine distance (Ward needs Euclidean)
 ``diffuse_kmeans``     bisecting k-means (k-means applied divisively): one fit serves every budget
+``diffuse_two_level``  the two-level Ward tree even on small pools (``exact_max=50``): measures how far
+                       the large-pool scheme is from exact Ward (``docs/scale.md``)
 ``diffuse_rep_random``  representative drawn at random from each cluster (seeded)
 ``diffuse_rep_euclidean``  representative nearest to the centre by Euclidean distance
 ``diffuse_rep_norm``   representative with the largest difference norm in its cluster
@@ -35,7 +42,7 @@ from ..errors import DataError, ParameterError
 from ..pool import Pool
 from ..stats.sequential import StrataPredictor
 from .base import Selector, input_texts, selector
-from .clustering import ClusterTree, bisecting_kmeans_tree, pick_representative
+from .clustering import EXACT_WARD_MAX, ClusterTree, bisecting_kmeans_tree, pick_representative, ward_tree
 from .random import RandomSelector
 from .utility import UtilitySelector
 
@@ -44,18 +51,19 @@ REPRESENTATIVES = ("cosine", "euclidean", "random", "norm")
 SPACES = ("difference", "input")
 
 
-def _embed(texts: list[str], encoder: Any) -> np.ndarray:
+def _embed(texts: list[str], encoder: Any, dtype: Any = np.float64) -> np.ndarray:
     from ..embed import embed_texts
 
-    return np.asarray(embed_texts(texts, encoder), dtype=np.float64)
+    return np.asarray(embed_texts(texts, encoder), dtype=dtype)
 
 
-def difference_vectors(pool: Pool, encoder: Any = "minilm") -> np.ndarray:
+def difference_vectors(pool: Pool, encoder: Any = "minilm", dtype: Any = np.float64) -> np.ndarray:
     """Per item ``emb(output of pool.systems[0]) - emb(output of pool.systems[1])``.
 
     Shape ``(n_items, dim)``; row ``i`` belongs to item ``i``. Each distinct text is embedded once
     (and cached). Missing outputs are an error naming the item and system: restrict the pair to the
     items where both systems have an output first (:func:`evalsift.restrict.restrict_pair`).
+    ``dtype=np.float32`` halves the memory of large pools (the subtraction is then done in float32).
     """
     if pool.n_systems != 2:
         raise DataError(f"difference_vectors needs a two-system pool, got {pool.n_systems} systems; use pool.pair(a, b)")
@@ -68,9 +76,29 @@ def difference_vectors(pool: Pool, encoder: Any = "minilm") -> np.ndarray:
                 "DiffUse needs both outputs per item. Keep the items where both systems have an output with "
                 "evalsift.restrict_pair(pool, a, b) (the command line does this and reports how many it drops).",
                 system=s, item_id=missing[0], field="output")
-    emb = _embed(list(pool.outputs[a]) + list(pool.outputs[b]), encoder)
-    n = pool.n_items
-    return emb[:n] - emb[n:]
+    from ..embed import get_encoder
+
+    enc = get_encoder(encoder)
+    A, B, n = pool.outputs[a], pool.outputs[b], pool.n_items
+    # A vector per text, so large pools go in blocks: never all 2n vectors at once. A corpus-dependent
+    # encoder (TF-IDF) must see every text in one call.
+    step = n if not getattr(enc, "cacheable", True) else _DIFF_BLOCK
+    out: np.ndarray | None = None
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        emb = _embed(list(A[start:stop]) + list(B[start:stop]), enc, dtype)
+        if out is None:
+            if stop == n:  # one block: the whole pool
+                return emb[:n] - emb[n:]
+            out = np.empty((n, emb.shape[1]), dtype=dtype)
+        k = stop - start
+        np.subtract(emb[:k], emb[k:], out=out[start:stop])
+    assert out is not None
+    return out
+
+
+_DIFF_BLOCK = 131_072  # items per block of difference vectors
+TWO_LEVEL_FROM = 50  # diffuse_two_level: exact Ward only inside micro-clusters of at most 50 items
 
 
 class DiffUse(Selector):
@@ -78,7 +106,10 @@ class DiffUse(Selector):
 
     Parameters: ``encoder`` (name or Encoder; default all-MiniLM-L6-v2), ``clustering`` ('ward',
     'cosine' -- average linkage --, 'kmeans' -- bisecting k-means), ``representative`` ('cosine',
-    'euclidean', 'random', 'norm'), ``space`` ('difference' or 'input'), ``seed``.
+    'euclidean', 'random', 'norm'), ``space`` ('difference' or 'input'), ``exact_max`` (pools up to
+    this size get exact Ward, larger ones the two-level tree of
+    :func:`~evalsift.select.clustering.ward_tree`), ``micro_clusters`` (the two-level tree's
+    micro-cluster count; default about one per 20 items, at most 1,024 per level), ``seed``.
 
     Every clustering is a tree fitted once: ``select(k)`` cuts it into k clusters, largest first,
     and returns one representative per cluster with the clusters' sizes as
@@ -94,21 +125,27 @@ class DiffUse(Selector):
     pairwise = True
 
     def __init__(self, *, encoder: Any = "minilm", clustering: str = "ward", representative: str = "cosine",
-                 space: str = "difference", seed: int = 0) -> None:
+                 space: str = "difference", exact_max: int = EXACT_WARD_MAX, micro_clusters: int | None = None,
+                 seed: int = 0) -> None:
         self.encoder = encoder
         self.clustering = self._choice("clustering", clustering, CLUSTERINGS)
         self.representative = self._choice("representative", representative, REPRESENTATIVES)
         self.space = self._choice("space", space, SPACES)
+        self.exact_max = _count(self, "exact_max", exact_max, minimum=1)
+        self.micro_clusters = None if micro_clusters is None else _count(self, "micro_clusters", micro_clusters,
+                                                                          minimum=2)
         self.seed = seed
 
     def _fit(self, pool: Pool) -> None:
+        dtype = np.float64 if pool.n_items <= self.exact_max else np.float32  # large pools: half the memory
         if self.space == "difference":
-            X = difference_vectors(pool, self.encoder)
+            X = difference_vectors(pool, self.encoder, dtype)
         else:
-            X = _embed(input_texts(pool, self._label()), self.encoder)
+            X = _embed(input_texts(pool, self._label()), self.encoder, dtype)
         self.vectors_ = X
         self.reps_: dict[int, int] = {}
-        self.tree_ = cluster_tree(X, self.clustering, self.seed)
+        self.tree_ = cluster_tree(X, self.clustering, self.seed, exact_max=self.exact_max,
+                                  micro_clusters=self.micro_clusters)
 
     def representative_of(self, node: int) -> int:
         """Representative item of a tree node (cached: each node is resolved once per fit)."""
@@ -157,9 +194,10 @@ class DiffUseStrata(RandomSelector):
     pairwise = True
 
     def __init__(self, *, encoder: Any = "minilm", clustering: str = "ward", shrink: float = 4.0,
-                 seed: int = 0) -> None:
+                 exact_max: int = EXACT_WARD_MAX, seed: int = 0) -> None:
         self.encoder = encoder
         self.clustering = self._choice("clustering", clustering, CLUSTERINGS)
+        self.exact_max = _count(self, "exact_max", exact_max, minimum=1)
         if isinstance(shrink, bool) or not isinstance(shrink, (int, float)) or not shrink > 0:
             raise ParameterError(f"selector 'diffuse_strata': shrink must be a number > 0 (pseudo-verdicts pulling a "
                                  f"cluster's mean toward its parent's), got {shrink!r}", field="shrink")
@@ -169,20 +207,40 @@ class DiffUseStrata(RandomSelector):
     def _fit(self, pool: Pool) -> None:
         super()._fit(pool)
         n = pool.n_items
-        tree = cluster_tree(difference_vectors(pool, self.encoder), self.clustering, self.seed)
+        dtype = np.float64 if n <= self.exact_max else np.float32
+        tree = cluster_tree(difference_vectors(pool, self.encoder, dtype), self.clustering, self.seed,
+                            exact_max=self.exact_max)
         ks = [2 ** j for j in range(1, max(1, n // 2).bit_length()) if 2 ** j <= n // 2]
         self.control_ = StrataPredictor([tree.labels(k) for k in ks], float(self.shrink))
 
 
-def cluster_tree(X: np.ndarray, clustering: str, seed: int = 0) -> ClusterTree:
-    """The fitted hierarchy of the rows of ``X``: Ward, average-linkage cosine, or bisecting k-means."""
+def cluster_tree(X: np.ndarray, clustering: str, seed: int = 0, *, exact_max: int = EXACT_WARD_MAX,
+                 micro_clusters: int | None = None) -> ClusterTree:
+    """The fitted hierarchy of the rows of ``X``: Ward, average-linkage cosine, or bisecting k-means.
+
+    Ward is exact up to ``exact_max`` rows and two-level above (:func:`~.clustering.ward_tree`).
+    Average linkage keeps all n^2 cosine distances, so above ``exact_max`` rows it is refused.
+    """
     n = X.shape[0]
     if clustering == "kmeans":
         return bisecting_kmeans_tree(X, seed)
+    if clustering == "ward":
+        return ward_tree(X, seed, exact_max=exact_max, micro_clusters=micro_clusters)
+    if n > exact_max:
+        raise ParameterError(
+            f"clustering='cosine' (average linkage) keeps all {n:,} x {n:,} cosine distances "
+            f"({4 * n * (n - 1) / 1e9:.1f} GB); above exact_max={exact_max:,} items use clustering='ward' (two-level "
+            "at this size) or 'kmeans', or raise exact_max if the memory is there.", field="clustering")
     if n <= 1:
         return ClusterTree(np.zeros((0, 4)), max(n, 1))
-    Z = linkage(X, "ward") if clustering == "ward" else linkage(cosine_distances(X), "average")
-    return ClusterTree(Z, n)
+    return ClusterTree(linkage(cosine_distances(X), "average"), n)
+
+
+def _count(sel: Any, name: str, value: Any, minimum: int) -> int:
+    """A whole-number parameter >= ``minimum``, or a ParameterError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ParameterError(f"{sel._label()}: {name} must be a whole number >= {minimum}, got {value!r}", field=name)
+    return int(value)
 
 
 class MaxNorm(UtilitySelector):
@@ -208,6 +266,9 @@ def _preset(**fixed: Any):
 selector("diffuse", help="DiffUse: Ward clusters of output differences, cosine-nearest representative")(DiffUse)
 selector("diffuse_cosine", help="DiffUse with average-linkage cosine clustering")(_preset(clustering="cosine"))
 selector("diffuse_kmeans", help="DiffUse with bisecting k-means (one fit for every budget)")(_preset(clustering="kmeans"))
+selector("diffuse_two_level", help="DiffUse with the two-level Ward tree at every pool size (set above "
+                                   f"{EXACT_WARD_MAX:,} items anyway; here to measure it against exact Ward)")(
+    _preset(exact_max=TWO_LEVEL_FROM))
 selector("diffuse_rep_random", help="DiffUse, random representative per cluster")(_preset(representative="random"))
 selector("diffuse_rep_euclidean", help="DiffUse, Euclidean-nearest representative")(_preset(representative="euclidean"))
 selector("diffuse_rep_norm", help="DiffUse, largest-norm representative per cluster")(_preset(representative="norm"))
