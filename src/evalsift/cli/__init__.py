@@ -18,6 +18,9 @@ Commands (one module each):
                                       representatives per bin, PR curves and AUPR           (cli/omni.py)
   bench pairwise | subset | calibration
                                       the two protocols on real data; stop-rule calibration (cli/bench.py)
+  embed import FILE --encoder NAME [--data SPEC] | export --data SPEC --encoder NAME --out FILE
+                                      precomputed vectors into the encoder cache; a
+                                      dataset's output vectors to .npz/.parquet            (cli/embed.py)
   serve --db PATH                     the local annotation app                              (cli/annotate.py)
   annotate new | add-annotator | status | export
                                       annotation projects for people                       (cli/annotate.py)
@@ -34,7 +37,7 @@ import warnings
 from typing import Sequence
 
 from ..errors import EvalsiftError
-from . import annotate, bench, best, compare, data, judge, omni, profile, rank, select
+from . import annotate, bench, best, compare, data, embed, judge, omni, profile, rank, select
 from ._common import Parser
 
 __all__ = ["build_parser", "main"]
@@ -49,7 +52,7 @@ def build_parser() -> Parser:
     ap.add_argument("--quiet", action="store_true", help="no progress bars (also EVALSIFT_QUIET=1)")
     ap.add_argument("--version", action="version", version=f"evalsift {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (data, select, compare, best, judge, rank, profile, omni, bench, annotate):
+    for module in (data, select, compare, best, judge, rank, profile, omni, bench, embed, annotate):
         module.register(sub)
     return ap
 

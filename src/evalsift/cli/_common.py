@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 
 
 class Parser(argparse.ArgumentParser):
@@ -168,10 +168,30 @@ def add_data(p: argparse.ArgumentParser) -> None:
                    help="keep human references (refA, ...) as systems (mt-metrics-eval data)")
 
 
+EMBEDDINGS_FORMATS = (".npz with arrays vectors (n, d) and text_hash (hex sha256 of the UTF-8 output text) or texts "
+                      "or item_id + system; or .parquet with a list column vector and the same key columns "
+                      "(docs/cli.md, 'Precomputed embeddings')")
+
+
 def add_encoder(p: argparse.ArgumentParser) -> None:
-    """``--encoder``."""
+    """``--encoder`` and ``--embeddings`` (read them with :func:`resolve_encoder`)."""
     p.add_argument("--encoder", default="minilm",
                    help="text encoder: minilm (offline all-MiniLM-L6-v2), tfidf (no torch), or st:<model or path>")
+    p.add_argument("--embeddings", metavar="FILE", help="precomputed vectors instead of --encoder: " + EMBEDDINGS_FORMATS)
+
+
+def resolve_encoder(args: argparse.Namespace, pool=None):
+    """The encoder a command line asks for: a :class:`~evalsift.embed.PrecomputedEncoder` of ``--embeddings``
+    (``pool`` resolves item + system keys), else the ``--encoder`` name. Both at once is an error."""
+    path = getattr(args, "embeddings", None)
+    if not path:
+        return args.encoder
+    if args.encoder != "minilm":
+        raise ParameterError(f"--embeddings and --encoder exclude each other: the vectors come from {path}, or are "
+                             f"computed by --encoder {args.encoder}; give one of them", field="embeddings")
+    from ..embed.precomputed import PrecomputedEncoder
+
+    return PrecomputedEncoder.from_file(path, pool=pool)
 
 
 def add_oracle_opts(p: argparse.ArgumentParser) -> None:

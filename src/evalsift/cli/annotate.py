@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..errors import DataError, ParameterError
 from ._common import (add_encoder, add_quiet, load_data, note, open_unit, out_file, positive_float, positive_int,
-                      picked_positions, print_json)
+                      picked_positions, print_json, resolve_encoder)
 
 
 def _add_db(p: argparse.ArgumentParser) -> None:
@@ -149,7 +149,7 @@ def cmd_new(args: argparse.Namespace) -> int:
         r = restrict_pair(pool, args.a, args.b)
         if r.dropped:
             note(r.note())
-        sel = build_selector(args.method, args.seed, {"encoder": args.encoder})
+        sel = build_selector(args.method, args.seed, {"encoder": resolve_encoder(args, pool)})
         pid, token = work.create_live_pairwise(args.name, r.pool, args.a, args.b, sel, risk=args.risk,
                                                min_labels=args.min_labels, max_labels=args.max_labels,
                                                risk_rule=args.risk_rule, overlap=args.overlap,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from ._common import (ORACLE_HELP, add_data, add_encoder, add_judge_opts, add_loop_opts, add_oracle_opts, add_quiet,
-                      add_sampling_opts, build_oracle, load_data_and_oracle, note, print_json, resolve_risk_rule)
+                      add_sampling_opts, build_oracle, load_data_and_oracle, note, print_json, resolve_encoder,
+                      resolve_risk_rule)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,7 +55,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if by_proxy.dropped:
             note(f"proxy: {by_proxy.note()}")
         data = by_proxy.pool
-    sel = build_selector(args.method, args.seed, {"encoder": args.encoder})
+    sel = build_selector(args.method, args.seed, {"encoder": resolve_encoder(args, pool)})
     session = Session(data, sel, a=args.a, b=args.b, risk=args.risk, min_labels=args.min_labels,
                       max_labels=args.max_labels, risk_rule=resolve_risk_rule(args, sel), proxy=proxy,
                       sampling=args.sampling, explore=args.explore)

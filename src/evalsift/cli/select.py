@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
-from ._common import add_data, add_encoder, add_quiet, fraction, load_data, note, out_file, positive_float, positive_int
+from ._common import (add_data, add_encoder, add_quiet, fraction, load_data, note, out_file, positive_float,
+                      positive_int, resolve_encoder)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,7 +53,7 @@ def _selector_and_pool(args: argparse.Namespace, pool):
     from ..restrict import restrict_pair
     from ..select import DocumentLevel, DomainBalanced, build_selector
 
-    sel = build_selector(args.method, args.seed, {"encoder": args.encoder, "metric": args.metric})
+    sel = build_selector(args.method, args.seed, {"encoder": resolve_encoder(args, pool), "metric": args.metric})
     if args.balance and args.documents:
         raise ParameterError("--balance and --documents do not combine; choose one")
     if args.balance:

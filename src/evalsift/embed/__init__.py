@@ -5,7 +5,11 @@ DiffUse and the diversity selectors need one vector per system output. Two modul
 - :mod:`evalsift.embed.encoders`: the :class:`Encoder` interface, the ``encoders`` registry
   (``minilm`` -- the default, offline --, ``st:<model>``, ``tfidf``) and :func:`get_encoder`;
 - :mod:`evalsift.embed.cache`: :func:`embed_texts`, which embeds each distinct text once through
-  an in-process memo and an on-disk SQLite cache (:class:`EmbeddingCache`).
+  an in-process memo and an on-disk SQLite cache (:class:`EmbeddingCache`, with bulk
+  :meth:`~EmbeddingCache.import_vectors`);
+- :mod:`evalsift.embed.precomputed`: :class:`PrecomputedEncoder`, vectors computed elsewhere served
+  from an ``.npz`` / ``.parquet`` file keyed by text hash, text or item + system, and
+  :func:`save_embeddings`, which writes such a file.
 
 >>> enc = get_encoder("tfidf")
 >>> embed_texts(["a cat", "a dog", "a cat"], enc, progress=False).shape[0]
@@ -17,9 +21,10 @@ from .cache import (CACHE_FILENAME, CacheWarning, EmbeddingCache, clear_memo, de
                     text_hash)
 from .encoders import (DEFAULT_ENCODER, MINILM_MODEL, Encoder, EncoderLike, MiniLMEncoder, SentenceTransformerEncoder,
                        TfidfEncoder, encoders, get_encoder)
+from .precomputed import PrecomputedEncoder, save_embeddings
 
 __all__ = [
     "CACHE_FILENAME", "DEFAULT_ENCODER", "MINILM_MODEL", "CacheWarning", "EmbeddingCache", "Encoder", "EncoderLike",
-    "MiniLMEncoder", "SentenceTransformerEncoder", "TfidfEncoder", "clear_memo", "default_cache_dir", "embed_texts",
-    "encoders", "get_encoder", "text_hash", "unit_rows",
+    "MiniLMEncoder", "PrecomputedEncoder", "SentenceTransformerEncoder", "TfidfEncoder", "clear_memo",
+    "default_cache_dir", "embed_texts", "encoders", "get_encoder", "save_embeddings", "text_hash", "unit_rows",
 ]

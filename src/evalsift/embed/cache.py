@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import math
 import os
 import sqlite3
@@ -89,6 +90,43 @@ class EmbeddingCache:
         if not rows or not self._usable(create=True):
             return 0
         return self._guard(lambda: self._insert(rows), 0)
+
+    def import_vectors(self, key: str, hashes: Iterable[str], matrix: Any, *, chunk: int = 10_000,
+                       progress: bool = False) -> int:
+        """Bulk-store ``matrix`` row ``i`` under ``(key, hashes[i])``; returns the rows newly written.
+
+        For millions of vectors: ``hashes`` (hex sha256 of each text, :func:`text_hash`) is consumed
+        lazily and ``matrix`` (``(n, d)``, anything with ``len`` and slicing ``matrix[a:b]``) is read
+        ``chunk`` rows at a time, each chunk one ``executemany`` in its own transaction, so memory
+        stays at one chunk and an interrupted import keeps its finished chunks. ``INSERT OR IGNORE``:
+        vectors already stored under ``key`` are kept. Vectors of another length than those already
+        stored under ``key`` are a :class:`~evalsift.errors.DataError`. Returns 0 when the cache file
+        is unusable (a :class:`CacheWarning` says why; :attr:`available` turns false).
+        """
+        if chunk < 1:
+            raise ParameterError(f"chunk must be >= 1, got {chunk}")
+        n = len(matrix)
+        if n == 0 or not self._usable(create=True):
+            return 0
+        it = iter(hashes)
+        written = 0
+        with _progress_bar(None, n, progress, "Importing vectors") as advance:
+            for start in range(0, n, chunk):
+                vecs = np.ascontiguousarray(matrix[start:start + chunk], dtype="<f4")
+                batch = list(itertools.islice(it, len(vecs)))
+                if len(batch) != len(vecs) or vecs.ndim != 2:
+                    raise DataError(f"import_vectors: {len(batch) + start} hashes for {n} vectors of shape "
+                                    f"{vecs.shape[1:]}; give one hash per row of a 2-d matrix")
+                if start == 0:
+                    self._check_dim(key, vecs.shape[1])
+                dim = vecs.shape[1]
+                rows = [(key, h, dim, v.tobytes()) for h, v in zip(batch, vecs)]
+                done = self._guard(lambda rows=rows: self._insert_new(rows), None)
+                if done is None:
+                    break
+                written += done
+                advance(len(rows))
+        return written
 
     def clear(self, key: str | None = None) -> int:
         """Delete the vectors of one encoder ``key`` (or all); returns rows deleted."""
@@ -172,6 +210,24 @@ class EmbeddingCache:
             conn.executemany("INSERT OR IGNORE INTO embeddings (key, hash, dim, vec) VALUES (?,?,?,?)", rows)
         return len(rows)
 
+    def _insert_new(self, rows: list[tuple[str, str, int, bytes]]) -> int:
+        """``INSERT OR IGNORE`` in one transaction; returns the rows actually inserted."""
+        with contextlib.closing(self._connect()) as conn, conn:
+            before = conn.total_changes
+            conn.executemany("INSERT OR IGNORE INTO embeddings (key, hash, dim, vec) VALUES (?,?,?,?)", rows)
+            return conn.total_changes - before
+
+    def _check_dim(self, key: str, dim: int) -> None:
+        """Vectors already stored under ``key`` must have length ``dim``."""
+        def stored() -> Any:
+            with contextlib.closing(self._connect()) as conn:
+                return conn.execute("SELECT dim FROM embeddings WHERE key=? LIMIT 1", (key,)).fetchone()
+
+        row = self._guard(stored, None)
+        if row is not None and row[0] != dim:
+            raise DataError(f"the cache {self.path} holds {row[0]}-d vectors under {key!r}; these are {dim}-d. Vectors "
+                            "from another model? Import them under that model's encoder", field="vectors")
+
     def _execute(self, sql: str, args: tuple[Any, ...]) -> int:
         """Run one write statement in a transaction; returns the affected row count."""
         with contextlib.closing(self._connect()) as conn, conn:
@@ -232,8 +288,9 @@ def embed_texts(
     ``batch_size`` (shortest first, to limit padding), and each batch is stored at once, so an
     interrupted run keeps its finished batches. ``cache=False`` uses neither memo nor disk.
     Encoders with ``cacheable = False`` (TF-IDF) are called once on all distinct texts and never
-    cached. ``None`` and float NaN (missing values from a table) are embedded as the empty string
-    ``""``. A rich progress bar shows when ``progress`` is true and more than one batch is encoded.
+    cached; so are encoders with ``memoize = False`` (:class:`~evalsift.embed.PrecomputedEncoder`,
+    whose vectors are stored already: neither memo nor disk would save work, only copy them).
+    ``None`` and float NaN (missing values from a table) are embedded as the empty string ``""``. A rich progress bar shows when ``progress`` is true and more than one batch is encoded.
 
     >>> embed_texts(["b a", None, "b a"], "tfidf", progress=False).shape
     (3, 2)
@@ -244,7 +301,8 @@ def embed_texts(
     unique, inverse = _dedupe(_clean_texts(texts))
     if not unique:
         return np.zeros((0, enc.dim or 0), dtype=np.float32)
-    if not getattr(enc, "cacheable", True):  # corpus-dependent: one call on the distinct texts
+    if not getattr(enc, "cacheable", True) or not getattr(enc, "memoize", True):
+        # corpus-dependent (tfidf), or vectors at hand already (precomputed): one call on the distinct texts
         return _checked(enc, enc.encode(unique), len(unique))[inverse]
     if not cache:
         return _encode_missing(enc, unique, batch_size, progress, on_batch=None)[inverse]
@@ -328,7 +386,8 @@ def _checked(enc: Any, vecs: Any, n: int) -> np.ndarray:
     return arr
 
 
-def _progress_bar(enc: Any, total: int, show: bool) -> contextlib.AbstractContextManager[Any]:
+def _progress_bar(enc: Any, total: int, show: bool, description: str | None = None
+                  ) -> contextlib.AbstractContextManager[Any]:
     """The shared rich bar (:mod:`evalsift.progress`): off unless ``show``; ``EVALSIFT_QUIET`` also hides it."""
-    description = f"Embedding with {getattr(enc, 'name', 'encoder')}"
+    description = description or f"Embedding with {getattr(enc, 'name', 'encoder')}"
     return progress_bar(total, description, quiet=None if show else True)
