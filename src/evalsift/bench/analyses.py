@@ -93,6 +93,20 @@ class DiffUseAnalyses:
             mean_norm[b] = float(norms[part].mean())
         self._bins.append({"agreement": agree, "ties": ties, "success": success, "norm": mean_norm})
 
+    def state(self) -> dict[str, Any]:
+        """What was collected so far, as plain containers (to send from a worker process)."""
+        return {"dev": {m: dict(by) for m, by in self._dev.items()}, "wdev": {m: dict(by) for m, by in self._wdev.items()},
+                "points": list(self._points), "bins": list(self._bins)}
+
+    def merge(self, state: dict[str, Any]) -> None:
+        """Append another collector's :meth:`state` (merging test sets in the serial order gives the serial result)."""
+        for mine, theirs in ((self._dev, state["dev"]), (self._wdev, state["wdev"])):
+            for method, by_budget in theirs.items():
+                for budget, rows in by_budget.items():
+                    mine[method][budget].extend(rows)
+        self._points.extend(state["points"])
+        self._bins.extend(state["bins"])
+
     def result(self) -> dict[str, Any]:
         """The ``analyses`` part of ``results.json``."""
         def cell(rows):  # se across seeds: one seed's test sets share their items across pairs

@@ -41,7 +41,8 @@ from ..select import build_selector
 from ..session import Session
 from ..stats import GUARANTEES, STOP_RULES, win_rate_sequence
 from ..stats.sequential import VALUES
-from .pairwise import _warm_embeddings, bench_oracle, pair_cases, restricted_pairs
+from .pairwise import _warm_embeddings, bench_oracle, case_tasks, restricted_pairs, task_case
+from .parallel import import_ray, is_parallel, run_tasks, shippable_encoder, workers_timing
 
 GAPS = (0.0, 0.02, 0.05, 0.1)
 TIES = (0.0, 0.3)
@@ -207,12 +208,16 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
                       synthetic_items: int = 800, synthetic: bool = True, subsample: float = 0.8,
                       min_labels: int = 5, max_labels: int = 200, max_pairs: int | None = None, close: float = 0.05,
                       higher_is_better: bool = True, tie_tolerance: float = 0.0, encoder: Any = "minilm",
-                      quiet: bool = False, proxy: str | None = None, active: bool = False) -> dict[str, Any]:
+                      quiet: bool = False, proxy: str | None = None, active: bool = False,
+                      jobs: int | str | None = 1, backend: str = "local", ray_address: str | None = None
+                      ) -> dict[str, Any]:
     """Run the calibration benchmark (see the module doc); returns the ``results.json`` dictionary.
 
     ``proxy`` (``metric:NAME``): also run the anytime rule with that proxy on the random orders, as
     methods ``<method>+proxy`` (the synthetic pools use their own metric ``proxy`` instead);
-    ``active``: and with active sampling, as ``<method>+proxy+active``."""
+    ``active``: and with active sampling, as ``<method>+proxy+active``. ``jobs`` / ``backend`` /
+    ``ray_address``: the synthetic runs and the real (pair, seed) test sets run on that many worker
+    processes or on Ray (:func:`evalsift.bench.parallel.run_tasks`); the result is the serial one."""
     for r in rules:
         check_choice("rule", r, STOP_RULES, where="bench calibration")
     if not risks or any(not 0 < r < 1 for r in risks):
@@ -230,29 +235,31 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
                            "guarantee": {r: GUARANTEES[r] for r in rules},
                            "check": "a cell exceeds its stated risk when the 95% Clopper-Pearson interval of its "
                                     "wrong-winner share lies wholly above it"}
+    parallel = is_parallel(jobs, backend)
+    if backend == "ray":
+        import_ray()  # fail before any work, with the install line
+    spread = {"jobs": jobs, "backend": backend, "ray_address": ray_address}
     if synthetic:
         syn_enc = SyntheticEncoder()
         cells: dict[str, Any] = {}
         combos = _combos(methods, rules, 0, syn_enc, proxy is not None, active)
         syn_methods = list(dict.fromkeys(m for m, _ in combos))
-        with progress_bar(len(gaps) * len(ties) * runs, "synthetic runs", quiet) as advance:
-            syn_oracle = MetricOracle("truth")
-            for gap in gaps:
-                for tie in ties:
-                    key = f"gap={gap:g},ties={tie:g}"
-                    res: dict[tuple, list] = defaultdict(list)
-                    truth = []
-                    for run in range(runs):
-                        pl = synthetic_pool(synthetic_items, gap, tie, seed=run)
-                        truth.append("a" if gap > 0 else None)
-                        mean = _true_mean(syn_oracle.verdicts(pl, np.arange(pl.n_items), "A", "B"))
-                        for method, rule in combos:
-                            for r, o in _run(pl, method, rule, run, syn_oracle, syn_enc, min_labels, max_labels,
-                                             risks, mean, "metric:proxy").items():
-                                res[(method, rule, r)].append(o)
-                        advance()
-                    cells[key] = {m: {rule: {f"{r:g}": _cell(res[(m, rule, r)], truth, r) for r in risks}
-                                      for rule in rules if (m, rule) in combos} for m in syn_methods}
+        shared = {"combos": combos, "encoder": syn_enc, "items": synthetic_items, "min_labels": min_labels,
+                  "max_labels": max_labels, "risks": list(risks)}
+        tasks = [(gap, tie, run) for gap in gaps for tie in ties for run in range(runs)]
+        with progress_bar(len(tasks), "synthetic runs", quiet) as advance:
+            done = iter(run_tasks(_synthetic_task, tasks, shared=shared, advance=advance, **spread))
+        for gap in gaps:  # folded in task order: the serial run's order
+            for tie in ties:
+                key = f"gap={gap:g},ties={tie:g}"
+                res: dict[tuple, list] = defaultdict(list)
+                truth = []
+                for run in range(runs):
+                    truth.append("a" if gap > 0 else None)
+                    for method, rule, r, o in next(done):
+                        res[(method, rule, r)].append(o)
+                cells[key] = {m: {rule: {f"{r:g}": _cell(res[(m, rule, r)], truth, r) for r in risks}
+                                  for rule in rules if (m, rule) in combos} for m in syn_methods}
         out["synthetic"] = {"items": synthetic_items, "runs_per_cell": runs, "gaps": list(gaps), "ties": list(ties),
                             "cells": cells, "summary": _summary(cells),
                             "encoder": "SyntheticEncoder: difference vector = verdict direction + noise"}
@@ -269,22 +276,25 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
             restricted = {k: restrict_pair(r.pool, *k, metric=proxy.partition(":")[2]) for k, r in restricted.items()}
         combos = _combos(methods, rules, 0, encoder, proxy is not None, active)
         real_methods = list(dict.fromkeys(m for m, _ in combos))
+        worker_encoder = shippable_encoder(encoder) if parallel else encoder
         if any(m.removesuffix(ACTIVE_TAG).removesuffix(PROXY_TAG) != "random" for m, _ in combos):
-            _warm_embeddings(pool, {s for p in restricted for s in p}, methods, encoder, quiet)
+            worker_encoder = _warm_embeddings(pool, {s for p in restricted for s in p}, methods, encoder, quiet,
+                                              ship=parallel)
         res = defaultdict(list)
         truth, gaps_seen, skipped = [], [], 0
-        with progress_bar(len(restricted) * seeds, "pairs x seeds", quiet) as advance:
-            for case in pair_cases(restricted, judge, seeds, subsample):
-                advance()
-                if case.true_winner == "tie":
-                    skipped += 1
-                    continue
-                truth.append(case.true_winner)
-                gaps_seen.append(case.distance)
-                for method, rule in combos:
-                    for r, o in _run(case.pool, method, rule, case.seed, judge, encoder, min_labels, max_labels,
-                                     risks, _true_mean(case.truth), proxy).items():
-                        res[(method, rule, r)].append(o)
+        cases, tasks = case_tasks(restricted, judge, seeds, subsample)
+        shared = {"cases": cases, "combos": combos, "oracle": judge, "encoder": worker_encoder, "proxy": proxy,
+                  "min_labels": min_labels, "max_labels": max_labels, "risks": list(risks)}
+        with progress_bar(len(tasks), "pairs x seeds", quiet) as advance:
+            done = run_tasks(_real_task, tasks, shared=shared, advance=advance, **spread)
+        for case in done:  # folded in task order: the serial run's order
+            if case is None:
+                skipped += 1
+                continue
+            truth.append(case["true_winner"])
+            gaps_seen.append(case["distance"])
+            for method, rule, r, o in case["runs"]:
+                res[(method, rule, r)].append(o)
         near = [k for k, g in enumerate(gaps_seen) if g < close]
         close_key = f"close (gap < {close:g})"
         real: dict[str, Any] = {"all": {}, close_key: {}}
@@ -296,5 +306,33 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
                        "seeds": seeds, "subsample": subsample, "cases": len(truth), "close_cases": len(near),
                        "skipped_tied": skipped, "summary": _summary(real), "gap_quartiles": [float(q) for q in np.quantile(gaps_seen, [.25, .5, .75])]
                        if gaps_seen else [], "cells": real}
-    out["timing_s"] = {"total": round(time.perf_counter() - t_start, 3)}
+    out["timing_s"] = {"total": round(time.perf_counter() - t_start, 3), **workers_timing(jobs, backend)}
     return out
+
+
+def _synthetic_task(shared: dict[str, Any], task: tuple[float, float, int]) -> list[tuple]:
+    """One synthetic pool (gap, ties, run) and every (method, rule) on it: ``(method, rule, risk,
+    outcome)`` rows in the serial order. Its randomness is the run number alone."""
+    gap, tie, run = task
+    pl = synthetic_pool(shared["items"], gap, tie, seed=run)
+    oracle = MetricOracle("truth")
+    mean = _true_mean(oracle.verdicts(pl, np.arange(pl.n_items), "A", "B"))
+    rows = []
+    for method, rule in shared["combos"]:
+        for r, o in _run(pl, method, rule, run, oracle, shared["encoder"], shared["min_labels"], shared["max_labels"],
+                         shared["risks"], mean, "metric:proxy").items():
+            rows.append((method, rule, r, o))
+    return rows
+
+
+def _real_task(shared: dict[str, Any], task: tuple[tuple[str, str], int]) -> dict[str, Any] | None:
+    """One real (pair, seed) test set and every (method, rule) on it; None for a tied test set."""
+    case = task_case(shared["cases"], task)
+    if case.true_winner == "tie":
+        return None
+    rows = []
+    for method, rule in shared["combos"]:
+        for r, o in _run(case.pool, method, rule, case.seed, shared["oracle"], shared["encoder"], shared["min_labels"],
+                         shared["max_labels"], shared["risks"], _true_mean(case.truth), shared["proxy"]).items():
+            rows.append((method, rule, r, o))
+    return {"true_winner": case.true_winner, "distance": case.distance, "runs": rows}

@@ -24,7 +24,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from ..embed import embed_texts
+from ..embed import embed_texts, get_encoder
 from ..errors import DataError, DataWarning, ParameterError
 from ..oracle.metric import MetricOracle
 from ..pool import Pool
@@ -34,6 +34,7 @@ from ..session import Session
 from ..stats import count_verdicts, majority, standard_error
 from ..progress import progress_bar
 from .analyses import DiffUseAnalyses
+from .parallel import import_ray, is_parallel, run_tasks, workers_timing
 
 OUTCOMES = ("success", "error", "inconclusive")
 
@@ -82,21 +83,56 @@ def pair_cases(restricted: dict[tuple[str, str], Any], oracle: Any, seeds: int, 
     """The test sets of the protocol, pair by pair and seed by seed (tied ones included: the caller
     skips and counts them). Seed ``s`` draws the same items for every method and every benchmark."""
     for (a, b), r in restricted.items():
-        pp = r.pool
-        truth_all = oracle.verdicts(pp, np.arange(pp.n_items), a, b)
-        m_size = max(1, int(round(subsample * pp.n_items)))
+        truth_all = oracle.verdicts(r.pool, np.arange(r.pool.n_items), a, b)
         for seed in range(seeds):
-            idx = np.sort(np.random.default_rng(seed).choice(pp.n_items, size=m_size, replace=False))
-            truth = truth_all[idx]
-            wa, wb, _ = count_verdicts(truth)
-            yield PairCase(a, b, seed, pp.subset(idx), truth, majority(wa, wb), abs(wa - wb) / m_size)
+            yield pair_case(r.pool, a, b, seed, truth_all, subsample)
 
 
-def _warm_embeddings(pool: Pool, systems: set[str], methods: Sequence[str], encoder: Any, quiet: bool) -> None:
+def pair_case(pp: Pool, a: str, b: str, seed: int, truth_all: np.ndarray, subsample: float) -> PairCase:
+    """One test set: the seeded ``subsample`` share of the pair's pool ``pp`` (whose items have the
+    verdicts ``truth_all``), drawn from seed ``seed`` alone."""
+    m_size = max(1, int(round(subsample * pp.n_items)))
+    idx = np.sort(np.random.default_rng(seed).choice(pp.n_items, size=m_size, replace=False))
+    truth = truth_all[idx]
+    wa, wb, _ = count_verdicts(truth)
+    return PairCase(a, b, seed, pp.subset(idx), truth, majority(wa, wb), abs(wa - wb) / m_size)
+
+
+def case_tasks(restricted: dict[tuple[str, str], Any], oracle: Any, seeds: int, subsample: float
+               ) -> tuple[dict[str, Any], list[tuple[tuple[str, str], int]]]:
+    """The inputs shared by every (pair, seed) task -- each pair's pool and verdicts, ``subsample`` --
+    and the tasks, in the order of :func:`pair_cases`; :func:`task_case` rebuilds a task's test set."""
+    shared = {"pools": {k: r.pool for k, r in restricted.items()},
+              "truth": {(a, b): oracle.verdicts(r.pool, np.arange(r.pool.n_items), a, b)
+                        for (a, b), r in restricted.items()},
+              "subsample": subsample}
+    return shared, [(k, seed) for k in restricted for seed in range(seeds)]
+
+
+def task_case(shared: dict[str, Any], task: tuple[tuple[str, str], int]) -> PairCase:
+    """The test set of one (pair, seed) task of :func:`case_tasks` (the one :func:`pair_cases` yields)."""
+    (a, b), seed = task
+    return pair_case(shared["pools"][(a, b)], a, b, seed, shared["truth"][(a, b)], shared["subsample"])
+
+
+def _warm_embeddings(pool: Pool, systems: set[str], methods: Sequence[str], encoder: Any, quiet: bool,
+                     ship: bool = False) -> Any:
+    """Embed the texts the selectors will ask for (once, cached); with ``ship``, return the encoder to
+    hand to worker processes, carrying these vectors (:func:`~evalsift.bench.parallel.shippable_encoder`)."""
+    from .parallel import shippable_encoder
+
+    if not getattr(get_encoder(encoder), "cacheable", True):  # fitted on each call's texts (tfidf): nothing to keep
+        return shippable_encoder(encoder) if ship else encoder
     texts = [o for s in pool.systems if s in systems for o in pool.outputs[s] if o is not None]
     if "input_clusters" in methods and pool.inputs_are_text:
         texts += [t for t in pool.inputs if t]
-    embed_texts(texts, encoder, progress=not quiet)
+    vectors = embed_texts(texts, encoder, progress=not quiet)
+    if not ship:
+        return encoder
+
+    unique = list(dict.fromkeys(texts))
+    first = {t: i for i, t in reversed(list(enumerate(texts)))}
+    return shippable_encoder(encoder, unique, vectors[[first[t] for t in unique]])
 
 
 def bench_oracle(oracle: Any, pool: Pool, higher_is_better: bool = True, tie_tolerance: float = 0.0):
@@ -124,7 +160,8 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
                    seeds: int = 10, subsample: float = 0.8, max_pairs: int | None = None,
                    iterative: dict[str, Any] | None = None, higher_is_better: bool = True,
                    tie_tolerance: float = 0.0, encoder: Any = "minilm", quiet: bool = False,
-                   analyses: dict[str, Any] | None = None) -> dict[str, Any]:
+                   analyses: dict[str, Any] | None = None, jobs: int | str | None = 1, backend: str = "local",
+                   ray_address: str | None = None) -> dict[str, Any]:
     """Run the protocol; returns the ``results.json`` dictionary (see module doc and docs/cli.md).
 
     ``oracle``: a metric name (the old form, e.g. ``"mqm"``), an oracle spec (``"metric:mqm"``,
@@ -132,6 +169,8 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
     :func:`bench_oracle`). ``iterative`` (e.g. ``{"risk": 0.2, "min_labels": 5, "max_labels": 200}``)
     adds the iterative table. ``analyses`` (e.g. ``{"clusters": 20, "bins": 5, "budget": 10}``, or
     ``{}`` for those defaults) adds DiffUse's own analyses (:mod:`evalsift.bench.analyses`).
+    ``jobs`` / ``backend`` / ``ray_address``: the (pair, seed) test sets run on that many worker
+    processes or on Ray (:func:`evalsift.bench.parallel.run_tasks`); the result is the serial one.
     """
     if not 0 < subsample <= 1:
         raise ParameterError(f"bench pairwise: subsample must be in (0, 1], got {subsample}", field="subsample")
@@ -163,7 +202,10 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
                       DataWarning, stacklevel=2)
         budgets = [b for b in budgets if b <= largest]
     t_start = time.perf_counter()
-    _warm_embeddings(pool, {s for p in pairs for s in p}, methods, encoder, quiet)
+    parallel = is_parallel(jobs, backend)
+    if backend == "ray":
+        import_ray()  # fail before the embeddings, with the install line
+    worker_encoder = _warm_embeddings(pool, {s for p in pairs for s in p}, methods, encoder, quiet, ship=parallel)
     t_embed = time.perf_counter() - t_start
 
     hits: dict[str, dict[int, list[list[float]]]] = {m: defaultdict(lambda: [[] for _ in range(seeds)]) for m in methods}
@@ -172,34 +214,25 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
     iter_time = 0.0
     ana = DiffUseAnalyses(**analyses, encoder=encoder) if analyses is not None else None
     skipped_ties, n_items = 0, [r.pool.n_items for r in restricted.values()]
-    with progress_bar(len(pairs) * seeds, "pairs x seeds", quiet) as advance:
-        for case in pair_cases(restricted, oracle, seeds, subsample):
-            advance()
-            if case.true_winner == "tie":
-                skipped_ties += 1
-                continue
-            a, seed, sub, truth, true_winner = case.a, case.seed, case.pool, case.truth, case.true_winner
-            fitted = {}
-            for method in methods:
-                t0 = time.perf_counter()
-                sel = fitted[method] = build_selector(method, seed, {"encoder": encoder}).fit(sub)
-                for budget in budgets:
-                    if budget <= sub.n_items:
-                        picked = sel.select(budget)
-                        sa, sb, _ = count_verdicts(truth[picked.items])
-                        hits[method][budget][seed].append(float(majority(sa, sb) == true_winner))
-                        if ana is not None:
-                            ana.add_selection(method, picked, case)
-                select_time[method] += time.perf_counter() - t0
-                if iterative and (iterative.get("risk_rule", "paper") != "anytime" or sel.random_order):
-                    t0 = time.perf_counter()
-                    d = Session(None, sel, **iterative).run(oracle)
-                    outcome = "inconclusive" if d.outcome != "winner" else (
-                        "success" if (d.winner == a) == (true_winner == "a") else "error")
-                    iters[method].append({"outcome": outcome, "labels": d.labels_used, "distance": case.distance})
-                    iter_time += time.perf_counter() - t0
-            if ana is not None:
-                ana.add_case(case, fitted)
+    cases, tasks = case_tasks(restricted, oracle, seeds, subsample)
+    shared = {"cases": cases, "methods": list(methods), "budgets": budgets, "encoder": worker_encoder,
+              "iterative": iterative, "oracle": oracle, "analyses": analyses}
+    with progress_bar(len(tasks), "pairs x seeds", quiet) as advance:
+        done = run_tasks(_pairwise_task, tasks, shared=shared, jobs=jobs, backend=backend, ray_address=ray_address,
+                         advance=advance)
+    for ((_, seed), res) in zip(tasks, done):  # folded in task order: the serial run's order
+        if res is None:
+            skipped_ties += 1
+            continue
+        for method, rows in res["hits"].items():
+            for budget, hit in rows:
+                hits[method][budget][seed].append(hit)
+            select_time[method] += res["select_time"][method]
+        for method, row in res["iterative"].items():
+            iters[method].append(row)
+        iter_time += res["iterative_time"]
+        if ana is not None:
+            ana.merge(res["analyses"])
     curves = {m: {str(bud): _curve_point(per_seed) for bud, per_seed in sorted(hits[m].items())} for m in methods}
     result: dict[str, Any] = {
         "data": pool.name,
@@ -235,8 +268,45 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
                               **ana.result()}
     total = time.perf_counter() - t_start
     result["timing_s"] = {"embed": round(t_embed, 3), "select": {m: round(t, 3) for m, t in select_time.items()},
-                          "iterative": round(iter_time, 3), "total": round(total, 3)}
+                          "iterative": round(iter_time, 3), "total": round(total, 3),
+                          **workers_timing(jobs, backend)}
     return result
+
+
+def _pairwise_task(shared: dict[str, Any], task: tuple[tuple[str, str], int]) -> dict[str, Any] | None:
+    """One (pair, seed) test set: every method fitted once and asked for every budget, the iterative
+    loop, the analyses' share; None for a tied test set. Its randomness is the task's seed alone."""
+    case = task_case(shared["cases"], task)
+    if case.true_winner == "tie":
+        return None
+    encoder, iterative, oracle = shared["encoder"], shared["iterative"], shared["oracle"]
+    a, seed, sub, truth, true_winner = case.a, case.seed, case.pool, case.truth, case.true_winner
+    ana = DiffUseAnalyses(**shared["analyses"], encoder=encoder) if shared["analyses"] is not None else None
+    out: dict[str, Any] = {"hits": {}, "select_time": {}, "iterative": {}, "iterative_time": 0.0}
+    fitted = {}
+    for method in shared["methods"]:
+        t0 = time.perf_counter()
+        sel = fitted[method] = build_selector(method, seed, {"encoder": encoder}).fit(sub)
+        rows = out["hits"][method] = []
+        for budget in shared["budgets"]:
+            if budget <= sub.n_items:
+                picked = sel.select(budget)
+                sa, sb, _ = count_verdicts(truth[picked.items])
+                rows.append((budget, float(majority(sa, sb) == true_winner)))
+                if ana is not None:
+                    ana.add_selection(method, picked, case)
+        out["select_time"][method] = time.perf_counter() - t0
+        if iterative and (iterative.get("risk_rule", "paper") != "anytime" or sel.random_order):
+            t0 = time.perf_counter()
+            d = Session(None, sel, **iterative).run(oracle)
+            outcome = "inconclusive" if d.outcome != "winner" else (
+                "success" if (d.winner == a) == (true_winner == "a") else "error")
+            out["iterative"][method] = {"outcome": outcome, "labels": d.labels_used, "distance": case.distance}
+            out["iterative_time"] += time.perf_counter() - t0
+    if ana is not None:
+        ana.add_case(case, fitted)
+        out["analyses"] = ana.state()
+    return out
 
 
 def _curve_point(per_seed: list[list[float]]) -> dict[str, float]:

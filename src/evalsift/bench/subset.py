@@ -40,6 +40,7 @@ from ..errors import ParameterError, check_choice
 from ..restrict import RankingRestriction, restrict_ranking
 from ..pool import Pool
 from ..progress import progress_bar
+from .parallel import import_ray, is_parallel, run_tasks, shippable_encoder, workers_timing
 from ..select import build_selector, make_selector
 from ..stats import (CORRELATION_KINDS, cluster_count, needed_to_match, prefix_cluster_counts,
                      prefix_correlation, prefix_sizes, spearman, kendall_tau_b, standard_error)
@@ -103,14 +104,16 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
                  seeds: int = 10, props: Sequence[float] = PROPS, subsample: float = 0.8,
                  random_targets: int = 10, correlation: str = "kendall", alpha: float = 0.05,
                  encoder: Any = "minilm", quiet: bool = False, level: float = 0.95,
-                 interval_resamples: int = 1000) -> dict[str, Any]:
+                 interval_resamples: int = 1000, jobs: int | str | None = 1, backend: str = "local",
+                 ray_address: str | None = None) -> dict[str, Any]:
     """Run the protocol; returns the ``results.json`` dictionary (see the module doc and docs/cli.md).
-    ``interval_resamples=0`` leaves the correlation intervals out."""
+    ``interval_resamples=0`` leaves the correlation intervals out. ``jobs`` / ``backend`` /
+    ``ray_address``: the seeds run on that many worker processes or on Ray
+    (:func:`evalsift.bench.parallel.run_tasks`); the result is the serial one."""
     restriction = _check(pool, human_metric, props, seeds, subsample, correlation)
     full = restriction.pool
     for m in methods:
         make_selector(m)  # fail fast on an unknown name
-    shared = {"metric": metric, "encoder": encoder}
     props = tuple(float(p) for p in props)
     per_seed: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
     ntm: dict[str, dict[str, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
@@ -120,36 +123,33 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
     timing: dict[str, float] = defaultdict(float)
     t_start = time.perf_counter()
     evaluated = list(dict.fromkeys(["random", *methods]))
+    if backend == "ray":
+        import_ray()
+    task_inputs = {"full": full, "human_metric": human_metric, "methods": list(methods), "evaluated": evaluated,
+                   "settings": {"metric": metric, "encoder": shippable_encoder(encoder) if is_parallel(jobs, backend)
+                                else encoder},
+                   "subsample": subsample, "props": props, "correlation": correlation, "alpha": alpha,
+                   "random_targets": random_targets, "interval_resamples": interval_resamples, "level": level}
     with progress_bar(seeds * len(evaluated), "seeds x methods", quiet) as advance:
-        for seed in range(seeds):
-            n = max(2 * MIN_PREFIX, int(round(subsample * full.n_items)))
-            idx = np.sort(np.random.default_rng(seed).choice(full.n_items, size=n, replace=False))
-            sub = full.subset(idx)
-            targets = _Targets(sub.score(human_metric), correlation, alpha, props, seed, random_targets)
-            fitted = {}
-            for method in evaluated:
-                t0 = time.perf_counter()
-                fitted[method] = _fit(sub, method, seed, shared)
-                timing[method] += time.perf_counter() - t0
-                advance()
-            t0 = time.perf_counter()
-            for method, (grid, curve, systems) in _curves(sub, fitted, human_metric, correlation, alpha).items():
-                baseline[method] = _random_key(systems)
-                ev_props, tv = targets.values(systems)
-                for stat in STATS:
-                    per_seed[method][stat].append(np.interp(props, grid, curve[stat]))
-                    for rule in ("first", "stays"):
-                        r = needed_to_match(grid, curve[stat], ev_props, tv[stat], rule=rule)
-                        ntm[method][stat][rule].append(r.value)
-                        censored[method] += r.n_censored if rule == "first" else 0
-            if interval_resamples:
-                for method in methods:
-                    agree[method].append(_agreement(sub, fitted[method], human_metric, props, correlation, level,
-                                                    interval_resamples, seed))
-            timing["evaluation"] += time.perf_counter() - t0
+        done = run_tasks(_seed_task, range(seeds), shared=task_inputs, jobs=jobs, backend=backend,
+                         ray_address=ray_address, advance=lambda n=1: advance(n * len(evaluated)))
+    for res in done:  # folded in seed order: the serial run's order
+        for method, t in res["fit_time"].items():
+            timing[method] += t
+        for method, by_stat in res["curves"].items():
+            baseline[method] = res["baseline"][method]
+            for stat, values in by_stat.items():
+                per_seed[method][stat].append(values)
+                for rule in ("first", "stays"):
+                    ntm[method][stat][rule].append(res["ntm"][method][stat][rule])
+            censored[method] += res["censored"][method]
+        for method, rows in res["agreement"].items():
+            agree[method].append(rows)
+        timing["evaluation"] += res["evaluation_time"]
     out = _results(pool, full, human_metric, metric, methods, seeds, subsample, props, correlation, alpha,
                    random_targets, per_seed, ntm, baseline, censored, timing, time.perf_counter() - t_start)
     out["left_out"] = restriction.to_dict()
+    out["timing_s"].update(workers_timing(jobs, backend))
     if interval_resamples:
         out["correlation_intervals"] = {
             "level": level, "resamples": interval_resamples,
@@ -167,6 +167,41 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
                     "interval_coverage": float(arr[:, i, 3].mean()),
                     "mean_interval_coverage": float(arr[:, i, 4].mean()),
                     "mean_interval_width": float(arr[:, i, 5].mean())})
+    return out
+
+
+def _seed_task(shared: dict[str, Any], seed: int) -> dict[str, Any]:
+    """One seed of the protocol: its subsample, every method fitted and scored on it, the targets of
+    random selection. Its randomness is the seed alone (subsample, selectors, targets, bootstrap)."""
+    full, human_metric, kind, alpha, props = (shared[k] for k in ("full", "human_metric", "correlation", "alpha",
+                                                                  "props"))
+    n = max(2 * MIN_PREFIX, int(round(shared["subsample"] * full.n_items)))
+    idx = np.sort(np.random.default_rng(seed).choice(full.n_items, size=n, replace=False))
+    sub = full.subset(idx)
+    targets = _Targets(sub.score(human_metric), kind, alpha, props, seed, shared["random_targets"])
+    out: dict[str, Any] = {"fit_time": {}, "curves": {}, "ntm": {}, "censored": {}, "baseline": {}, "agreement": {}}
+    fitted = {}
+    for method in shared["evaluated"]:
+        t0 = time.perf_counter()
+        fitted[method] = _fit(sub, method, seed, shared["settings"])
+        out["fit_time"][method] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for method, (grid, curve, systems) in _curves(sub, fitted, human_metric, kind, alpha).items():
+        out["baseline"][method] = _random_key(systems)
+        ev_props, tv = targets.values(systems)
+        out["curves"][method], out["ntm"][method], out["censored"][method] = {}, {}, 0
+        for stat in STATS:
+            out["curves"][method][stat] = np.interp(props, grid, curve[stat])
+            out["ntm"][method][stat] = {}
+            for rule in ("first", "stays"):
+                r = needed_to_match(grid, curve[stat], ev_props, tv[stat], rule=rule)
+                out["ntm"][method][stat][rule] = r.value
+                out["censored"][method] += r.n_censored if rule == "first" else 0
+    if shared["interval_resamples"]:
+        for method in shared["methods"]:
+            out["agreement"][method] = _agreement(sub, fitted[method], human_metric, props, kind, shared["level"],
+                                                  shared["interval_resamples"], seed)
+    out["evaluation_time"] = time.perf_counter() - t0
     return out
 
 

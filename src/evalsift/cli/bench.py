@@ -11,7 +11,50 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ._common import (add_data, add_encoder, add_loop_opts, add_oracle_opts, add_quiet, fraction, fraction_list,
-                      int_list, load_data, name_list, open_unit, out_dir, positive_int, risk_list, share_list)
+                      int_list, load_data, name_list, open_unit, out_dir, positive_int, resolve_encoder, risk_list,
+                      share_list)
+
+
+def jobs_count(text: str) -> int:
+    """``--jobs``: an integer >= 0, or ``auto`` (0: every core)."""
+    if text.strip().lower() == "auto":
+        return 0
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of workers (1, 2, ...) or 'auto', got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of workers (1, 2, ...) or 'auto', got {text!r}")
+    return v
+
+
+def add_parallel(p: argparse.ArgumentParser) -> None:
+    """``--jobs``, ``--backend`` and ``--ray-address``: where the benchmark's independent tasks run
+    (:mod:`evalsift.bench.parallel`); the results are the serial run's."""
+    g = p.add_argument_group("workers (the results equal the serial run's; docs/scale.md)")
+    g.add_argument("--jobs", type=jobs_count, default=1, metavar="N",
+                   help="worker processes (with --backend ray: tasks at once); 1 runs in this process, 0 or auto "
+                        "uses every core (on a Ray cluster, every CPU); each worker uses one BLAS/torch thread")
+    g.add_argument("--backend", default="local", choices=["local", "ray"],
+                   help="local: processes on this machine; ray: Ray tasks (pip install 'evalsift[ray]'), on a local "
+                        "runtime with --jobs CPUs or on the cluster at --ray-address")
+    g.add_argument("--ray-address", metavar="ADDR",
+                   help="with --backend ray: an existing Ray cluster, e.g. ray://head:10001 or auto (default: "
+                        "$RAY_ADDRESS, else a local runtime started and stopped by this command)")
+
+
+def parallel_opts(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments ``jobs``, ``backend``, ``ray_address`` of the bench functions; with
+    ``--backend ray`` Ray must be importable (checked before any data is read)."""
+    from ..errors import ParameterError
+
+    if args.ray_address and args.backend != "ray":
+        raise ParameterError("--ray-address needs --backend ray", field="ray_address")
+    if args.backend == "ray":
+        from ..bench.parallel import import_ray
+
+        import_ray()
+    return {"jobs": args.jobs, "backend": args.backend, "ray_address": args.ray_address}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,6 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="random items drawn per norm bin for its success rate (with --analyses)")
     add_oracle_opts(bp)
     bp.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, success.png)")
+    add_parallel(bp)
     add_quiet(bp)
     bp.set_defaults(handler=cmd_bench_pairwise)
 
@@ -73,6 +117,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="bootstrap resamples per correlation interval (0: no intervals)")
     add_encoder(bs)
     bs.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, subset.png)")
+    add_parallel(bs)
     add_quiet(bs)
     bs.set_defaults(handler=cmd_bench_subset)
 
@@ -115,6 +160,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bc.add_argument("--max-labels", type=positive_int, default=200, help="label cap of every run")
     add_encoder(bc)
     bc.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, calibration.png)")
+    add_parallel(bc)
     add_quiet(bc)
     bc.set_defaults(handler=cmd_bench_calibration)
 
@@ -161,6 +207,7 @@ def cmd_bench_pairwise(args: argparse.Namespace) -> int:
     from ..bench import pairwise_bench
     from ..report import analyses_plot, success_plot
 
+    workers = parallel_opts(args)
     iterative = None
     if args.iterative:
         iterative = {"risk": args.risk, "min_labels": args.min_labels, "max_labels": args.max_labels,
@@ -168,9 +215,9 @@ def cmd_bench_pairwise(args: argparse.Namespace) -> int:
     res, out = _run(args, lambda pool: pairwise_bench(
         pool, args.oracle or args.oracle_metric, args.methods, args.budgets, seeds=args.seeds, subsample=args.subsample,
         max_pairs=args.max_pairs, iterative=iterative, higher_is_better=not args.lower_is_better,
-        tie_tolerance=args.tie_tolerance, encoder=args.encoder, quiet=args.quiet,
+        tie_tolerance=args.tie_tolerance, encoder=resolve_encoder(args, pool), quiet=args.quiet,
         analyses={"clusters": args.analysis_clusters, "bins": args.norm_bins, "budget": args.analysis_budget}
-        if args.analyses else None))
+        if args.analyses else None, **workers))
     success_plot(res, out / "success.png")
     _print_pairwise(res)
     written = [out / "results.json", out / "success.png"]
@@ -232,10 +279,11 @@ def cmd_bench_subset(args: argparse.Namespace) -> int:
     from ..bench.subset import PROPS, subset_bench
     from ..report import subset_plot
 
+    workers = parallel_opts(args)
     res, out = _run(args, lambda pool: subset_bench(
         pool, args.human_metric, args.methods, metric=args.metric, seeds=args.seeds, props=args.props or PROPS,
-        subsample=args.subsample, correlation=args.correlation, alpha=args.alpha, encoder=args.encoder,
-        quiet=args.quiet, level=args.level, interval_resamples=max(0, args.interval_resamples)))
+        subsample=args.subsample, correlation=args.correlation, alpha=args.alpha, encoder=resolve_encoder(args, pool),
+        quiet=args.quiet, level=args.level, interval_resamples=max(0, args.interval_resamples), **workers))
     subset_plot(res, out / "subset.png")
     print(f"{res['data']}: human {res['human_metric']}, metric {res['metric']}, {res['n_systems']} systems, "
           f"{res['n_items']} items (subsample {res['subsample']}), {res['seeds']} seeds, {res['correlation']}")
@@ -276,12 +324,13 @@ def cmd_bench_calibration(args: argparse.Namespace) -> int:
                              "--oracle-metric NAME to know each test set's winner", field="oracle")
     if args.oracle is not None and args.data is None:
         raise ParameterError("bench calibration: --oracle judges real data; give it with --data", field="data")
+    workers = parallel_opts(args)
     res, out = _run(args, lambda pool: calibration_bench(
         pool, args.oracle, rules=args.rules, risks=args.risks, methods=args.methods, seeds=args.seeds, runs=args.runs,
         gaps=args.gaps, ties=args.ties, synthetic_items=args.synthetic_items, synthetic=not args.no_synthetic,
         subsample=args.subsample, min_labels=args.min_labels, max_labels=args.max_labels, max_pairs=args.max_pairs,
-        close=args.close, higher_is_better=not args.lower_is_better, tie_tolerance=args.tie_tolerance,
-        encoder=args.encoder, quiet=args.quiet, proxy=args.proxy, active=args.sampling == "active"))
+        close=args.close, higher_is_better=not args.lower_is_better, tie_tolerance=args.tie_tolerance, **workers,
+        encoder=resolve_encoder(args, pool), quiet=args.quiet, proxy=args.proxy, active=args.sampling == "active"))
     calibration_plot(res, out / "calibration.png")
     print(calibration_text(res), end="")
     print(f"wrote {out / 'results.json'} and {out / 'calibration.png'}", file=sys.stderr)

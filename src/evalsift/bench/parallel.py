@@ -1,0 +1,322 @@
+"""Run a benchmark's independent tasks on several processes or a Ray cluster, with the same results.
+
+Every benchmark sweep is a list of independent tasks -- a (pair, seed) test set in ``bench
+pairwise`` and on real data in ``bench calibration``, a seed in ``bench subset``, a (gap, ties, run)
+synthetic pool in ``bench calibration`` -- whose randomness comes only from the task's own seed.
+:func:`run_tasks` maps a top-level function over them and returns the results **in task order**,
+whoever ran them and whenever they finished; the caller then folds them in that order, exactly as
+its serial loop did, so a run on N workers writes the same ``results.json`` as a run on one
+(timings apart).
+
+- ``jobs=1`` (``backend="local"``): in this process, one task after the other -- the serial run.
+- ``jobs=N > 1``: ``N`` worker processes (:class:`concurrent.futures.ProcessPoolExecutor`, ``spawn``
+  start method: no fork of a process that may hold torch or BLAS threads). The inputs every task
+  shares (``shared``: the pool, the oracle, the settings) reach each worker once, through the
+  executor's initializer, never once per task.
+- ``backend="ray"``: Ray tasks; ``shared`` goes to the object store once (``ray.put``) and each worker
+  process deserializes it once. Ray connects to ``ray_address`` (or ``$RAY_ADDRESS``) when given --
+  an existing cluster, ``ray://head:10001`` --, else starts a local runtime with ``jobs`` CPUs and
+  stops it at the end; a runtime this process already started (``ray.init``) is used as it is.
+
+With more than one worker, each worker's BLAS/OpenMP/torch pools are limited to one thread
+(``OMP_NUM_THREADS`` etc., unless you set them yourself), so N workers use N cores, not N x cores.
+The progress bar advances once per finished task, from any worker. Warnings raised in a worker are
+raised again here, in task order. An exception in a task stops the run and is raised here.
+
+>>> def square(shared, x):
+...     return shared["k"] * x * x
+>>> run_tasks(square, [1, 2, 3], shared={"k": 2}, jobs=1)
+[2, 8, 18]
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import logging
+import multiprocessing
+import os
+import sys
+import warnings
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from ..errors import ParameterError, check_choice, missing_dependency
+
+BACKENDS = ("local", "ray")
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+               "VECLIB_MAXIMUM_THREADS")
+
+_SHARED: Any = None  # a worker process's copy of the shared inputs (set by _init_worker)
+_RAY_SHARED: dict[str, Any] = {}  # a Ray worker's deserialized shared inputs, by object id (the latest only)
+_LIMITED = False
+
+
+def resolve_jobs(jobs: int | str | None) -> int:
+    """``jobs`` as a number of workers: an integer >= 1, or 0 / ``"auto"`` / None for every core of
+    this machine (the CPUs this process may run on)."""
+    if jobs is None or jobs == "auto" or jobs == 0:
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # not on Linux
+            return max(1, os.cpu_count() or 1)
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 0:
+        raise ParameterError(f"jobs must be a positive integer, 0 or 'auto' (every core), got {jobs!r}", field="jobs")
+    return int(jobs)
+
+
+def is_parallel(jobs: int | str | None, backend: str = "local") -> bool:
+    """Whether :func:`run_tasks` would leave this process (so the shared inputs get pickled)."""
+    return backend == "ray" or resolve_jobs(jobs) > 1
+
+
+def workers_timing(jobs: int | str | None, backend: str) -> dict[str, Any]:
+    """The ``timing_s`` entries that say how a run was spread: ``jobs`` (workers; ``"auto"`` for every
+    CPU of a Ray cluster) and ``backend``. With more than one worker the per-part times of
+    ``timing_s`` are sums over the workers (CPU-seconds); ``total`` stays the wall-clock time."""
+    auto = backend == "ray" and (jobs is None or jobs == 0 or jobs == "auto")
+    return {"jobs": "auto" if auto else resolve_jobs(jobs), "backend": backend}
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or the uniform error saying how to install it (``evalsift[ray]``)."""
+    try:
+        import ray
+    except ImportError:
+        raise missing_dependency("ray", "ray", "--backend ray") from None
+    return ray
+
+
+def run_tasks(fn: Callable[[Any, Any], Any], tasks: Sequence[Any], *, shared: Any = None, jobs: int | str | None = 1,
+              backend: str = "local", ray_address: str | None = None,
+              advance: Callable[[int], None] | None = None) -> list[Any]:
+    """``[fn(shared, task) for task in tasks]``, computed by ``jobs`` workers (see the module doc).
+
+    ``fn`` must be a module-level function (workers import it by name) and, with more than one
+    worker, ``shared``, the tasks and the results must pickle. ``advance(1)`` is called once per
+    finished task (a progress bar's). Results come back in the order of ``tasks``.
+    """
+    check_choice("backend", backend, BACKENDS, where="parallel run")
+    n = resolve_jobs(jobs)
+    tasks = list(tasks)
+    step = advance or (lambda k=1: None)
+    if backend == "ray":
+        return _run_ray(fn, tasks, shared, n if jobs not in (None, 0, "auto") else None, ray_address, step)
+    if n == 1 or len(tasks) <= 1:
+        out = []
+        for task in tasks:
+            out.append(fn(shared, task))
+            step(1)
+        return out
+    return _run_processes(fn, tasks, shared, min(n, len(tasks)), step)
+
+
+# ------------------------------------------------------------------------------------- processes
+@contextlib.contextmanager
+def _thread_env() -> Iterator[None]:
+    """One BLAS/OpenMP thread in the worker processes started meanwhile (they copy this environment
+    at start, before they import numpy or torch); values the user set are kept."""
+    saved = {k: os.environ.get(k) for k in THREAD_VARS}
+    for k in THREAD_VARS:
+        os.environ.setdefault(k, "1")
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _limit_threads() -> None:
+    """In a worker: thread pools already loaded (numpy's BLAS by an import of the main module), and
+    torch when imported, down to ``OMP_NUM_THREADS`` (1 unless the user set it)."""
+    global _LIMITED
+    if _LIMITED:
+        return
+    _LIMITED = True
+    threads = int(os.environ.get("OMP_NUM_THREADS") or 1)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(threads)
+    except Exception:  # noqa: BLE001 - threadpoolctl comes with scikit-learn; without it the env vars do the job
+        pass
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+
+
+def _init_worker(shared: Any) -> None:
+    global _SHARED
+    for k in THREAD_VARS:  # for what the worker imports later (torch reads OMP_NUM_THREADS then)
+        os.environ.setdefault(k, "1")
+    _limit_threads()
+    _SHARED = shared
+
+
+def _call(fn: Callable[[Any, Any], Any], task: Any) -> tuple[Any, list]:
+    return _with_warnings(fn, _SHARED, task)
+
+
+def _with_warnings(fn: Callable[[Any, Any], Any], shared: Any, task: Any) -> tuple[Any, list]:
+    """``fn(shared, task)`` and the warnings it raised (message, category), to raise again in the caller."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(shared, task)
+    return result, [(str(w.message), w.category) for w in caught]
+
+
+def _reraise_warnings(caught: list) -> None:
+    for message, category in caught:
+        warnings.warn(message, category if isinstance(category, type) and issubclass(category, Warning)
+                      else UserWarning, stacklevel=3)
+
+
+def _run_processes(fn, tasks, shared, n, step) -> list[Any]:
+    results: list[Any] = [None] * len(tasks)
+    caught: list[list] = [[] for _ in tasks]
+    # the workers start when tasks are submitted: the environment they copy is set until the end
+    with _thread_env(), cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"),
+                                               initializer=_init_worker, initargs=(shared,)) as ex:
+        futures = {ex.submit(_call, fn, task): i for i, task in enumerate(tasks)}
+        try:
+            for fut in cf.as_completed(futures):
+                i = futures[fut]
+                results[i], caught[i] = fut.result()
+                step(1)
+        except BaseException:
+            ex.shutdown(wait=True, cancel_futures=True)
+            raise
+    for c in caught:
+        _reraise_warnings(c)
+    return results
+
+
+# ------------------------------------------------------------------------------------------ ray
+def _ray_call(fn: Callable[[Any, Any], Any], ref: list, task: Any, version: str) -> tuple[Any, list]:
+    """A Ray task: ``fn(shared, task)`` with the shared inputs taken from the object store once per
+    worker process. ``ref`` is a one-element list so that Ray hands over the reference, not the object."""
+    import ray
+
+    from .. import __version__
+
+    if version != __version__:
+        raise ParameterError(f"a Ray worker runs evalsift {__version__}, this process {version}: install the same "
+                             "evalsift version on every node of the cluster")
+    _limit_threads()
+    key = ref[0].hex()
+    if key not in _RAY_SHARED:
+        _RAY_SHARED.clear()
+        _RAY_SHARED[key] = ray.get(ref[0])
+    return _with_warnings(fn, _RAY_SHARED[key], task)
+
+
+def _run_ray(fn, tasks, shared, cap, address, step) -> list[Any]:
+    ray = import_ray()
+    from .. import __version__
+
+    started = False
+    if not ray.is_initialized():
+        address = address or os.environ.get("RAY_ADDRESS") or None
+        opts = {"runtime_env": {"env_vars": {k: os.environ.get(k, "1") for k in THREAD_VARS}}, "log_to_driver": False}
+        if address:  # an existing cluster: at most ``cap`` tasks at once (all its CPUs when None)
+            ray.init(address=address, logging_level=logging.WARNING, **opts)
+        else:  # a local runtime with ``cap`` CPUs: Ray's scheduler keeps that many running; its own notes
+            # (start-up, the token it generates for itself) concern nobody once it is stopped
+            ray.init(num_cpus=cap or resolve_jobs(None), include_dashboard=False, logging_level=logging.ERROR, **opts)
+            cap = None
+        started = True
+    if cap is None:  # keep every CPU of the runtime busy, with a few tasks queued behind each
+        cap = 4 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+    try:
+        remote = ray.remote(num_cpus=1)(_ray_call)
+        ref = ray.put(shared)
+        results: list[Any] = [None] * len(tasks)
+        caught: list[list] = [[] for _ in tasks]
+        waiting = list(enumerate(tasks))[::-1]
+        running: dict[Any, int] = {}
+        while waiting or running:
+            while waiting and (cap is None or len(running) < cap):
+                i, task = waiting.pop()
+                running[remote.remote(fn, [ref], task, __version__)] = i
+            done, _ = ray.wait(list(running), num_returns=1)
+            for obj in done:
+                i = running.pop(obj)
+                try:
+                    results[i], caught[i] = ray.get(obj)
+                except ray.exceptions.RayTaskError as e:  # the task's own exception, not Ray's wrapper
+                    for other in running:
+                        ray.cancel(other)
+                    raise (e.cause if isinstance(getattr(e, "cause", None), BaseException) else e) from None
+                step(1)
+        for c in caught:
+            _reraise_warnings(c)
+        return results
+    finally:
+        if started:
+            ray.shutdown()
+
+
+# ------------------------------------------------------------------------------- shipped vectors
+class ShippedEncoder:
+    """An encoder that answers from vectors computed in the main process (under the wrapped
+    encoder's ``cache_key``), so that workers -- on this machine or a Ray cluster -- use exactly the
+    main process's vectors (a neural encoder's output changes in its last bits with the batch a text
+    was encoded in) without loading the model. Texts it was not given are encoded by ``base``.
+
+    Only for encoders whose vector of a text does not depend on the other texts (``cacheable``):
+    see :func:`shippable_encoder`.
+    """
+
+    cacheable = True
+    takes_argument = False
+
+    def __init__(self, base: Any, texts: Sequence[str], vectors: np.ndarray) -> None:
+        from ..embed import get_encoder
+
+        enc = get_encoder(base)
+        self.base = base if isinstance(base, str) else _without_model(base)
+        self.name = getattr(enc, "name", str(base))
+        self.cache_key = enc.cache_key
+        self.dim = vectors.shape[1] if len(vectors) else getattr(enc, "dim", None)
+        self.vectors = {t: v for t, v in zip(texts, np.asarray(vectors, dtype=np.float32))}
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        from ..embed import get_encoder
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self.vectors]
+        if missing:
+            self.vectors.update(zip(missing, np.asarray(get_encoder(self.base).encode(missing), dtype=np.float32)))
+        return np.stack([self.vectors[t] for t in texts]).astype(np.float32, copy=False)
+
+    def __repr__(self) -> str:
+        return f"ShippedEncoder({self.name!r}, {len(self.vectors)} texts)"
+
+
+def _without_model(encoder: Any) -> Any:
+    """A shallow copy of an encoder object without a loaded model (``_model``), so that pickling it
+    for the workers does not carry the weights; it loads again where it is needed."""
+    if getattr(encoder, "_model", None) is None:
+        return encoder
+    import copy
+
+    light = copy.copy(encoder)
+    light._model = None
+    return light
+
+
+def shippable_encoder(encoder: Any, texts: Sequence[str] | None = None, vectors: np.ndarray | None = None) -> Any:
+    """The encoder to hand to workers: for a cacheable encoder whose vectors of ``texts`` were computed
+    here, a :class:`ShippedEncoder` carrying them; otherwise the encoder itself (a name, or an
+    object without its loaded model). Corpus-dependent encoders (``tfidf``: ``cacheable = False``)
+    are passed as they are -- they re-fit on each call's texts, deterministically --, and so are
+    encoders that serve stored vectors (``memoize = False``: ``--embeddings FILE``)."""
+    from ..embed import get_encoder
+
+    enc = get_encoder(encoder)
+    ship = getattr(enc, "cacheable", True) and getattr(enc, "memoize", True)
+    if ship and texts is not None and vectors is not None and len(texts):
+        return ShippedEncoder(encoder, texts, vectors)
+    return encoder if isinstance(encoder, str) else _without_model(encoder)

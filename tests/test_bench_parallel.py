@@ -1,0 +1,224 @@
+"""``bench pairwise | subset | calibration --jobs N`` and ``--backend ray``: the same results.json as
+the serial run (timings and the command line apart), on a small generated pool with the TF-IDF encoder.
+
+The Ray tests start a real local Ray runtime (2 CPUs, no dashboard) once for the module. Without
+Ray installed they are skipped -- unless ``EVALSIFT_REQUIRE_RAY=1`` (CI sets it; CI installs
+``.[all]``, which has the ``ray`` extra), which turns the skip into a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from evalsift.bench.parallel import resolve_jobs, run_tasks
+from evalsift.cli import main
+from evalsift.errors import DataWarning
+
+REQUIRE_RAY = os.environ.get("EVALSIFT_REQUIRE_RAY", "") not in ("", "0")
+
+PAIRWISE = ["bench", "pairwise", "--oracle-metric", "human", "--methods", "diffuse,random", "--budgets", "5,10,20",
+            "--seeds", "2", "--subsample", "0.5", "--encoder", "tfidf", "--iterative", "--max-labels", "30", "--analyses",
+            "--analysis-clusters", "5", "--norm-bins", "3"]
+SUBSET = ["bench", "subset", "--human-metric", "human", "--metric", "auto", "--methods", "random,metric_var,diversity",
+          "--encoder", "tfidf", "--seeds", "3", "--interval-resamples", "50"]
+CALIBRATION = ["bench", "calibration", "--oracle-metric", "human", "--runs", "3", "--gaps", "0,0.1", "--ties", "0",
+               "--synthetic-items", "120", "--methods", "random,diffuse", "--rules", "anytime,paper", "--risks", "0.2",
+               "--seeds", "2", "--subsample", "0.5", "--max-labels", "30", "--encoder", "tfidf"]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> str:
+    """A small pool (60 items, systems A, B, C; short texts, so TF-IDF is quick): subset2evaluate's JSONL
+    with a metric 'human' and a noisy 'auto'."""
+    rng = np.random.default_rng(0)
+    words = [f"w{k}" for k in range(40)]
+    path = tmp_path_factory.mktemp("data") / "small.jsonl"
+    with path.open("w") as f:
+        for i in range(60):
+            tgt, scores = {}, {}
+            for j, s in enumerate("ABC"):
+                tgt[s] = " ".join(rng.choice(words, size=int(rng.integers(4, 10))))
+                h = float(rng.normal(0.3 * j))
+                scores[s] = {"human": h, "auto": h + float(rng.normal())}
+            f.write(json.dumps({"i": i, "src": " ".join(rng.choice(words, size=8)), "tgt": tgt, "scores": scores}) + "\n")
+    return str(path)
+
+
+def bench(capsys, tmp_path, name, argv, data, *extra):
+    """Run a bench command on ``data``; its results.json without the parts that differ between runs
+    (timings, the command line), as JSON text, and its timings."""
+    out = tmp_path / name
+    code = main(["--quiet", *argv, "--data", data, *extra, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    res = json.loads((out / "results.json").read_text())
+    timing = res.pop("timing_s")
+    res.pop("provenance")
+    return json.dumps(res, sort_keys=True), timing
+
+
+@pytest.fixture(scope="module")
+def serial_pairwise(tmp_path_factory, data):
+    out = tmp_path_factory.mktemp("serial") / "pw"
+    assert main(["--quiet", *PAIRWISE, "--data", data, "--out", str(out)]) == 0
+    res = json.loads((out / "results.json").read_text())
+    assert res["timing_s"]["jobs"] == 1 and res["timing_s"]["backend"] == "local"
+    res.pop("timing_s"), res.pop("provenance")
+    return json.dumps(res, sort_keys=True)
+
+
+def test_pairwise_two_processes_equal_serial(capsys, tmp_path, serial_pairwise, data):
+    parallel, timing = bench(capsys, tmp_path, "jobs2", PAIRWISE, data, "--jobs", "2")
+    assert timing["jobs"] == 2 and timing["backend"] == "local"
+    assert parallel == serial_pairwise
+    res = json.loads(parallel)  # the run did something: every (pair, seed) test set, the analyses, the loop
+    assert res["n_pairs"] == 3 and res["analyses"]["norm_bins"]["test_sets"] == 6 - res["skipped_tied_runs"] > 0
+    assert res["iterative"]["random"]["runs"] == 6 - res["skipped_tied_runs"]
+
+
+def test_subset_two_processes_equal_serial(capsys, tmp_path, data):
+    serial, _ = bench(capsys, tmp_path, "serial", SUBSET, data)
+    parallel, timing = bench(capsys, tmp_path, "jobs2", SUBSET, data, "--jobs", "2")
+    assert timing["jobs"] == 2 and parallel == serial
+    assert set(json.loads(parallel)["curves"]) == {"random", "metric_var", "diversity"}
+
+
+def test_calibration_two_processes_equal_serial(capsys, tmp_path, data):
+    serial, _ = bench(capsys, tmp_path, "serial", CALIBRATION, data)
+    parallel, timing = bench(capsys, tmp_path, "jobs2", CALIBRATION, data, "--jobs", "2")
+    assert timing["jobs"] == 2 and parallel == serial
+    res = json.loads(parallel)
+    assert res["synthetic"]["cells"]["gap=0.1,ties=0"]["random"]["anytime"]["0.2"]["runs"] == 3
+    assert res["real"]["cases"] + res["real"]["skipped_tied"] == 3 * 2
+
+
+def _probe(shared, x):
+    """A task for run_tasks: its input, the worker's pid and thread setting; warns on odd inputs."""
+    if x % 2:
+        warnings.warn(f"odd task {x}", DataWarning)
+    return x * shared, os.getpid(), os.environ.get("OMP_NUM_THREADS")
+
+
+def test_run_tasks_order_warnings_and_threads():
+    with pytest.warns(DataWarning) as caught:
+        out = run_tasks(_probe, range(6), shared=10, jobs=2)
+    assert [r[0] for r in out] == [0, 10, 20, 30, 40, 50]  # in task order, whoever ran them
+    assert os.getpid() not in {r[1] for r in out}  # ran in worker processes
+    assert {r[2] for r in out} == {os.environ.get("OMP_NUM_THREADS", "1")}  # one BLAS thread unless set by the user
+    assert sorted(str(w.message) for w in caught if issubclass(w.category, DataWarning)) == \
+        ["odd task 1", "odd task 3", "odd task 5"]  # raised again here
+    assert run_tasks(_probe, [0, 2], shared=1, jobs=1)[1][1] == os.getpid()  # jobs=1: in this process
+
+
+def test_jobs_option(capsys, tmp_path, data):
+    assert resolve_jobs("auto") == resolve_jobs(0) >= 1 and resolve_jobs(3) == 3
+    assert main([*SUBSET, "--data", data, "--jobs", "-1", "--out", str(tmp_path)]) == 2
+    assert "--jobs: expected a number of workers" in capsys.readouterr().err
+    assert main([*SUBSET, "--data", data, "--ray-address", "ray://head:10001", "--out", str(tmp_path)]) == 2
+    assert "--ray-address needs --backend ray" in capsys.readouterr().err
+
+
+def test_backend_ray_without_ray_says_how_to_install(tmp_path):
+    """With ``import ray`` failing (a shim package first on the path), --backend ray is one error line
+    with the install command, exit status 2, before any data is read."""
+    shim = tmp_path / "shim" / "ray"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text("raise ImportError(\"No module named 'ray'\")\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "shim"), os.environ.get("PYTHONPATH", "")])}
+    for cmd in ("pairwise", "calibration"):
+        argv = [sys.executable, "-m", "evalsift.cli", "--quiet", "bench", cmd, "--data", "does-not-exist",
+                "--oracle-metric", "human", "--backend", "ray", "--jobs", "2", "--out", str(tmp_path / cmd)]
+        p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1, p.stderr
+        assert lines[0] == ("error: --backend ray needs the Python module 'ray', which is not installed. Install it "
+                            "with: pip install 'evalsift[ray]'")
+
+
+# --------------------------------------------------------------------------------------------- Ray
+@pytest.fixture(scope="module")
+def ray_runtime():
+    """One local Ray runtime (2 CPUs) for the module's Ray tests, stopped at the end."""
+    try:
+        import ray
+    except ImportError:
+        if REQUIRE_RAY:
+            pytest.fail("ray is not installed but EVALSIFT_REQUIRE_RAY=1 (pip install 'evalsift[ray]')", pytrace=False)
+        pytest.skip("ray is not installed (pip install 'evalsift[ray]'); EVALSIFT_REQUIRE_RAY=1 makes this a failure")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import this test file
+    yield ray
+    ray.shutdown()
+
+
+def test_pairwise_on_ray_equals_serial(capsys, tmp_path, serial_pairwise, ray_runtime, data):
+    on_ray, timing = bench(capsys, tmp_path, "ray", PAIRWISE, data, "--backend", "ray", "--jobs", "2")
+    assert timing["backend"] == "ray" and timing["jobs"] == 2
+    assert on_ray == serial_pairwise
+    assert ray_runtime.is_initialized()  # a runtime the caller started is used, not stopped
+
+
+def test_subset_on_ray_equals_serial(capsys, tmp_path, ray_runtime, data):
+    serial, _ = bench(capsys, tmp_path, "serial", SUBSET, data, "--seeds", "2")
+    on_ray, _ = bench(capsys, tmp_path, "ray", SUBSET, data, "--seeds", "2", "--backend", "ray", "--jobs", "2")
+    assert on_ray == serial
+
+
+def test_ray_task_error_is_the_tasks_own(ray_runtime):
+    from evalsift.bench.parallel import run_tasks as run
+    from evalsift.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="jobs must be"):  # raised inside a Ray task, re-raised as itself
+        run(resolve_jobs_task, [1, -3], backend="ray", jobs=2)
+
+
+def resolve_jobs_task(shared, x):
+    return resolve_jobs(x)
+
+
+# ------------------------------------------------------------------------- vectors sent to workers
+class HashEncoder:
+    """A cacheable test encoder (a text's vector depends on the text alone) that refuses to run in a
+    worker process: there the vectors must come from the main process."""
+
+    name, cache_key, dim, cacheable = "hash", "hash-test-encoder-v1", 8, True
+
+    def encode(self, texts):
+        if os.environ.get("HASH_ENCODER_PID") not in (None, str(os.getpid())):
+            raise RuntimeError("HashEncoder ran in a worker")
+        import hashlib
+
+        return np.array([np.random.default_rng(list(hashlib.sha256(t.encode()).digest()[:8])).normal(size=8)
+                         for t in texts], dtype=np.float32)
+
+
+def test_shipped_encoder_serves_the_main_process_vectors():
+    from evalsift.bench.parallel import ShippedEncoder, shippable_encoder
+    from evalsift.embed import embed_texts
+
+    texts = ["a cat", "a dog"]
+    vectors = np.array([[1, 0], [0, 1]], dtype=np.float32)
+    shipped = shippable_encoder(HashEncoder(), texts, vectors)
+    assert isinstance(shipped, ShippedEncoder) and shipped.cache_key == HashEncoder.cache_key
+    assert embed_texts(["a dog", "a cat"], shipped, cache=False).tolist() == [[0, 1], [1, 0]]
+    assert shippable_encoder("tfidf", texts, vectors) == "tfidf"  # fitted per call: never replaced by stored vectors
+
+
+def test_pairwise_workers_use_the_vectors_embedded_here(data, monkeypatch):
+    from evalsift.bench import pairwise_bench
+    from evalsift.io import load
+
+    monkeypatch.setenv("HASH_ENCODER_PID", str(os.getpid()))
+    pool = load(data)
+    runs = [pairwise_bench(pool, "human", ["diffuse"], [5, 10], seeds=2, encoder=HashEncoder(), quiet=True, jobs=j)
+            for j in (1, 2)]
+    for r in runs:
+        r.pop("timing_s")
+    assert json.dumps(runs[0], sort_keys=True) == json.dumps(runs[1], sort_keys=True)
