@@ -20,7 +20,6 @@ pairwise judgments: the Pool; :func:`read_pairwise` also gives the judgments), `
 from __future__ import annotations
 
 import inspect
-import io
 import json
 import re
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any, Callable, Iterable
 from ..errors import DataError, ParameterError
 from ..pool import Pool
 from ..registry import Registry
-from ._common import blank_state, empty_file_error, read_text
+from ._common import empty_file_error, first_line
 from .alpaca import read_alpaca
 from .chaosnli import read_chaosnli
 from .datasets import ENV_VAR, data_root, find_datasets, resolve_dataset
@@ -61,17 +60,16 @@ _TABLE_SUFFIXES = {".csv", ".tsv", ".tab", ".parquet", ".pq"}
 
 def _jsonl_kind(path: Path) -> str:
     """``s2e`` when the first record has a ``tgt`` key, else ``table``; DataError for an empty or unreadable file."""
-    text = read_text(path)
-    for line in io.StringIO(text, newline=None):  # the line breaks of iter_jsonl (not U+2028)
-        if line.strip():
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                return "table"  # the reader reports the line
-            if isinstance(rec, dict) and {"system_a", "system_b", "verdict"} <= set(rec):
-                return "pairwise"
-            return "s2e" if isinstance(rec, dict) and "tgt" in rec else "table"
-    raise empty_file_error(path, blank_state(text), "items",
+    line, state = first_line(path)  # streamed: a big file is not read whole to look at its first line
+    if line is not None:
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            return "table"  # the reader reports the line
+        if isinstance(rec, dict) and {"system_a", "system_b", "verdict"} <= set(rec):
+            return "pairwise"
+        return "s2e" if isinstance(rec, dict) and "tgt" in rec else "table"
+    raise empty_file_error(path, state, "items",
                            "one JSON object per line: subset2evaluate items ({src, tgt, scores}) or "
                            "long-table rows ({item_id, system, output, ...})")
 

@@ -1,8 +1,9 @@
 """Small helpers shared by the readers: text files, numbers, score matrices, human flags.
 
 Every reader gets a file's text through :func:`read_text` (or :func:`read_lines`,
-:func:`iter_jsonl`, :func:`load_json`, built on it), so every file problem reads the same: a missing
-file, a folder, an unreadable file, a broken ``.gz`` or bytes that are not UTF-8 all raise
+:func:`load_json`, built on it) or, a line at a time, through :func:`iter_lines` (and
+:func:`iter_jsonl` on it), so every file problem reads the same: a missing file, a folder, an
+unreadable file, a broken ``.gz`` or bytes that are not UTF-8 all raise
 :class:`~evalsift.errors.DataError` naming the path (and the line for bad UTF-8). No reader opens a
 file for reading on its own.
 """
@@ -10,7 +11,6 @@ file for reading on its own.
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import math
 import os
@@ -19,7 +19,7 @@ import sys
 import warnings
 import zlib
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, BinaryIO, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -88,13 +88,19 @@ def decode_utf8(data: bytes, path: str | Path, *, strip_bom: bool = True) -> str
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         start = data.rfind(b"\n", 0, e.start) + 1
-        line = data.count(b"\n", 0, e.start) + 1
-        column = len(data[start:e.start].decode("utf-8", "replace")) + 1
-        kind = next((name for magic, name in _SIGNATURES if data.startswith(magic)), None)
-        note = f" It looks like {kind}." if kind else ""
-        raise DataError(f"{path}: line {line} is not valid UTF-8 (byte 0x{data[e.start]:02x} at column {column}: "
-                        f"{e.reason}); re-save the file as UTF-8.{note}", hint="re-save the file as UTF-8") from None
+        raise _utf8_error(path, data.count(b"\n", 0, e.start) + 1, data[start:], e.start - start, e.reason,
+                          data[:8]) from None
     return text.removeprefix("\ufeff") if strip_bom else text
+
+
+def _utf8_error(path: str | Path, line: int, text: bytes, at: int, reason: str, head: bytes) -> DataError:
+    """The "line N is not valid UTF-8" DataError: byte ``text[at]`` of line ``line`` (``text`` starts
+    the line); ``head``, the file's first bytes, may tell what the file really is."""
+    column = len(text[:at].decode("utf-8", "replace")) + 1
+    kind = next((name for magic, name in _SIGNATURES if head.startswith(magic)), None)
+    note = f" It looks like {kind}." if kind else ""
+    return DataError(f"{path}: line {line} is not valid UTF-8 (byte 0x{text[at]:02x} at column {column}: "
+                     f"{reason}); re-save the file as UTF-8.{note}", hint="re-save the file as UTF-8")
 
 
 def read_text(path: str | Path, *, strip_bom: bool = True) -> str:
@@ -159,27 +165,123 @@ def read_lines(path: Path) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
+def _open_binary(path: Path) -> BinaryIO:
+    try:
+        raw = open(path, "rb")
+    except PermissionError:
+        raise DataError(f"{path}: permission denied; cannot read the file (check its permissions).") from None
+    except OSError as e:
+        raise DataError(f"{path}: cannot read the file ({e.strerror or e}).") from None
+    return gzip.GzipFile(fileobj=raw, mode="rb") if path.suffix.lower() == ".gz" else raw  # type: ignore[return-value]
+
+
+def _read_error(path: Path, e: BaseException) -> DataError:
+    if path.suffix.lower() == ".gz" and isinstance(e, (OSError, EOFError, zlib.error)):
+        return DataError(f"{path}: not a valid gzip file ({e}); the file is corrupt or not compressed -- "
+                         "re-download it, or drop the '.gz' from its name if it is plain text.")
+    return DataError(f"{path}: cannot read the file ({getattr(e, 'strerror', None) or e}).")
+
+
+def _stream_lines(path: str | Path, state: dict[str, bool]) -> Iterator[tuple[int, str]]:
+    """:func:`iter_lines`, setting ``state["empty"]`` to False once the file shows any text."""
+    path = check_file(path)
+    f = _open_binary(path)
+    lineno = physical = 0
+    head = b""
+    try:
+        chunks = iter(f)
+        while True:
+            try:
+                raw = next(chunks)
+            except StopIteration:
+                break
+            except (OSError, EOFError, zlib.error) as e:
+                raise _read_error(path, e) from None
+            physical += 1
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise _utf8_error(path, physical, raw, e.start, e.reason, head if physical > 1 else raw[:8]) from None
+            if physical == 1:
+                head = raw[:8]
+                line = line.removeprefix("\ufeff")
+            if line:
+                state["empty"] = False
+            if line.endswith("\n"):
+                line = line[:-1]
+            if line.endswith("\r"):
+                line = line[:-1]
+            if "\r" in line:  # old Mac line breaks
+                for part in line.split("\r"):
+                    lineno += 1
+                    yield lineno, part
+            else:
+                lineno += 1
+                yield lineno, line
+    finally:
+        f.close()
+
+
+def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` for every line of a UTF-8 text file, without its line break; the file
+    is read a block at a time and never held whole.
+
+    Lines end at ``\\n``, ``\\r\\n`` or ``\\r`` (as ``open(..., newline=None)`` has it; U+2028 and the
+    like stay inside a line); line numbers are 1-based. A ``.gz`` file is decompressed on the fly and a
+    leading UTF-8 BOM dropped. File problems raise the DataErrors of :func:`read_text` (a line that is
+    not UTF-8 names its line and column), when the reading gets there.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
+    >>> _ = p.write_bytes(b"\\xef\\xbb\\xbfa\\r\\nb\\rc\\n\\nd")
+    >>> list(iter_lines(p))
+    [(1, 'a'), (2, 'b'), (3, 'c'), (4, ''), (5, 'd')]
+    """
+    return _stream_lines(path, {})
+
+
+def first_line(path: str | Path) -> tuple[str | None, str]:
+    """``(line, state)``: the first non-blank line of a text file (None if there is none), read
+    without reading the rest, and ``state`` for :func:`empty_file_error` when there is none
+    (``is empty`` or ``holds only blank lines``). For format detection on big files.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.jsonl"
+    >>> _ = p.write_text("\\n  \\n{}\\n")
+    >>> first_line(p)
+    ('{}', 'holds only blank lines')
+    """
+    state = {"empty": True}
+    for _, line in _stream_lines(path, state):
+        if line and not line.isspace():
+            return line, "holds only blank lines"
+    return None, "is empty" if state["empty"] else "holds only blank lines"
+
+
 def iter_jsonl(path: Path, *, what: str = "items", expected: str | None = None) -> Iterator[tuple[int, Any]]:
     """``(line_number, object)`` for every non-blank line of a JSONL file (1-based line numbers).
 
-    Lines end at ``\\n``, ``\\r\\n`` or ``\\r``. With ``expected`` (what a line should hold), a file
-    with no non-blank line raises the uniform "no <what>" DataError instead of yielding nothing.
+    Lines end at ``\\n``, ``\\r\\n`` or ``\\r``. The file is streamed (see :func:`iter_lines`): only
+    the current line is held, so a reader that keeps what it needs from each object never holds the
+    file's text. With ``expected`` (what a line should hold), a file with no non-blank line raises
+    the uniform "no <what>" DataError instead of yielding nothing.
     """
-    text = read_text(path)
+    state = {"empty": True}
     found = False
-    for lineno, line in enumerate(io.StringIO(text, newline=None), 1):
-        if not line.strip():
+    for lineno, line in _stream_lines(path, state):
+        if not line or line.isspace():
             continue
         found = True
         try:
-            yield lineno, json.loads(line)
+            obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise DataError(
                 f"{path}: line {lineno} is not valid JSON ({e.msg} at column {e.colno}); "
                 "each line must hold one JSON object."
             ) from None
+        yield lineno, obj
     if not found and expected is not None:
-        raise empty_file_error(path, blank_state(text), what, expected)
+        raise empty_file_error(path, "is empty" if state["empty"] else "holds only blank lines", what, expected)
 
 
 def to_float(value: Any) -> float:

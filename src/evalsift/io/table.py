@@ -36,6 +36,7 @@ import csv
 import io
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -44,7 +45,7 @@ import numpy as np
 from ..errors import DataError, missing_dependency
 from ..pool import Pool
 from ._common import (blank_state, check_file, check_human, clean_value, empty_file_error, iter_jsonl, json_default,
-                      nan_matrix, read_bytes, read_text, to_float, warn_data)
+                      nan_matrix, read_text, to_float, warn_data)
 
 REQUIRED = ("item_id", "system", "output")
 ITEM_FIELDS = ("input", "reference", "domain", "doc", "cost")
@@ -94,31 +95,11 @@ def _jsonl_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def _parquet_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    check_file(path)
-    pq = _pyarrow("Reading Parquet tables")
-    import pyarrow as pa
-
-    data = read_bytes(path)
-    try:
-        records = pq.read_table(pa.BufferReader(data)).to_pylist()
-    except (pa.ArrowException, OSError, ValueError) as e:
-        reason = str(e).replace("Could not open Parquet input source '<Buffer>': ", "")
-        raise DataError(f"{path}: not a readable Parquet file ({reason}). Write it with pandas' DataFrame.to_parquet or "
-                        "pyarrow, or give the table as .csv/.tsv/.jsonl.") from None
-    if not records:
-        raise empty_file_error(path, "holds a table with 0 rows", "rows",
-                               f"one row per (item, system) with columns {', '.join(REQUIRED)}")
-    return [(f"row {k + 1}", rec) for k, rec in enumerate(records)]
-
-
 def _rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """``(where, row)`` pairs, at least one; ``where`` is 'line N' (1-based, header = line 1) or 'row N'."""
     kind = table_kind(path)
     if kind == "jsonl":
         return _jsonl_rows(path)
-    if kind == "parquet":
-        return _parquet_rows(path)
     return _csv_rows(path, "," if kind == "csv" else "\t")
 
 
@@ -150,30 +131,45 @@ def _not_numbers(rows: list[dict[str, Any]], where: list[str], column: str) -> t
 def _columns(rows: list[dict[str, Any]], where: list[str], path: Path,
              human_metrics: set[str]) -> tuple[list[str], list[str]]:
     """(metric columns, extra metadata columns) among the non-reserved columns; see the module docstring."""
-    cols = list(dict.fromkeys(k for r in rows for k in r))
+    cols = _check_required(list(dict.fromkeys(k for r in rows for k in r)), path)
+    metrics, meta = [], []
+    for c in _candidates(cols):
+        numbers, bad = _not_numbers(rows, where, c)
+        k, w = bad[0] if bad else (0, "")
+        first = (w, rows[k][c], rows[k]) if bad else None
+        (metrics if _is_metric(path, c, numbers, len(bad), first, human_metrics) else meta).append(c)
+    return [c for c in metrics if c != "cost"], meta
+
+
+def _check_required(cols: list[str], path: Path) -> list[str]:
     missing = [c for c in REQUIRED if c not in cols]
     if missing:
         raise DataError(f"{path}: missing required column(s) {missing}; found columns {cols}. "
                         "A long table needs item_id, system, output (one row per item and system).")
-    others = [c for c in cols if c not in REQUIRED and c not in ITEM_FIELDS]
-    metrics, meta = [], []
-    for c in [*others, *(["cost"] if "cost" in cols else [])]:
-        numbers, bad = _not_numbers(rows, where, c)
-        if not bad:
-            if c != "cost":
-                metrics.append(c)
-            continue
-        k, w = bad[0]
-        value = rows[k][c]
-        if c == "cost" or _is_human_name(c) or c in human_metrics:
-            _raise_not_number(path, c, w, value, rows[k], len(bad))
-        if numbers and numbers >= len(bad):
-            warn_data(
-                f"{path}: column {c!r} has {len(bad)} non-numeric cell{'s' if len(bad) > 1 else ''} among "
-                f"{numbers} number{'s' if numbers > 1 else ''} (first on {w}: {value!r}); kept as per-item metadata, "
-                "not as a metric; blank or fix those cells to use it as a metric.")
-        meta.append(c)
-    return metrics, meta
+    return cols
+
+
+def _candidates(cols: list[str]) -> list[str]:
+    """The columns whose cells decide what they are: every non-reserved one, then ``cost``."""
+    return [*(c for c in cols if c not in REQUIRED and c not in ITEM_FIELDS), *(["cost"] if "cost" in cols else [])]
+
+
+def _is_metric(path: Path, c: str, numbers: int, bad: int, first: tuple[str, Any, dict[str, Any]] | None,
+               human_metrics: set[str]) -> bool:
+    """True when column ``c`` is a metric (``cost``: numeric); False for per-item metadata (warning when
+    it is mostly numbers); DataError for a human column or ``cost`` with text. ``numbers`` and ``bad``
+    count its number and non-numeric cells; ``first`` is (where, value, row) of the first non-numeric one."""
+    if not bad:
+        return True
+    w, value, row = first  # type: ignore[misc]
+    if c == "cost" or _is_human_name(c) or c in human_metrics:
+        _raise_not_number(path, c, w, value, row, bad)
+    if numbers and numbers >= bad:
+        warn_data(
+            f"{path}: column {c!r} has {bad} non-numeric cell{'s' if bad > 1 else ''} among "
+            f"{numbers} number{'s' if numbers > 1 else ''} (first on {w}: {value!r}); kept as per-item metadata, "
+            "not as a metric; blank or fix those cells to use it as a metric.")
+    return False
 
 
 def _raise_not_number(path: Path, column: str, where: str, value: Any, row: dict[str, Any], count: int) -> None:
@@ -232,26 +228,247 @@ def _fill(rows: list[dict], items: dict[str, int], systems: dict[str, int], metr
 def read_table(path: str | Path, *, human_metrics: Iterable[str] = (), name: str | None = None) -> Pool:
     """Read a long table (CSV, TSV, JSONL, Parquet) into a Pool; see the module docstring.
 
+    Parquet is read a batch of rows at a time, by column (see :func:`_read_parquet`); CSV, TSV and
+    JSONL rows are read whole.
+
     >>> pool = read_table("judged.csv", human_metrics=["rating"])   # doctest: +SKIP
     """
     path = Path(path)
     human_metrics = set(human_metrics)
-    pairs = _rows(path)
-    where, rows = [w for w, _ in pairs], [r for _, r in pairs]
-    metric_cols, meta_cols = _columns(rows, where, path, human_metrics)
-    items, systems = _index(rows, where, path)
-    outputs, scores, fields = _fill(rows, items, systems, metric_cols, [*ITEM_FIELDS, *meta_cols])
+    if table_kind(path) == "parquet":
+        items, systems, outputs, scores, fields = _read_parquet(path, human_metrics)
+    else:
+        pairs = _rows(path)
+        where, rows = [w for w, _ in pairs], [r for _, r in pairs]
+        metric_cols, meta_cols = _columns(rows, where, path, human_metrics)
+        index, sys_index = _index(rows, where, path)
+        items, systems = list(index), list(sys_index)
+        outputs, scores, fields = _fill(rows, index, sys_index, metric_cols, [*ITEM_FIELDS, *meta_cols])
     cost, reference, inputs = fields.pop("cost"), fields.pop("reference"), fields.pop("input")
     metadata = {f: col for f, col in fields.items() if any(v is not None for v in col)}
     if any(c is not None for c in cost):
         metadata["cost"] = [to_float(c) for c in cost]  # checked to be numbers by _columns
-    human = {m for m in metric_cols if _is_human_name(m)}
-    human |= check_human(human_metrics, metric_cols, str(path))
+    human = {m for m in scores if _is_human_name(m)}
+    human |= check_human(human_metrics, scores, str(path))
     return Pool(
-        item_ids=list(items), inputs=inputs, systems=list(systems), outputs=outputs, scores=scores,
+        item_ids=items, inputs=inputs, systems=systems, outputs=outputs, scores=scores,
         human_metrics=human, references={"ref": reference} if any(v is not None for v in reference) else {},
         metadata=metadata, name=name if name is not None else str(path),
     )
+
+
+# ------------------------------------------------------------------------------------------ Parquet
+_BATCH = 1 << 16  # rows per batch read from a Parquet file
+_SHARE = 64       # text values of per-item fields up to this length are kept once per distinct value
+
+
+def _open_parquet(path: Path, read_dictionary: Iterable[str] = ()) -> Any:
+    check_file(path)
+    pq = _pyarrow("Reading Parquet tables")
+    import pyarrow as pa
+
+    try:
+        open(path, "rb").close()
+    except PermissionError:
+        raise DataError(f"{path}: permission denied; cannot read the file (check its permissions).") from None
+    except OSError as e:
+        raise DataError(f"{path}: cannot read the file ({e.strerror or e}).") from None
+    try:  # pre_buffer=False: with it, iter_batches keeps every column chunk read until the file is closed
+        return pq.ParquetFile(path, pre_buffer=False, read_dictionary=list(read_dictionary) or None)
+    except (pa.ArrowException, OSError, ValueError) as e:
+        reason = re.sub(r"^Could not open Parquet input source '.*?': ", "", str(e))
+        raise DataError(f"{path}: not a readable Parquet file ({reason}). Write it with pandas' DataFrame.to_parquet or "
+                        "pyarrow, or give the table as .csv/.tsv/.jsonl.") from None
+
+
+def _batches(pf: Any, columns: list[str], path: Path) -> Iterable[tuple[int, Any]]:
+    """``(first row, record batch)`` over ``columns`` of the Parquet file, :data:`_BATCH` rows at a time."""
+    import pyarrow as pa
+
+    offset = 0
+    arrow_memory = pa.default_memory_pool()
+    try:
+        for batch in pf.iter_batches(batch_size=_BATCH, columns=columns):
+            yield offset, batch
+            offset += batch.num_rows
+            del batch
+            arrow_memory.release_unused()  # hand the batch's buffers back now, not at the end (mimalloc keeps them)
+    except (pa.ArrowException, OSError) as e:
+        raise DataError(f"{path}: not a readable Parquet file ({e}).") from None
+
+
+def _is_numeric(t: Any) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) or pa.types.is_null(t)
+
+
+def _parquet_row(pf: Any, k: int, path: Path) -> dict[str, Any]:
+    """Row ``k`` (0-based) of the Parquet file as a dict (for error messages)."""
+    for offset, batch in _batches(pf, pf.schema_arrow.names, path):
+        if k < offset + batch.num_rows:
+            return batch.slice(k - offset, 1).to_pylist()[0]
+    return {}
+
+
+def _scan_parquet(pf: Any, c: str, path: Path) -> tuple[int, int, tuple[str, Any, dict[str, Any]] | None]:
+    """(number cells, non-numeric cells, (where, value, row) of the first non-numeric) of column ``c``."""
+    if _is_numeric(pf.schema_arrow.field(c).type):
+        return 0, 0, None  # numbers and nulls only
+    numbers = bad = 0
+    first = None
+    for offset, batch in _batches(pf, [c], path):
+        for k, v in enumerate(batch.column(0).to_pylist()):
+            kind = _cell_kind(v)
+            if kind == "number":
+                numbers += 1
+            elif kind == "text":
+                bad += 1
+                if first is None:
+                    first = (offset + k, v)
+    if first is None:
+        return numbers, 0, None
+    return numbers, bad, (f"row {first[0] + 1}", first[1], _parquet_row(pf, first[0], path))
+
+
+def _codes(column: Any, index: dict[str, int]) -> np.ndarray:
+    """Positions in ``index`` (grown in first-seen order) of the cells of a key column; -1 for nulls."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_dictionary(column.type):  # e.g. a pandas category: its dictionary may hold unused values
+        column = column.dictionary_decode()
+    try:
+        enc = pc.dictionary_encode(column)
+    except pa.ArrowNotImplementedError:  # a key type arrow cannot encode: one cell at a time
+        return np.array([-1 if v is None else index.setdefault(str(v), len(index)) for v in column.to_pylist()],
+                        dtype=np.int64)
+    lookup = np.array([index.setdefault(str(v), len(index)) for v in enc.dictionary.to_pylist()] or [0], dtype=np.int64)
+    codes = enc.indices.to_numpy(zero_copy_only=False)
+    if enc.indices.null_count:
+        codes = np.nan_to_num(codes, nan=-1).astype(np.int64)
+        return np.where(codes >= 0, lookup[np.maximum(codes, 0)], -1)
+    return lookup[codes.astype(np.int64)]
+
+
+def _parquet_index(pf: Any, n_rows: int, path: Path) -> tuple[dict[str, int], dict[str, int], np.ndarray, np.ndarray]:
+    """Items and systems in first-seen order and every row's (item, system) position; the errors of :func:`_index`."""
+    items: dict[str, int] = {}
+    systems: dict[str, int] = {}
+    ii = np.empty(n_rows, dtype=np.int64 if n_rows >= 2**31 else np.int32)
+    jj = np.empty(n_rows, dtype=np.int32)
+    first_empty = None
+    for offset, batch in _batches(pf, ["item_id", "system"], path):
+        sl = slice(offset, offset + batch.num_rows)
+        ii[sl], jj[sl] = _codes(batch.column(0), items), _codes(batch.column(1), systems)
+        if first_empty is None and (ii[sl].min() < 0 or jj[sl].min() < 0):
+            first_empty = offset + int(np.flatnonzero((ii[sl] < 0) | (jj[sl] < 0))[0])
+    ok = (ii >= 0) & (jj >= 0)
+    code = np.where(ok, ii.astype(np.int64) * max(len(systems), 1) + jj, -1)
+    counts = np.bincount(code[ok], minlength=len(items) * len(systems))
+    repeat = None
+    if counts.size and counts.max() > 1:
+        rows = np.flatnonzero(np.isin(code, np.flatnonzero(counts > 1)))
+        seen: dict[int, int] = {}
+        for k in rows.tolist():
+            if code[k] in seen:
+                repeat = (k, seen[code[k]])
+                break
+            seen[int(code[k])] = k
+    if first_empty is not None and (repeat is None or first_empty < repeat[0]):
+        raise DataError(f"{path}: row {first_empty + 1}: item_id and system must not be empty.")
+    if repeat is not None:
+        k, f = repeat
+        names = list(items), list(systems)
+        raise DataError(f"{path}: row {k + 1} repeats item {names[0][ii[k]]!r} system {names[1][jj[k]]!r}, first seen on "
+                        f"row {f + 1}; keep one row per (item_id, system).")
+    return items, systems, ii, jj
+
+
+def _read_parquet(path: Path, human_metrics: set[str]) -> tuple[list[str], list[str], dict[str, list],
+                                                                dict[str, np.ndarray], dict[str, list]]:
+    """A Parquet long table as (items, systems, outputs, scores, per-item fields), read by column a
+    batch of rows at a time: the text of ``output`` becomes Python strings once (no row dicts, no
+    whole-table copy), numeric metric columns go to the score matrices with numpy, and of the
+    per-item fields (``input``, ``reference``, ...), repeated on every row of an item, only the kept
+    value (the first non-null one) is ever made a Python object."""
+    pf = _open_parquet(path)
+    texts = [f for f in ("input", "reference", "domain", "doc") if f in pf.schema_arrow.names
+             and _is_text(pf.schema_arrow.field(f).type)]
+    if texts:  # repeated on every row of an item: read as dictionaries, so each distinct text is decoded once
+        pf.close()
+        pf = _open_parquet(path, texts)
+    try:
+        return _parquet_columns(pf, path, human_metrics)
+    finally:
+        pf.close()
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()
+
+
+def _is_text(t: Any) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def _parquet_columns(pf: Any, path: Path, human_metrics: set[str]) -> tuple[list[str], list[str], dict[str, list],
+                                                                          dict[str, np.ndarray], dict[str, list]]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n_rows = pf.metadata.num_rows
+    if not n_rows:
+        raise empty_file_error(path, "holds a table with 0 rows", "rows",
+                               f"one row per (item, system) with columns {', '.join(REQUIRED)}")
+    schema = pf.schema_arrow
+    cols = _check_required(list(dict.fromkeys(schema.names)), path)
+    metric_cols, meta_cols = [], []
+    for c in _candidates(cols):
+        numbers, bad, first = _scan_parquet(pf, c, path)
+        (metric_cols if _is_metric(path, c, numbers, bad, first, human_metrics) else meta_cols).append(c)
+    metric_cols = [c for c in metric_cols if c != "cost"]
+    items, systems, ii, jj = _parquet_index(pf, n_rows, path)
+    n, m = len(items), len(systems)
+    field_names = [*ITEM_FIELDS, *meta_cols]
+    present = [f for f in field_names if f in cols]
+    fields: dict[str, list[Any]] = {f: [None] * n for f in field_names}
+    filled = {f: np.zeros(n, dtype=bool) for f in present}
+    shared: dict[str, str] = {}
+    outs = np.full((n, m), None, dtype=object)
+    scores = {c: nan_matrix(n, m) for c in metric_cols}
+    for offset, batch in _batches(pf, ["output", *metric_cols, *present], path):
+        bi, bj = ii[offset:offset + batch.num_rows], jj[offset:offset + batch.num_rows]
+        out = batch.column("output")
+        if _is_text(out.type):
+            outs[bi, bj] = out.to_numpy(zero_copy_only=False)
+        else:
+            texts = np.empty(len(out), dtype=object)
+            texts[:] = [None if v is None else str(v) for v in out.to_pylist()]
+            outs[bi, bj] = texts
+        for c in metric_cols:
+            col = batch.column(c)
+            if _is_numeric(col.type):
+                scores[c][bi, bj] = pc.cast(col, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+            else:
+                scores[c][bi, bj] = [to_float(v) for v in col.to_pylist()]
+        for f in present:
+            col, done = batch.column(f), filled[f]
+            rows = np.flatnonzero(col.is_valid().to_numpy(zero_copy_only=False) & ~done[bi])
+            if not rows.size:
+                continue
+            new, first = np.unique(bi[rows], return_index=True)  # the first row of each item in the batch
+            values, dest = col.take(pa.array(rows[first])).to_pylist(), fields[f]
+            share = f not in ("input", "reference")
+            for i, v in zip(new.tolist(), values):
+                dest[i] = shared.setdefault(v, v) if share and type(v) is str and len(v) <= _SHARE else v
+            done[new] = True
+    del ii, jj, filled
+    names = list(systems)
+    outputs = {s: tuple(outs[:, j].tolist()) for j, s in enumerate(names)}  # the Pool keeps tuples as they are
+    del outs
+    return list(items), names, outputs, scores, fields
 
 
 def table_rows(pool: Pool) -> list[dict[str, Any]]:
