@@ -415,16 +415,21 @@ def _micro_clusters(X: np.ndarray, m: int, seed: int) -> list[np.ndarray]:
     When k-means cannot divide the rows (all equal), they are cut into ``m`` consecutive chunks
     (any tree of equal rows is a Ward tree).
     """
+    import contextlib
     import warnings
 
     from sklearn.cluster import MiniBatchKMeans
+    from threadpoolctl import threadpool_limits
 
     n = X.shape[0]
     rng = np.random.default_rng(seed)
     # Seeds: m distinct rows at random. k-means++ seeding cost minutes at m ~ 1,000 here (m sequential
     # rounds of small BLAS calls) and agreed no better with exact Ward (docs/scale.md).
     centres = np.asarray(X[np.sort(rng.choice(n, size=m, replace=False))])
-    with warnings.catch_warnings():
+    # One mini-batch or less: nothing to share between threads, and on a busy machine the thread pools'
+    # start-up made a 445-row fit 5 times slower.
+    threads = threadpool_limits(1) if n <= 4096 else contextlib.nullcontext()
+    with warnings.catch_warnings(), threads:
         warnings.simplefilter("ignore")  # e.g. "Number of distinct clusters found smaller than n_clusters"
         km = MiniBatchKMeans(n_clusters=m, init=centres, batch_size=4096, n_init=1, random_state=seed,
                              max_iter=3, max_no_improvement=10)
