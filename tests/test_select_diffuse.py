@@ -271,8 +271,8 @@ def test_diffuse_two_level_selects_and_iterates():
 def test_two_level_parameters_and_cosine_refused_above_exact_max():
     with pytest.raises(ParameterError, match="exact_max must be a whole number >= 1"):
         DiffUse(exact_max=0)
-    with pytest.raises(ParameterError, match="micro_clusters"):
-        DiffUse(micro_clusters=1)
+    with pytest.raises(ParameterError, match="micro_size"):
+        DiffUse(micro_size=0)
     pool = random_pair_pool(n=80)
     with pytest.raises(ParameterError, match="clustering='cosine'.*use clustering='ward'"):
         DiffUse(encoder=DictEncoder(4), clustering="cosine", exact_max=50).fit(pool)

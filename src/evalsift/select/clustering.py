@@ -225,14 +225,14 @@ k-means assignment costs n x m distances; larger groups get their own two-level 
 
 
 def ward_tree(X: np.ndarray, seed: int = 0, *, exact_max: int = EXACT_WARD_MAX,
-              micro_clusters: int | None = None) -> ClusterTree:
+              micro_size: int = MICRO_SIZE) -> ClusterTree:
     """Ward's hierarchy of the rows of ``X`` at any size, as a :class:`ClusterTree`.
 
     Up to ``exact_max`` rows it is scipy's exact Ward linkage. Above, it is two-level, with memory
     linear in the number of rows:
 
-    1. mini-batch k-means (scikit-learn, seeded) cuts the rows into ``micro_clusters`` groups
-       (default ``min(MAX_MICRO, ceil(n / MICRO_SIZE))``);
+    1. mini-batch k-means (scikit-learn, seeded) cuts the rows into ``min(MAX_MICRO, ceil(n /
+       micro_size))`` groups;
     2. Ward's criterion joins the micro-clusters, each standing for its members at its centroid with
        its size as weight (:func:`weighted_ward_linkage`): the merge cost of two groups is exactly
        Ward's, only the groups' insides are taken as given;
@@ -257,7 +257,7 @@ def ward_tree(X: np.ndarray, seed: int = 0, *, exact_max: int = EXACT_WARD_MAX,
     if n <= exact_max:
         return ClusterTree(linkage(np.asarray(X, dtype=np.float64), "ward"), n)
     log = _MergeLog(n)
-    log.two_level(X, np.arange(n), seed, int(exact_max), micro_clusters)
+    log.two_level(X, np.arange(n), seed, int(exact_max), int(micro_size))
     return ClusterTree(log.linkage(), n)
 
 
@@ -367,17 +367,17 @@ class _MergeLog:
         return self.n + start + s - 2, float(Z[-1, 2])
 
     def two_level(self, X: np.ndarray, idx: np.ndarray, seed: int, exact_max: int,
-                  micro: int | None) -> tuple[int, float]:
+                  micro_size: int) -> tuple[int, float]:
         """Micro-clusters of the rows ``idx``, each with its own tree, joined by weighted Ward."""
         s = len(idx)
         if s <= exact_max:
             return self.exact(X, idx)
-        m = int(micro) if micro else min(MAX_MICRO, math.ceil(s / MICRO_SIZE))
+        m = min(MAX_MICRO, math.ceil(s / micro_size))
         groups = _micro_clusters(X if s == X.shape[0] else X[idx], max(2, min(m, s)), seed)
         roots, heights, sizes = [], [], []
         centroids = np.empty((len(groups), X.shape[1]))
         for g, members in enumerate(groups):
-            r, h = self.two_level(X, idx[members], seed, exact_max, None)
+            r, h = self.two_level(X, idx[members], seed, exact_max, micro_size)
             roots.append(r), heights.append(h), sizes.append(len(members))
             centroids[g] = np.asarray(X[idx[members]], dtype=np.float64).mean(axis=0)
         top = weighted_ward_linkage(centroids, np.asarray(sizes))

@@ -18,8 +18,9 @@ The paper's analysis variants are parameters of :class:`DiffUse` and registered 
 ``diffuse``            Ward on difference vectors, representative nearest by cosine (the paper)
 ``diffuse_cosine``     average-linkage clustering under cosine distance (Ward needs Euclidean)
 ``diffuse_kmeans``     bisecting k-means (k-means applied divisively): one fit serves every budget
-``diffuse_two_level``  the two-level Ward tree even on small pools (``exact_max=50``): measures how far
-                       the large-pool scheme is from exact Ward (``docs/scale.md``)
+``diffuse_two_level``  the two-level Ward tree even on small pools (``exact_max=50, micro_size=5``, so a
+                       small budget meets many micro-clusters, as at scale): how far the large-pool
+                       scheme is from exact Ward (``docs/scale.md``)
 ``diffuse_rep_random``  representative drawn at random from each cluster (seeded)
 ``diffuse_rep_euclidean``  representative nearest to the centre by Euclidean distance
 ``diffuse_rep_norm``   representative with the largest difference norm in its cluster
@@ -42,7 +43,7 @@ from ..errors import DataError, ParameterError
 from ..pool import Pool
 from ..stats.sequential import StrataPredictor
 from .base import Selector, input_texts, selector
-from .clustering import EXACT_WARD_MAX, ClusterTree, bisecting_kmeans_tree, pick_representative, ward_tree
+from .clustering import EXACT_WARD_MAX, MICRO_SIZE, ClusterTree, bisecting_kmeans_tree, pick_representative, ward_tree
 from .random import RandomSelector
 from .utility import UtilitySelector
 
@@ -108,8 +109,8 @@ class DiffUse(Selector):
     'cosine' -- average linkage --, 'kmeans' -- bisecting k-means), ``representative`` ('cosine',
     'euclidean', 'random', 'norm'), ``space`` ('difference' or 'input'), ``exact_max`` (pools up to
     this size get exact Ward, larger ones the two-level tree of
-    :func:`~evalsift.select.clustering.ward_tree`), ``micro_clusters`` (the two-level tree's
-    micro-cluster count; default about one per 20 items, at most 1,024 per level), ``seed``.
+    :func:`~evalsift.select.clustering.ward_tree`), ``micro_size`` (items per micro-cluster the
+    two-level tree aims at; at most 1,024 micro-clusters per level), ``seed``.
 
     Every clustering is a tree fitted once: ``select(k)`` cuts it into k clusters, largest first,
     and returns one representative per cluster with the clusters' sizes as
@@ -125,15 +126,14 @@ class DiffUse(Selector):
     pairwise = True
 
     def __init__(self, *, encoder: Any = "minilm", clustering: str = "ward", representative: str = "cosine",
-                 space: str = "difference", exact_max: int = EXACT_WARD_MAX, micro_clusters: int | None = None,
+                 space: str = "difference", exact_max: int = EXACT_WARD_MAX, micro_size: int = MICRO_SIZE,
                  seed: int = 0) -> None:
         self.encoder = encoder
         self.clustering = self._choice("clustering", clustering, CLUSTERINGS)
         self.representative = self._choice("representative", representative, REPRESENTATIVES)
         self.space = self._choice("space", space, SPACES)
         self.exact_max = _count(self, "exact_max", exact_max, minimum=1)
-        self.micro_clusters = None if micro_clusters is None else _count(self, "micro_clusters", micro_clusters,
-                                                                          minimum=2)
+        self.micro_size = _count(self, "micro_size", micro_size, minimum=1)
         self.seed = seed
 
     def _fit(self, pool: Pool) -> None:
@@ -145,7 +145,7 @@ class DiffUse(Selector):
         self.vectors_ = X
         self.reps_: dict[int, int] = {}
         self.tree_ = cluster_tree(X, self.clustering, self.seed, exact_max=self.exact_max,
-                                  micro_clusters=self.micro_clusters)
+                                  micro_size=self.micro_size)
 
     def representative_of(self, node: int) -> int:
         """Representative item of a tree node (cached: each node is resolved once per fit)."""
@@ -215,7 +215,7 @@ class DiffUseStrata(RandomSelector):
 
 
 def cluster_tree(X: np.ndarray, clustering: str, seed: int = 0, *, exact_max: int = EXACT_WARD_MAX,
-                 micro_clusters: int | None = None) -> ClusterTree:
+                 micro_size: int = MICRO_SIZE) -> ClusterTree:
     """The fitted hierarchy of the rows of ``X``: Ward, average-linkage cosine, or bisecting k-means.
 
     Ward is exact up to ``exact_max`` rows and two-level above (:func:`~.clustering.ward_tree`).
@@ -225,7 +225,7 @@ def cluster_tree(X: np.ndarray, clustering: str, seed: int = 0, *, exact_max: in
     if clustering == "kmeans":
         return bisecting_kmeans_tree(X, seed)
     if clustering == "ward":
-        return ward_tree(X, seed, exact_max=exact_max, micro_clusters=micro_clusters)
+        return ward_tree(X, seed, exact_max=exact_max, micro_size=micro_size)
     if n > exact_max:
         raise ParameterError(
             f"clustering='cosine' (average linkage) keeps all {n:,} x {n:,} cosine distances "
@@ -266,9 +266,9 @@ def _preset(**fixed: Any):
 selector("diffuse", help="DiffUse: Ward clusters of output differences, cosine-nearest representative")(DiffUse)
 selector("diffuse_cosine", help="DiffUse with average-linkage cosine clustering")(_preset(clustering="cosine"))
 selector("diffuse_kmeans", help="DiffUse with bisecting k-means (one fit for every budget)")(_preset(clustering="kmeans"))
-selector("diffuse_two_level", help="DiffUse with the two-level Ward tree at every pool size (set above "
-                                   f"{EXACT_WARD_MAX:,} items anyway; here to measure it against exact Ward)")(
-    _preset(exact_max=TWO_LEVEL_FROM))
+selector("diffuse_two_level", help="DiffUse with the two-level Ward tree even on small pools (the default above "
+                                   f"{EXACT_WARD_MAX:,} items; here to measure it against exact Ward)")(
+    _preset(exact_max=TWO_LEVEL_FROM, micro_size=5))
 selector("diffuse_rep_random", help="DiffUse, random representative per cluster")(_preset(representative="random"))
 selector("diffuse_rep_euclidean", help="DiffUse, Euclidean-nearest representative")(_preset(representative="euclidean"))
 selector("diffuse_rep_norm", help="DiffUse, largest-norm representative per cluster")(_preset(representative="norm"))
