@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ._common import (add_data, add_encoder, add_loop_opts, add_oracle_opts, add_quiet, fraction, fraction_list,
-                      int_list, load_data, name_list, open_unit, out_dir, positive_int, resolve_encoder, risk_list,
-                      share_list)
+                      int_list, load_data, name_list, nonneg_int, open_unit, out_dir, positive_int, resolve_encoder,
+                      risk_list, share_list)
 
 
 def jobs_count(text: str) -> int:
@@ -20,12 +20,9 @@ def jobs_count(text: str) -> int:
     if text.strip().lower() == "auto":
         return 0
     try:
-        v = int(text)
-    except ValueError:
+        return nonneg_int(text)
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected a number of workers (1, 2, ...) or 'auto', got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of workers (1, 2, ...) or 'auto', got {text!r}")
-    return v
 
 
 def add_parallel(p: argparse.ArgumentParser) -> None:
