@@ -219,6 +219,11 @@ overlapping samples do (``docs/scale.md``)."""
 MICRO_SIZE = 20
 """Items per micro-cluster the two-level tree aims at (the micro-clusters number n / MICRO_SIZE)."""
 
+INNER_EXACT_MAX = 2_000
+"""Largest micro-cluster given exact Ward (about 0.2 s); k-means leaves some micro-clusters far larger
+than ``MICRO_SIZE``, and those are split again (Ward's cost grows as the square of their sizes: at
+1,000,000 items, micro-clusters up to ``exact_max`` took most of a 15-minute fit)."""
+
 MAX_MICRO = 1024
 """Micro-clusters at most per level: the top Ward keeps an m x m matrix (8 MB at 1,024) and the
 k-means assignment costs n x m distances; larger groups get their own two-level tree."""
@@ -236,8 +241,8 @@ def ward_tree(X: np.ndarray, seed: int = 0, *, exact_max: int = EXACT_WARD_MAX,
     2. Ward's criterion joins the micro-clusters, each standing for its members at its centroid with
        its size as weight (:func:`weighted_ward_linkage`): the merge cost of two groups is exactly
        Ward's, only the groups' insides are taken as given;
-    3. each micro-cluster gets its own Ward tree (exact, or two-level again when it is larger than
-       ``exact_max``).
+    3. each micro-cluster gets its own Ward tree: exact, or two-level again when k-means left it larger
+       than ``min(exact_max, INNER_EXACT_MAX)`` (2,000) items.
 
     All merges -- inside the micro-clusters and between them -- go into one sequence ordered by
     height (each merge at least as high as its children), so cutting the tree at k clusters undoes
@@ -376,8 +381,9 @@ class _MergeLog:
         groups = _micro_clusters(X if s == X.shape[0] else X[idx], max(2, min(m, s)), seed)
         roots, heights, sizes = [], [], []
         centroids = np.empty((len(groups), X.shape[1]))
+        inner = min(exact_max, INNER_EXACT_MAX)
         for g, members in enumerate(groups):
-            r, h = self.two_level(X, idx[members], seed, exact_max, micro_size)
+            r, h = self.two_level(X, idx[members], seed, inner, micro_size)
             roots.append(r), heights.append(h), sizes.append(len(members))
             centroids[g] = np.asarray(X[idx[members]], dtype=np.float64).mean(axis=0)
         top = weighted_ward_linkage(centroids, np.asarray(sizes))
