@@ -184,6 +184,16 @@ def _lean_record(rec: dict[str, Any], keys: dict[str, str], values: dict[str, st
                          and k not in _CORE else v for k, v in rec.items()})
 
 
+def _append_at(columns: dict[str, list[Any]], key: str, i: int, value: Any) -> None:
+    """Put ``value`` at row ``i`` of ``columns[key]`` (created on first use), ``None`` in the rows it skipped."""
+    col = columns.get(key)
+    if col is None:
+        col = columns[key] = []
+    if len(col) < i:
+        col.extend([None] * (i - len(col)))
+    col.append(value)
+
+
 def read_s2e_jsonl(path: str | Path, *, human_metrics: Iterable[str] | None = None, name: str | None = None) -> Pool:
     """Read subset2evaluate item JSONL into a Pool (see the module docstring for the conventions).
 
@@ -224,12 +234,7 @@ def read_s2e_jsonl(path: str | Path, *, human_metrics: Iterable[str] | None = No
             if s not in sys_col:
                 sys_col[s] = len(sys_col)
         for s, out in tgt.items():
-            col = outputs.get(s)
-            if col is None:
-                col = outputs[s] = []
-            if len(col) < i:
-                col.extend([None] * (i - len(col)))
-            col.append(out)
+            _append_at(outputs, s, i, out)
         rows: dict[str, list[float]] = {}    # this item's scores: metric -> one value per system
         for s, per_metric in scores.items():
             if not per_metric:
@@ -260,14 +265,8 @@ def read_s2e_jsonl(path: str | Path, *, human_metrics: Iterable[str] | None = No
             grid.add(i, row)
         record = _lean_record(rec, keys, values)
         for f, v in record.items():
-            if f in _CORE:
-                continue
-            col = extra.get(f)
-            if col is None:
-                col = extra[f] = []
-            if len(col) < i:
-                col.extend([None] * (i - len(col)))
-            col.append(v)
+            if f not in _CORE:
+                _append_at(extra, f, i, v)
         ref = record.get("ref")
         if isinstance(ref, str):
             if ref_str is None:
