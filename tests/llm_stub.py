@@ -3,15 +3,19 @@
 ``StubServer(behaviour)`` serves ``POST /v1/chat/completions`` from a
 :class:`http.server.ThreadingHTTPServer` in a daemon thread. ``behaviour(body, stub)`` gets the
 request's JSON and returns a :class:`Reply` (status, answer text or raw body, headers, delay). The
-server records every request (``stub.requests``: body, headers with lower-case names, arrival time), counts how many are
+server records every request (``stub.requests``: body, headers with lower-case names, arrival time) and
+every prompt it answered with a 200 (``stub.answered``: what a provider bills), counts how many are
 in flight at once (``stub.max_in_flight``) and answers with the OpenAI response JSON, ``usage``
 included (whitespace tokens).
 
 Behaviours: :func:`answer` (a fixed text or a function of the prompt), :func:`position_biased`
 (always ``[[A]]``), :func:`prefer_longer` (a content-based judge that gives the same verdict in
 both orders), :func:`rate_limited` (429 with ``Retry-After`` a number of times per prompt, then
-another behaviour), :func:`server_error` (500 always), :func:`malformed_json`, :func:`slow`, and
-:class:`Replay` (recorded GPT-3.5 answers on SummEval).
+another behaviour), :func:`server_error` (500 always), :func:`malformed_json`, :func:`slow`,
+:func:`gate` (the first n requests answered, the later ones held open without an answer until
+``stub.release`` is set: a server that stops answering mid-run), :func:`dies_after` (the server stops
+listening after n answers: connections are refused from then on), :func:`trickle` (the answer sent
+one byte at a time), and :class:`Replay` (recorded GPT-3.5 answers on SummEval).
 
 >>> with StubServer(answer("[[B]]")) as stub:          # doctest: +SKIP
 ...     judge = LLMJudge("m", base_url=stub.base_url)
@@ -38,6 +42,12 @@ class Reply:
     body: bytes | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    #: hold the request until this event is set (``stub.release`` at the latest: stop() sets it)
+    wait: threading.Event | None = None
+    #: close the connection without sending anything (after ``wait``/``delay``)
+    drop: bool = False
+    #: seconds between the bytes of the body (0: all at once)
+    trickle: float = 0.0
 
 
 Behaviour = Callable[[dict, "StubServer"], Reply]
@@ -65,6 +75,9 @@ class StubServer:
         self.behaviour = behaviour
         self.delay = delay
         self.requests: list[dict[str, Any]] = []
+        self.answered: list[str] = []  # the prompt of every request answered with a 200, in order
+        self.release = threading.Event()  # set by stop(): held requests (Reply.wait) give up
+        self.dead = False
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
@@ -120,8 +133,14 @@ class StubServer:
             reply = Reply(status=404, body=b'{"error": {"message": "not found", "type": "invalid_request_error"}}')
         else:
             reply = self.behaviour(body, self)
+        if reply.wait is not None:
+            while not (reply.wait.is_set() or self.release.is_set()):
+                reply.wait.wait(0.05)
         if reply.delay or self.delay:
             time.sleep(reply.delay or self.delay)
+        if reply.drop:
+            h.close_connection = True
+            return
         if reply.body is not None:
             payload = reply.body
         elif reply.status == 200:
@@ -135,7 +154,15 @@ class StubServer:
         for k, v in reply.headers.items():
             h.send_header(k, v)
         h.end_headers()
-        h.wfile.write(payload)
+        if reply.trickle:
+            for k in range(len(payload)):
+                h.wfile.write(payload[k:k + 1])
+                time.sleep(reply.trickle)
+        else:
+            h.wfile.write(payload)
+        if reply.status == 200 and reply.body is None:
+            with self.lock:
+                self.answered.append(prompt_of(body))
 
     def start(self) -> "StubServer":
         self._thread = threading.Thread(target=self._server.serve_forever, name="llm-stub", daemon=True)
@@ -143,8 +170,23 @@ class StubServer:
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self.release.set()
+        if not self.dead:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def die(self) -> None:
+        """Stop listening (from any thread, also a handler's): new connections are refused from now on."""
+        with self.lock:
+            if self.dead:
+                return
+            self.dead = True
+
+        def close() -> None:
+            self._server.shutdown()
+            self._server.server_close()
+
+        threading.Thread(target=close, name="llm-stub-die", daemon=True).start()
 
     def __enter__(self) -> "StubServer":
         return self.start()
@@ -215,6 +257,44 @@ def slow(seconds: float, then: Behaviour) -> Behaviour:
     def reply(body: dict, stub: StubServer) -> Reply:
         r = then(body, stub)
         r.delay = seconds
+        return r
+
+    return reply
+
+
+def gate(n: int, then: Behaviour, *, hold: threading.Event | None = None) -> Behaviour:
+    """The first ``n`` requests (in arrival order) answered by ``then``; every later one is held open
+    without an answer until ``hold`` (or ``stub.release``) is set, then dropped -- a server that
+    hangs mid-run, so a test can interrupt the client while it waits."""
+
+    def reply(body: dict, stub: StubServer) -> Reply:
+        if stub.count("gate") <= n:
+            return then(body, stub)
+        return Reply(wait=hold or stub.release, drop=True)
+
+    return reply
+
+
+def dies_after(n: int, then: Behaviour) -> Behaviour:
+    """The first ``n`` requests answered by ``then``; the next one makes the server stop listening
+    (its own connection is closed without an answer), so every later connection is refused."""
+
+    def reply(body: dict, stub: StubServer) -> Reply:
+        if stub.count("dies_after") <= n:
+            return then(body, stub)
+        stub.die()
+        return Reply(drop=True)
+
+    return reply
+
+
+def trickle(seconds_per_byte: float, then: Behaviour) -> Behaviour:
+    """``then``'s answer sent one byte every ``seconds_per_byte`` (a server that is slow but never silent
+    for long: a per-read timeout never fires)."""
+
+    def reply(body: dict, stub: StubServer) -> Reply:
+        r = then(body, stub)
+        r.trickle = seconds_per_byte
         return r
 
     return reply
