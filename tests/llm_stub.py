@@ -129,7 +129,7 @@ class StubServer:
         with self.lock:
             n = len(self.requests)
             self.requests.append({"path": h.path, "body": body, "headers": headers, "t": time.time()})
-        if h.path.rstrip("/") != "/v1/chat/completions" or body is None:
+        if h.path.partition("?")[0].rstrip("/") != "/v1/chat/completions" or body is None:
             reply = Reply(status=404, body=b'{"error": {"message": "not found", "type": "invalid_request_error"}}')
         else:
             reply = self.behaviour(body, self)

@@ -23,11 +23,33 @@ the cache, a log line or an error message. When the variable is unset the placeh
 :data:`PLACEHOLDER_KEY` is sent, which local servers without authentication accept; real providers
 need the variable set.
 
+**Credentials in the URL** (``http://user:pass@host/v1``, ``?api_key=...``) are used for the
+requests (the user info as HTTP Basic auth, the query as the client's ``default_query``) and never
+stored: ``base_url``, ``detail["request"]``, the cache key and every message show
+:func:`redact_url`'s form, with the user info and every query value as ``***``.
+
 **Cache**: any object with ``get(key) -> dict | None`` and ``put(key, value)`` (:class:`LLMCache`;
 :class:`DictCache` keeps it in memory). The key is the sha256 of a canonical JSON of the model, the
-messages, the sampling parameters and the server URL (:func:`cache_key`); a hit makes no request.
-Only answers the server actually gave are stored (never a failed call). The cache is only touched
-from the calling thread, so an SQLite-backed cache works as it is.
+messages, the sampling parameters and the redacted server URL (:func:`cache_key`); a hit makes no
+request. Every answer the server gives is stored **the moment it arrives** (not when the batch ends),
+so an interrupted run never pays for an answer twice; a failed call is never stored. An answer
+without a usable verdict (no marker, conflicting markers, a refusal, a rating off the scale) is
+stored with ``"final": False``: it is reused like any other (the item stays an error, at no cost)
+unless the judge is built with ``retry_unusable=True``, which asks it again and replaces it (through
+the cache's optional ``replace(key, value)``). The cache is only touched from the calling thread, so
+an SQLite-backed cache works as it is.
+
+**Streaming results**: ``judge_pairs`` and ``judge_score_judgments`` take ``on_judgment``, called in
+the calling thread with each item's Judgment as soon as all its answers are in (cached ones first).
+
+**A dead server** stops the judge: after ``max_connection_failures`` (default
+:data:`MAX_CONNECTION_FAILURES`) calls in a row that could not reach the server or got no answer
+within the timeout -- each after the client's own retries -- it raises :class:`~evalsift.errors.OracleError`
+instead of failing every remaining item. Answers received before that are in the cache.
+
+**Injection risk**: an output that contains the judge's answer markers (``[[A]]``, a rating ``[[7]]``)
+or the template's delimiters around the texts (``##### END OF RESPONSE A #####``) could steer the
+verdict; the Judgment says so in ``detail["injection_risk"]`` (a heuristic flag, the verdict is kept).
 
 >>> parse_verdict("Both are fine, but A is more precise. [[A]]")
 'A'
@@ -45,18 +67,22 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import logging
 import math
 import os
+import queue
 import re
-from concurrent.futures import ThreadPoolExecutor
+import sys
+import threading
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 
 import numpy as np
 
-from ..errors import ParameterError, missing_dependency
+from ..errors import OracleError, ParameterError, missing_dependency
 from ..pool import Pool
 from .base import Judgment, oracle
 
@@ -70,6 +96,14 @@ _PLACEHOLDER_RE = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 _VERDICT_RE = re.compile(r"\[\[([ABC])\]\]")
 _RATING_RE = re.compile(r"\[\[\s*([+-]?\d+(?:\.\d+)?)\s*\]\]")
 _RETRYABLE = {408, 409, 429}
+#: calls in a row that cannot reach the server (refused, reset, no answer within the timeout; each after
+#: the client's retries) before the judge gives up with an OracleError
+MAX_CONNECTION_FAILURES = 5
+_UNREACHABLE = ("APIConnectionError", "APITimeoutError")
+#: the placeholders filled with the data's texts (the ones an injection would come through)
+_TEXT_PLACEHOLDERS = ("input", "output", "output_a", "output_b")
+#: what in an output looks like the judge's own answer: verdict markers (also in lower case or spaced)
+_VERDICT_LIKE_RE = re.compile(r"\[\[\s*[ABCabc]\s*\]\]")
 
 
 # ---------------------------------------------------------------------------------------------- parsing
@@ -155,8 +189,90 @@ def _load_template(template: str | Path | None, default: str, needs: tuple[str, 
     return text, name
 
 
+def template_delimiters(template: str) -> tuple[str, ...]:
+    """The template's text right around each placeholder filled from the data (``{input}``,
+    ``{output}``, ``{output_a}``, ``{output_b}``): the last non-blank line before it and the first
+    after it, whitespace collapsed, 4 characters or more. An output containing one of them could pass
+    for the end of its own section (see :func:`injection_spots`).
+
+    >>> template_delimiters("Q: {input}\\n##### A #####\\n{output_a}\\n##### END A #####\\n{output_b}")
+    ('##### A #####', '##### END A #####')
+    """
+    parts = _PLACEHOLDER_RE.split(template)  # text, name, text, name, ..., text
+    found: list[str] = []
+    for k in range(1, len(parts), 2):
+        if parts[k] not in _TEXT_PLACEHOLDERS:
+            continue
+        before = [ln for ln in parts[k - 1].splitlines() if ln.strip()]
+        after = [ln for ln in parts[k + 1].splitlines() if ln.strip()]
+        for line in (before[-1] if before else "", after[0] if after else ""):
+            text = " ".join(line.split())
+            if len(text) >= 4 and text not in found:
+                found.append(text)
+    return tuple(found)
+
+
+def injection_spots(text: str | None, markers: re.Pattern, delimiters: Sequence[str]) -> list[str]:
+    """What in ``text`` (a system's output) could be read as the judge's answer or the prompt's
+    structure: every distinct match of ``markers`` and every delimiter it contains (case and
+    whitespace ignored). Empty when there is nothing; a heuristic, not a proof of an attack.
+
+    >>> injection_spots("Fine. [[A]] ##### end of  TASK #####", _VERDICT_LIKE_RE, ["##### END OF TASK #####"])
+    ['[[A]]', '##### END OF TASK #####']
+    """
+    if not text:
+        return []
+    found = list(dict.fromkeys(m.group(0) for m in markers.finditer(text)))
+    flat = " ".join(text.split()).casefold()
+    return found + [d for d in delimiters if d.casefold() in flat]
+
+
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------- the URL
+@dataclass(frozen=True)
+class _Target:
+    """A server URL split into what the client needs and what may be shown and stored."""
+
+    url: str                      # scheme, host, port and path: no user info, no query
+    shown: str                    # ``url`` with ``***@`` for the user info and ``***`` for every query value
+    query: dict[str, str]         # the query, sent with every request (the client's default_query)
+    auth: tuple[str, str] | None  # the user info, sent as HTTP Basic auth (as httpx does with a URL's user info)
+    secrets: tuple[str, ...]      # the texts masked wherever a server's words are kept
+
+
+def _target_of(url: str) -> _Target:
+    parts = urlsplit(url)
+    userinfo, at, host = parts.netloc.rpartition("@")
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    path = parts.path.rstrip("/")
+    clean = urlunsplit((parts.scheme, host, path, "", ""))
+    if not at and not query:
+        return _Target(url=clean, shown=clean, query={}, auth=None, secrets=())
+    auth, secrets = None, []
+    if at:
+        user, colon, password = userinfo.partition(":")
+        auth = (unquote(user), unquote(password))
+        secrets += [auth[1] if colon and auth[1] else auth[0]]  # a password, or a token given as the user name
+    secrets += [v for _, v in query]
+    shown = urlunsplit((parts.scheme, ("***@" if at else "") + host, path,
+                        "&".join(f"{quote(k, safe='')}=***" for k, _ in query), ""))
+    return _Target(url=clean, shown=shown, query=dict(query), auth=auth,
+                   secrets=tuple(dict.fromkeys(x for x in secrets if len(x) >= 4)))
+
+
+def redact_url(url: str) -> str:
+    """``url`` as evalsift shows and stores it: the user info and every query value masked as ``***``
+    (evalsift cannot tell a key from a setting), trailing slashes of the path removed.
+
+    >>> redact_url("http://alice:s3cret@example.org:8000/v1/?api_key=k-123&api-version=2024")
+    'http://***@example.org:8000/v1?api_key=***&api-version=***'
+    >>> redact_url("http://localhost:8000/v1/")
+    'http://localhost:8000/v1'
+    """
+    return _target_of(url).shown
 
 
 # ---------------------------------------------------------------------------------------------- cache
@@ -165,7 +281,9 @@ class LLMCache(Protocol):
     """What :class:`LLMJudge` needs from a response cache: two methods, called from one thread.
 
     ``get(key)`` returns the stored dict or None; ``put(key, value)`` stores a JSON-ready dict
-    ``{"content", "usage", "finish_reason", "model"}``. ``key`` is a hex sha256 (:func:`cache_key`).
+    ``{"content", "usage", "finish_reason", "model", "final"}`` (``final``: False for an answer with no
+    usable verdict). ``key`` is a hex sha256 (:func:`cache_key`). Optional: ``replace(key, value)``,
+    used when an unusable answer is asked again (``retry_unusable``); without it ``put`` is called.
     """
 
     def get(self, key: str) -> dict[str, Any] | None: ...
@@ -196,12 +314,17 @@ class DictCache:
     def put(self, key: str, value: dict[str, Any]) -> None:
         self.data[key] = json.loads(json.dumps(value))
 
+    def replace(self, key: str, value: dict[str, Any]) -> None:
+        """Store ``value`` under ``key`` whatever was there (the same as :meth:`put` here)."""
+        self.put(key, value)
+
     def __len__(self) -> int:
         return len(self.data)
 
 
 def cache_key(model: str, messages: list[dict[str, str]], parameters: dict[str, Any], base_url: str) -> str:
-    """sha256 of the canonical JSON (sorted keys, no spaces) of the request; never includes the key.
+    """sha256 of the canonical JSON (sorted keys, no spaces) of the request; never includes the key
+    (give ``base_url`` as :func:`redact_url` shows it, as the judge does).
 
     >>> len(cache_key("m", [{"role": "user", "content": "hi"}], {"temperature": 0.0}, "http://x/v1"))
     64
@@ -225,6 +348,74 @@ class _Call:
     ok: bool = False
     reason: str = ""
     error_type: str | None = None
+
+
+_CLIENT_CLASSES: dict[type, type] = {}
+
+
+def _httpx_of(client_class: type):
+    """The httpx package the openai client is built on (``httpx2`` or ``httpx``, by version)."""
+    for cls in client_class.__mro__:
+        mod = sys.modules.get(cls.__module__.split(".")[0])
+        if cls.__name__ == "Client" and mod is not None and hasattr(mod, "ReadTimeout"):
+            return mod
+    raise RuntimeError(f"cannot find the httpx package under {client_class!r}")  # pragma: no cover
+
+
+def _deadline_http_client(openai: Any, seconds: float, auth: tuple[str, str] | None):
+    """The openai client's own default httpx client, with a hard deadline per attempt.
+
+    httpx's timeouts bound each connect, write and read separately, so a server that sends a byte
+    now and then keeps one attempt alive for ever. Here every request the openai client sends (one
+    attempt: its retries are new requests) runs in a helper thread and is given up after ``seconds``
+    with httpx's ``ReadTimeout``, which the openai client treats as any timeout (retried, then
+    ``APITimeoutError``). A given-up attempt's thread is a daemon and ends with its socket's timeout.
+    """
+    base = openai.DefaultHttpxClient
+    cls = _CLIENT_CLASSES.get(base)
+    if cls is None:
+        httpx = _httpx_of(base)
+
+        def send(self: Any, request: Any, **kwargs: Any) -> Any:
+            if kwargs.get("stream"):  # a stream has no end to wait for (the judge never streams)
+                return base.send(self, request, **kwargs)
+            box: dict[str, Any] = {}
+            done = threading.Event()
+
+            def attempt() -> None:
+                try:
+                    box["response"] = base.send(self, request, **kwargs)
+                except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+                    box["error"] = e
+                finally:
+                    done.set()
+
+            threading.Thread(target=attempt, name="evalsift-llm-attempt", daemon=True).start()
+            if not done.wait(self.attempt_timeout):
+                raise httpx.ReadTimeout(f"no complete response within {self.attempt_timeout:g} s", request=request)
+            if "error" in box:
+                raise box["error"]
+            return box["response"]
+
+        cls = _CLIENT_CLASSES[base] = type("DeadlineHttpxClient", (base,), {"send": send, "attempt_timeout": 60.0})
+    client = cls(auth=auth) if auth is not None else cls()
+    client.attempt_timeout = seconds
+    return client
+
+
+class _MaskLogs(logging.Filter):
+    """Masks secrets in the records of the client's loggers (httpx logs every request's URL, query included)."""
+
+    def __init__(self, secrets: Sequence[str]) -> None:
+        super().__init__()
+        self.secrets = secrets
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        masked = _scrub(text, self.secrets)
+        if masked != text:
+            record.msg, record.args = masked, None
+        return True
 
 
 def _usage(u: Any) -> dict[str, int] | None:
@@ -261,11 +452,16 @@ class LLMJudge:
     own prompt files (None: the shipped ``prompts/pairwise.txt`` / ``prompts/score.txt``), filled
     through :func:`fill_template`. ``criterion``: what to judge on (fills ``{criterion}``).
     ``scale``: the rating range of the score template. ``temperature``, ``seed``, ``max_tokens``: sent
-    with every request. ``timeout`` (seconds per attempt) and ``max_retries``: handed to the
-    ``openai`` client, whose retry machinery (exponential backoff, honouring ``Retry-After`` on 429
-    and 5xx) is the only one used. ``concurrency``: requests in flight at once. ``cache``: an
-    :class:`LLMCache` or None. ``both_orders``: ask every pair in both orders (default); False asks
-    once, in an order drawn per item from ``seed`` and the item id.
+    with every request. ``timeout``: a hard deadline in seconds for each attempt (connecting,
+    sending and the whole answer), and ``max_retries``: handed to the ``openai`` client, whose retry
+    machinery (exponential backoff 0.5 s, 1 s, 2 s, ... up to 8 s, or the server's ``Retry-After`` on
+    429 and 5xx) is the only one used -- so one call takes at most ``(1 + max_retries) * timeout``
+    plus the waits between attempts. ``concurrency``: requests in flight at once. ``cache``: an
+    :class:`LLMCache` or None. ``retry_unusable``: ask again the cached answers that carry no usable
+    verdict (otherwise they are reused and the item stays an error). ``max_connection_failures``:
+    calls in a row that cannot reach the server before the judge raises OracleError.
+    ``both_orders``: ask every pair in both orders (default); False asks once, in an order drawn
+    per item from ``seed`` and the item id.
     """
 
     kind = "llm"
@@ -275,7 +471,8 @@ class LLMJudge:
                  template: str | Path | None = None, score_template: str | Path | None = None,
                  criterion: str | None = None, scale: tuple[float, float] = (1, 10), temperature: float = 0.0,
                  seed: int = 0, max_tokens: int = 512, timeout: float = 60.0, max_retries: int = 3,
-                 concurrency: int = 4, cache: LLMCache | None = None, both_orders: bool = True) -> None:
+                 concurrency: int = 4, cache: LLMCache | None = None, both_orders: bool = True,
+                 retry_unusable: bool = False, max_connection_failures: int = MAX_CONNECTION_FAILURES) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ParameterError("LLMJudge needs the judge model's name, e.g. 'llm:gpt-4o-mini'", field="model")
         if base_url is not None and (not isinstance(base_url, str) or not re.match(r"https?://", base_url)):
@@ -286,7 +483,8 @@ class LLMJudge:
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
             raise ParameterError(f"LLMJudge: temperature must be in [0, 2], got {temperature!r}", field="temperature")
         for name, v, lo, hi in (("seed", seed, 0, 2**63 - 1), ("max_tokens", max_tokens, 1, 65536),
-                                ("max_retries", max_retries, 0, 100), ("concurrency", concurrency, 1, 256)):
+                                ("max_retries", max_retries, 0, 100), ("concurrency", concurrency, 1, 256),
+                                ("max_connection_failures", max_connection_failures, 1, 10**6)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
                 raise ParameterError(f"LLMJudge: {name} must be an integer in [{lo}, {hi}], got {v!r}", field=name)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
@@ -301,7 +499,8 @@ class LLMJudge:
             raise ParameterError(f"LLMJudge: criterion must be a non-empty text, got {criterion!r}", field="criterion")
         _import_openai()  # a clear message now rather than at the first call
         self.model = model
-        self.base_url = base_url
+        self._url = base_url  # as given, credentials included: only ever handed to the client
+        self.base_url = None if base_url is None else redact_url(base_url)
         self.key_env = key_env
         self.criterion = criterion or DEFAULT_CRITERION
         self.scale = (float(scale[0]), float(scale[1]))
@@ -313,27 +512,37 @@ class LLMJudge:
         self.concurrency = int(concurrency)
         self.cache = cache
         self.both_orders = bool(both_orders)
+        self.retry_unusable = bool(retry_unusable)
+        self.max_connection_failures = int(max_connection_failures)
         self.template, self.template_name = _load_template(template, "pairwise.txt", ("output_a", "output_b"), "template")
         self.score_template, self.score_template_name = _load_template(score_template, "score.txt", ("output",),
                                                                        "score_template")
         self.name = f"llm:{model}"
+        self._delimiters = {"pairwise": template_delimiters(self.template),
+                            "score": template_delimiters(self.score_template)}
 
     def __repr__(self) -> str:
         return (f"LLMJudge(model={self.model!r}, base_url={self.base_url!r}, key_env={self.key_env!r}, "
                 f"template={self.template_name!r}, score_template={self.score_template_name!r}, "
                 f"temperature={self.temperature}, seed={self.seed}, max_tokens={self.max_tokens}, "
                 f"timeout={self.timeout}, max_retries={self.max_retries}, concurrency={self.concurrency}, "
-                f"cache={type(self.cache).__name__ if self.cache is not None else None}, both_orders={self.both_orders})")
+                f"cache={type(self.cache).__name__ if self.cache is not None else None}, both_orders={self.both_orders}, "
+                f"retry_unusable={self.retry_unusable})")
 
     # ------------------------------------------------------------------ request parts
+    def _target(self) -> _Target:
+        return _target_of(self._url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
+
     def _base_url(self) -> str:
-        return (self.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        """The server's URL as it is shown and stored (:func:`redact_url`)."""
+        return self._target().shown
 
     def _parameters(self) -> dict[str, Any]:
         return {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
 
     def request_record(self, kind: str = "pairwise") -> dict[str, Any]:
-        """Everything that shaped the requests (for ``detail["request"]``); never the key itself."""
+        """Everything that shaped the requests (for ``detail["request"]``); never the key itself, nor a
+        credential in the URL."""
         text, name = ((self.template, self.template_name) if kind == "pairwise"
                       else (self.score_template, self.score_template_name))
         rec = {"model": self.model, "base_url": self._base_url(), **self._parameters(),
@@ -354,43 +563,113 @@ class LLMJudge:
         return _Call(key=cache_key(self.model, messages, self._parameters(), self._base_url()), messages=messages)
 
     # ------------------------------------------------------------------ running calls
-    def _run(self, calls: list[_Call]) -> None:
+    def _run(self, calls: list[_Call], usable: Callable[[str], bool],
+             on_filled: Callable[[_Call], None] | None = None) -> None:
         """Fill every call: from the cache, else from the server (at most ``concurrency`` at once).
 
-        The cache is read and written in this thread only; identical requests are sent once.
+        ``usable(text)`` says whether an answer carries a verdict; ``on_filled(call)`` is called for
+        each call as soon as it is filled (cache hits first, then answers in the order they arrive).
+        The cache is read and written in this thread only, each answer the moment it arrives;
+        identical requests are sent once. Ctrl-C stops sending at once: the answers already received
+        are stored before the KeyboardInterrupt goes on, the requests in flight are abandoned.
         """
+        done = on_filled or (lambda c: None)
         todo: dict[str, list[_Call]] = {}
+        stale: set[str] = set()  # cached, unusable, asked again (retry_unusable): the answer replaces it
         for c in calls:
-            hit = self.cache.get(c.key) if self.cache is not None and c.key not in todo else None
+            if c.key in todo:
+                todo[c.key].append(c)
+                continue
+            hit = self.cache.get(c.key) if self.cache is not None else None
             if hit is not None and isinstance(hit.get("content"), str):
+                if self.retry_unusable and not usable(hit["content"]):
+                    stale.add(c.key)
+                    todo[c.key] = [c]
+                    continue
                 c.content, c.usage, c.finish_reason = hit["content"], _usage(hit.get("usage")), hit.get("finish_reason")
                 c.ok, c.cached = True, True
+                done(c)
             else:
-                todo.setdefault(c.key, []).append(c)
+                todo[c.key] = [c]
         if not todo:
             return
         openai = _import_openai()
         key = os.environ.get(self.key_env) or PLACEHOLDER_KEY
-        client = openai.OpenAI(base_url=self._base_url(), api_key=key, timeout=self.timeout,
-                               max_retries=self.max_retries)
-        try:
-            firsts = [group[0] for group in todo.values()]
-            with ThreadPoolExecutor(max_workers=min(self.concurrency, len(firsts)),
-                                    thread_name_prefix="evalsift-llm") as pool:
-                answers = list(pool.map(lambda c: self._send(client, openai, c.messages), firsts))
-        finally:
-            client.close()
-        for group, answer in zip(todo.values(), answers):
-            answer = {k: _scrub(v, key) for k, v in answer.items()}
-            for n, c in enumerate(group):
-                for k, v in answer.items():
-                    setattr(c, k, dict(v) if isinstance(v, dict) else v)
-                c.cached = n > 0  # the same request again in this batch: answered by the first, free
-            if answer["ok"] and self.cache is not None:
-                self.cache.put(group[0].key, {"content": answer["content"], "usage": answer["usage"],
-                                              "finish_reason": answer["finish_reason"], "model": self.model})
+        target = self._target()
+        secrets = (key, *target.secrets)
+        client = openai.OpenAI(base_url=target.url, api_key=key, timeout=self.timeout, max_retries=self.max_retries,
+                               default_query=target.query or None,
+                               http_client=_deadline_http_client(openai, self.timeout, target.auth))
+        mask = _MaskLogs(secrets) if target.secrets else None
+        loggers = [logging.getLogger(name) for name in ("openai", _httpx_of(openai.DefaultHttpxClient).__name__)]
+        jobs: queue.SimpleQueue = queue.SimpleQueue()
+        for k in todo:
+            jobs.put(k)
+        answers: queue.SimpleQueue = queue.SimpleQueue()
+        stop = threading.Event()
 
-    def _send(self, client: Any, openai: Any, messages: list[dict[str, str]]) -> dict[str, Any]:
+        def work() -> None:
+            while not stop.is_set():
+                try:
+                    k = jobs.get_nowait()
+                except queue.Empty:
+                    return
+                answers.put((k, self._send(client, openai, todo[k][0].messages, target.shown)))
+
+        workers = [threading.Thread(target=work, name=f"evalsift-llm-{n}", daemon=True)
+                   for n in range(min(self.concurrency, len(todo)))]
+        unreachable = 0
+        try:
+            if mask is not None:
+                for lg in loggers:
+                    lg.addFilter(mask)
+            for w in workers:  # daemons: a request in flight never holds the process after Ctrl-C or an error
+                w.start()
+            for _ in range(len(todo)):
+                k, answer = _next(answers)
+                answer = {f: _scrub(v, secrets) for f, v in answer.items()}
+                group = todo[k]
+                for n, c in enumerate(group):
+                    for f, v in answer.items():
+                        setattr(c, f, dict(v) if isinstance(v, dict) else v)
+                    c.cached = n > 0  # the same request again in this batch: answered by the first, free
+                self._keep(k, answer, k in stale, usable)
+                for c in group:
+                    done(c)
+                unreachable = unreachable + 1 if answer["error_type"] in _UNREACHABLE else 0
+                if unreachable >= self.max_connection_failures:
+                    raise OracleError(
+                        f"the judge server {target.shown} did not answer {unreachable} requests in a row (last: "
+                        f"{answer['reason']}); stopped instead of failing every item. Check that the server is "
+                        "running and that base_url (--judge-url) points at it, or raise the timeout (--judge-timeout) "
+                        "if it is only slow; the answers received so far are cached, so a rerun continues",
+                        field="base_url")
+        except KeyboardInterrupt:
+            stop.set()
+            while True:  # what has arrived is kept: an answer received is never paid for twice
+                try:
+                    k, answer = answers.get_nowait()
+                except queue.Empty:
+                    break
+                self._keep(k, {f: _scrub(v, secrets) for f, v in answer.items()}, k in stale, usable)
+            raise
+        finally:
+            stop.set()
+            client.close()
+            if mask is not None:
+                for lg in loggers:
+                    lg.removeFilter(mask)
+
+    def _keep(self, key: str, answer: dict[str, Any], stale: bool, usable: Callable[[str], bool]) -> None:
+        """Put one answer the server gave into the cache (``final`` False when it has no usable verdict)."""
+        if self.cache is None or not answer["ok"]:
+            return
+        value = {"content": answer["content"], "usage": answer["usage"], "finish_reason": answer["finish_reason"],
+                 "model": self.model, "final": bool(usable(answer["content"]))}
+        store = getattr(self.cache, "replace", None) if stale else None
+        (store or self.cache.put)(key, value)
+
+    def _send(self, client: Any, openai: Any, messages: list[dict[str, str]], shown_url: str) -> dict[str, Any]:
         """One chat completion through the client (its retries included); never raises."""
         out: dict[str, Any] = {"content": None, "usage": None, "finish_reason": None, "ok": False, "reason": "",
                                "error_type": None}
@@ -410,7 +689,7 @@ class LLMJudge:
             return out
         except openai.APIConnectionError as e:
             out.update(error_type=type(e).__name__,
-                       reason=f"could not reach {self._base_url()} (max_retries={self.max_retries}): {_short(str(e))}")
+                       reason=f"could not reach {shown_url} (max_retries={self.max_retries}): {_short(str(e))}")
             return out
         except json.JSONDecodeError as e:
             out.update(error_type="JSONDecodeError", reason=f"malformed JSON in the server's response: {_short(str(e))}")
@@ -465,42 +744,83 @@ class LLMJudge:
         h = int(_sha(f"{self.seed}\0{item_id}")[:8], 16)
         return ("ab",) if h % 2 == 0 else ("ba",)
 
+    # ------------------------------------------------------------------ streaming results
+    def _stream(self, plans: list[tuple[list[_Call], Callable[[], Judgment]]], usable: Callable[[str], bool],
+                on_judgment: Callable[[Judgment], None] | None) -> list[Judgment]:
+        """Run the calls of every plan and build each plan's Judgment as soon as its calls are filled
+        (handing it to ``on_judgment`` at once); the Judgments in plan order."""
+        out: list[Judgment | None] = [None] * len(plans)
+        left = [len(calls) for calls, _ in plans]
+        owner = {id(c): k for k, (calls, _) in enumerate(plans) for c in calls}
+
+        def finish(k: int) -> None:
+            out[k] = plans[k][1]()
+            if on_judgment is not None:
+                on_judgment(out[k])
+
+        def filled(c: _Call) -> None:
+            k = owner[id(c)]
+            left[k] -= 1
+            if left[k] == 0:
+                finish(k)
+
+        for k, (calls, _) in enumerate(plans):
+            if not calls:
+                finish(k)
+        self._run([c for calls, _ in plans for c in calls], usable, filled)
+        return out  # type: ignore[return-value]
+
+    def _verdict_usable(self, text: str) -> bool:
+        return parse_verdict(text) is not None
+
+    def _rating_usable(self, text: str) -> bool:
+        return parse_rating(text, self.scale) is not None
+
+    def _injection(self, kind: str, outputs: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+        markers = _VERDICT_LIKE_RE if kind == "pairwise" else _RATING_RE
+        flagged = [{"system": s, "found": injection_spots(str(y), markers, self._delimiters[kind])} for s, y in outputs]
+        return [f for f in flagged if f["found"]]
+
     # ------------------------------------------------------------------ pairwise
-    def judge_pairs(self, pool: Pool, items: Sequence[int], a: str, b: str) -> list[Judgment]:
-        """One Judgment per item, in item order (see the module doc for how the orders combine)."""
+    def judge_pairs(self, pool: Pool, items: Sequence[int], a: str, b: str, *,
+                    on_judgment: Callable[[Judgment], None] | None = None) -> list[Judgment]:
+        """One Judgment per item, in item order (see the module doc for how the orders combine).
+
+        ``on_judgment``: called with each item's Judgment the moment all its answers are in (in the
+        order they complete), e.g. to write it out before the rest of the batch is back.
+        """
         pool.system_index(a), pool.system_index(b)  # an unknown name is a DataError with a suggestion
         oa, ob = pool.outputs[a], pool.outputs[b]
         if a == b:
             raise ParameterError(f"LLMJudge: the two systems must differ, got {a!r} twice", system=str(a), field="b")
         idx = self._positions(pool, items)
         request = self.request_record("pairwise")
-        plans: list[tuple[int, str | None, list[tuple[str, _Call]]]] = []
-        calls: list[_Call] = []
+        plans: list[tuple[list[_Call], Callable[[], Judgment]]] = []
         for i in idx:
             i = int(i)
             x, ya, yb = self._input(pool, i), oa[i], ob[i]
             if ya is None or yb is None:
                 who = " and ".join(s for s, y in ((a, ya), (b, yb)) if y is None)
-                plans.append((i, f"no output for {who}", []))
+                plans.append(([], lambda i=i, who=who: self._pair_judgment(pool.item_ids[i], a, b, f"no output for {who}",
+                                                                          [], request, [])))
                 continue
             mine = []
             for order in self._orders(pool.item_ids[i]):
                 first, second = (ya, yb) if order == "ab" else (yb, ya)
-                c = self._call(self._messages(self.template, {"input": x, "output_a": str(first),
-                                                               "output_b": str(second)}))
-                mine.append((order, c))
-                calls.append(c)
-            plans.append((i, None, mine))
-        self._run(calls)
-        return [self._pair_judgment(pool.item_ids[i], a, b, missing, mine, request) for i, missing, mine in plans]
+                mine.append((order, self._call(self._messages(self.template, {"input": x, "output_a": str(first),
+                                                                              "output_b": str(second)}))))
+            risk = self._injection("pairwise", [(a, ya), (b, yb)])
+            plans.append(([c for _, c in mine], lambda i=i, mine=mine, risk=risk: self._pair_judgment(
+                pool.item_ids[i], a, b, None, mine, request, risk)))
+        return self._stream(plans, self._verdict_usable, on_judgment)
 
     def _pair_judgment(self, item_id: str, a: str, b: str, missing: str | None, mine: list[tuple[str, _Call]],
-                       request: dict[str, Any]) -> Judgment:
+                       request: dict[str, Any], risk: list[dict[str, Any]]) -> Judgment:
         common = dict(item_id=item_id, a=a, b=b, annotator=self.name, kind=self.kind)
         if missing is not None:
-            return Judgment(verdict=None, status="error", detail={"reason": missing, "request": copy.deepcopy(request)},
-                            **common)
-        answers, problems = [], []
+            return Judgment(verdict=None, status="error", detail={"reason": missing, "error_kind": "no_output",
+                                                                  "request": copy.deepcopy(request)}, **common)
+        answers, problems, failed = [], [], False
         for order, c in mine:
             marker = parse_verdict(c.content) if c.ok else None
             verdict = None if marker is None else {"C": "tie", "A": order[0], "B": order[1]}[marker]
@@ -509,6 +829,7 @@ class LLMJudge:
             if not c.ok:
                 rec.update(error=c.reason, error_type=c.error_type)
                 problems.append(f"order {order}: {c.reason}")
+                failed = True
             elif marker is None:
                 why = _verdict_problem(c.content)
                 if c.finish_reason == "length":
@@ -519,9 +840,12 @@ class LLMJudge:
         detail: dict[str, Any] = {"answers": answers, "raw": [r["raw"] for r in answers],
                                   "shown_orders": [r["shown_order"] for r in answers],
                                   "usage": _sum_usage([r["usage"] for r in answers]), "request": copy.deepcopy(request)}
+        if risk:
+            detail["injection_risk"] = risk
         shown = answers[0]["shown_order"]
         if problems:
             detail["reason"] = "; ".join(problems)
+            detail["error_kind"] = "call_failed" if failed else "unusable_answer"
             return Judgment(verdict=None, status="error", shown_order=shown, detail=detail, **common)
         verdicts = [r["verdict"] for r in answers]
         agree = len(set(verdicts)) == 1
@@ -529,46 +853,47 @@ class LLMJudge:
         return Judgment(verdict=verdicts[0] if agree else "tie", shown_order=shown, detail=detail, **common)
 
     # ------------------------------------------------------------------ pointwise
-    def judge_score_judgments(self, pool: Pool, items: Sequence[int], system: str) -> list[Judgment]:
+    def judge_score_judgments(self, pool: Pool, items: Sequence[int], system: str, *,
+                              on_judgment: Callable[[Judgment], None] | None = None) -> list[Judgment]:
         """One Judgment per item with ``detail["score"]`` (status 'done') or ``detail["reason"]`` (status 'error').
 
         These are score judgments in the sense of :class:`~evalsift.oracle.base.Judgment`: ``a`` is
         the system, ``b`` is ``""`` and ``verdict`` None, so they are stored like verdicts and a
-        pairwise Session never takes them.
+        pairwise Session never takes them. ``on_judgment``: as in :meth:`judge_pairs`.
         """
         pool.system_index(system)
         out = pool.outputs[system]
         idx = self._positions(pool, items)
         request = self.request_record("score")
-        plans: list[tuple[int, _Call | None]] = []
-        calls = []
+        plans: list[tuple[list[_Call], Callable[[], Judgment]]] = []
         for i in idx:
             i = int(i)
             x, y = self._input(pool, i), out[i]
             c = None if y is None else self._call(self._messages(self.score_template, {"input": x, "output": str(y)}))
-            plans.append((i, c))
-            if c is not None:
-                calls.append(c)
-        self._run(calls)
-        result = []
-        for i, c in plans:
-            common = dict(item_id=pool.item_ids[i], a=system, b="", annotator=self.name, kind=self.kind)
-            detail: dict[str, Any] = {"request": copy.deepcopy(request)}
-            if c is None:
-                detail["reason"] = f"no output for {system}"
-                result.append(Judgment(verdict=None, status="error", detail=detail, **common))
-                continue
-            score = parse_rating(c.content, self.scale) if c.ok else None
-            detail.update(raw=c.content, usage=_sum_usage([c.usage]), finish_reason=c.finish_reason, cached=c.cached)
-            if score is None:
-                detail["reason"] = c.reason if not c.ok else _rating_problem(c.content, self.scale)
-                if not c.ok:
-                    detail["error_type"] = c.error_type
-                result.append(Judgment(verdict=None, status="error", detail=detail, **common))
-            else:
-                detail["score"] = score
-                result.append(Judgment(verdict=None, detail=detail, **common))
-        return result
+            risk = [] if y is None else self._injection("score", [(system, y)])
+            plans.append(([] if c is None else [c],
+                          lambda i=i, c=c, risk=risk: self._score_judgment(pool.item_ids[i], system, c, request, risk)))
+        return self._stream(plans, self._rating_usable, on_judgment)
+
+    def _score_judgment(self, item_id: str, system: str, c: _Call | None, request: dict[str, Any],
+                        risk: list[dict[str, Any]]) -> Judgment:
+        common = dict(item_id=item_id, a=system, b="", annotator=self.name, kind=self.kind)
+        detail: dict[str, Any] = {"request": copy.deepcopy(request)}
+        if c is None:
+            detail.update(reason=f"no output for {system}", error_kind="no_output")
+            return Judgment(verdict=None, status="error", detail=detail, **common)
+        score = parse_rating(c.content, self.scale) if c.ok else None
+        detail.update(raw=c.content, usage=_sum_usage([c.usage]), finish_reason=c.finish_reason, cached=c.cached)
+        if risk:
+            detail["injection_risk"] = risk
+        if score is None:
+            detail["reason"] = c.reason if not c.ok else _rating_problem(c.content, self.scale)
+            detail["error_kind"] = "unusable_answer" if c.ok else "call_failed"
+            if not c.ok:
+                detail["error_type"] = c.error_type
+            return Judgment(verdict=None, status="error", detail=detail, **common)
+        detail["score"] = score
+        return Judgment(verdict=None, detail=detail, **common)
 
     def judge_scores(self, pool: Pool, items: Sequence[int], system: str) -> np.ndarray:
         """The judge's rating of ``system`` on each item (floats on ``scale``; NaN where it gave none)."""
@@ -581,8 +906,20 @@ def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _scrub(value: Any, key: str) -> Any:
-    """``value`` with every occurrence of the API key masked (defence in depth: servers may echo it)."""
-    if isinstance(value, str) and key and key != PLACEHOLDER_KEY and len(key) >= 4 and key in value:
-        return value.replace(key, "***")
+def _scrub(value: Any, secrets: Sequence[str]) -> Any:
+    """``value`` with every occurrence of a secret (the API key, a credential of the URL) masked as
+    ``***`` (defence in depth: servers may echo them)."""
+    if isinstance(value, str):
+        for secret in secrets:
+            if secret and secret != PLACEHOLDER_KEY and len(secret) >= 4 and secret in value:
+                value = value.replace(secret, "***")
     return value
+
+
+def _next(answers: queue.SimpleQueue) -> Any:
+    """The next item of ``answers``, waiting in short steps (so Ctrl-C is noticed at once)."""
+    while True:
+        try:
+            return answers.get(timeout=0.25)
+        except queue.Empty:
+            continue

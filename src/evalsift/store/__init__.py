@@ -377,6 +377,12 @@ class LLMResponseCache:
             conn.execute("INSERT OR IGNORE INTO llm_cache (key, response, created_at) VALUES (?, ?, ?)",
                          (key, _dumps(value), _now()))
 
+    def replace(self, key: str, value: dict[str, Any]) -> None:
+        """Store a response in place of the one under ``key`` (an answer without a usable verdict, asked again)."""
+        with self.store._write() as conn:
+            conn.execute("INSERT OR REPLACE INTO llm_cache (key, response, created_at) VALUES (?, ?, ?)",
+                         (key, _dumps(value), _now()))
+
 
 def _judgment(r: sqlite3.Row) -> Judgment:
     return Judgment(item_id=r["item_id"], a=r["a"], b=r["b"], verdict=r["verdict"], annotator=r["annotator"],
