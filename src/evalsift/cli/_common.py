@@ -211,17 +211,33 @@ ORACLE_HELP = ("who judges: metric:NAME simulates the judge from a score column 
 
 def add_judge_opts(p: argparse.ArgumentParser) -> None:
     """Settings of an LLM judge (``--oracle llm:MODEL``) and the store that caches its answers."""
+    from ..oracle.llm import MAX_CONNECTION_FAILURES
+
     g = p.add_argument_group("LLM judge (--oracle llm:MODEL)")
     g.add_argument("--judge-url", metavar="URL", help="the OpenAI-compatible server, e.g. http://localhost:8000/v1 "
-                                                      "(default: the openai client's, api.openai.com)")
+                                                      "(default: the openai client's, api.openai.com). Credentials in "
+                                                      "it (user:pass@, ?api_key=...) are used, never stored or printed")
     g.add_argument("--judge-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="environment variable holding the API key (the key is never stored or printed)")
     g.add_argument("--judge-template", metavar="FILE", help="your own pairwise prompt template (see docs/llm-judge.md)")
     g.add_argument("--judge-criterion", metavar="TEXT", help="what 'better' means, filled into the template")
     g.add_argument("--judge-concurrency", type=positive_int, default=4, help="requests in flight at once")
-    g.add_argument("--judge-timeout", type=positive_float, default=60.0, help="seconds per request")
+    g.add_argument("--judge-timeout", type=positive_float, default=60.0,
+                   help=f"seconds per attempt, a hard deadline (connecting, sending, the whole answer); a failed "
+                        f"attempt is retried up to {JUDGE_MAX_RETRIES} times after waits of 0.5, 1, 2 s (or the "
+                        f"server's Retry-After), so one request takes up to {JUDGE_MAX_RETRIES + 1} x this plus those "
+                        f"waits. After {MAX_CONNECTION_FAILURES} requests in a row that get no answer (nothing listens, "
+                        "or every attempt times out) the command stops with an error")
+    g.add_argument("--retry-errors", action="store_true",
+                   help="ask again the answers that had no usable verdict (no [[A]]/[[B]]/[[C]] marker, conflicting "
+                        "markers, a refusal, a rating off the scale); without it they are reused from the cache and "
+                        "stay errors. Failed calls (network, HTTP errors) are asked again in any case")
     g.add_argument("--db", metavar="PATH", help="a store that caches the judge's answers, so a rerun costs nothing "
                                                "(default: evalsift.db when the judge is an LLM)")
+
+
+#: the openai client's retries per request for a judge built from the command line (LLMJudge's default)
+JUDGE_MAX_RETRIES = 3
 
 
 def build_oracle(args: argparse.Namespace, spec: str):
@@ -237,7 +253,8 @@ def build_oracle(args: argparse.Namespace, spec: str):
 
         judge = make_oracle(spec, base_url=args.judge_url, key_env=args.judge_key_env, template=args.judge_template,
                             criterion=args.judge_criterion, concurrency=args.judge_concurrency,
-                            timeout=args.judge_timeout)  # validated before any file is created
+                            timeout=args.judge_timeout, max_retries=JUDGE_MAX_RETRIES,
+                            retry_unusable=getattr(args, "retry_errors", False))  # validated before any file is created
         judge.cache = Store(getattr(args, "db", None) or DEFAULT_DB).llm_cache()
         return judge
     return make_oracle(spec)

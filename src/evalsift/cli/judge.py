@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -24,25 +26,95 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--a", metavar="SYS", help="first system (pairwise)")
     p.add_argument("--b", metavar="SYS", help="second system (pairwise)")
     p.add_argument("--systems", type=name_list, metavar="A,B,...", help="systems to score (score mode; default all)")
-    p.add_argument("--batch", type=positive_int, default=16, help="items sent together; each batch is written at once")
+    p.add_argument("--batch", type=positive_int, default=16,
+                   help="items handed to the judge together (its --judge-concurrency bounds the requests in flight); "
+                        "each judgment is written the moment its answers are in")
     p.add_argument("--out", required=True, metavar="FILE",
-                   help="judgments JSONL; an existing file is continued: items with a verdict are not asked again")
+                   help="judgments JSONL, appended to; an existing file is continued: items with a verdict are not "
+                        "asked again, nor items whose answers had no usable verdict (unless --retry-errors); items "
+                        "whose call failed are asked again. A line cut off by a killed run is removed first")
     add_judge_opts(p)
     add_quiet(p)
     p.set_defaults(handler=cmd_judge)
 
 
-def _done_keys(path: Path) -> set[tuple[str, str, str]]:
-    """(item_id, a, b) of the finished judgments already in ``path``."""
+Unit = tuple[str, str, str]  # (item_id, a, b); b is "" for a score
+
+
+def repair_tail(path: Path) -> str | None:
+    """Make ``path`` end with a whole line before anything is appended; a note saying what was done, or None.
+
+    A run killed while writing leaves the start of a JSON line without its line end. That piece is cut
+    away (its item has no finished record, so it is asked again -- from the cache, at no cost). A last
+    line that is whole JSON but lacks only the line end gets one. Invalid lines elsewhere are left for
+    the reader to report (they are not what a killed run leaves).
+    """
     if not path.exists():
-        return set()
+        return None
+    with path.open("rb+") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return None
+        fh.seek(max(0, size - 1))
+        if fh.read(1) == b"\n":
+            return None
+        start = size
+        while start > 0:  # back to the last line end, in blocks
+            step = min(65536, start)
+            fh.seek(start - step)
+            block = fh.read(step)
+            cut = block.rfind(b"\n")
+            if cut >= 0:
+                start = start - step + cut + 1
+                break
+            start -= step
+        fh.seek(start)
+        tail = fh.read()
+        try:
+            whole = isinstance(json.loads(tail.decode("utf-8")), dict)
+        except (UnicodeDecodeError, ValueError):
+            whole = False
+        if whole:
+            fh.seek(0, os.SEEK_END)
+            fh.write(b"\n")
+            return f"{path}: the last line had no line end (a run stopped while writing it); added one"
+        fh.truncate(start)
+    return (f"{path}: removed a cut-off last line ({len(tail)} bytes, line {_count_lines(path) + 1}) that a run "
+            "stopped while writing; its item is judged again (a cached answer costs nothing)")
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as fh:
+        return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
+
+
+def read_states(path: Path) -> dict[Unit, dict]:
+    """The last record of each (item_id, a, b) already in ``path`` (records are appended, never rewritten)."""
+    if not path.exists():
+        return {}
     from ..io._common import iter_jsonl
 
-    keys = set()
-    for _, rec in iter_jsonl(path):
-        if isinstance(rec, dict) and rec.get("status") == "done":
-            keys.add((str(rec.get("item_id")), str(rec.get("a")), str(rec.get("b", ""))))
-    return keys
+    last: dict[Unit, dict] = {}
+    for _, rec in iter_jsonl(path, what="judgments"):
+        if isinstance(rec, dict):
+            last[(str(rec.get("item_id")), str(rec.get("a")), str(rec.get("b", "")))] = rec
+    return last
+
+
+def _settled(rec: dict | None, retry_errors: bool) -> bool:
+    """Whether a unit whose last record is ``rec`` is left alone: a verdict (or score), or an answer the
+    judge gave without a usable verdict (unless --retry-errors). A failed call is always asked again."""
+    if rec is None:
+        return False
+    if rec.get("status") == "done":
+        return True
+    kind = (rec.get("detail") or {}).get("error_kind") if isinstance(rec.get("detail"), dict) else None
+    return kind == "unusable_answer" and not retry_errors
+
+
+def _streams(method) -> bool:
+    """Whether an oracle's method hands over each judgment as it is made (``on_judgment=``)."""
+    return "on_judgment" in inspect.signature(method).parameters
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
@@ -70,25 +142,48 @@ def cmd_judge(args: argparse.Namespace) -> int:
             pool.system_index(s)
         work_pool = pool
         units = [(iid, s, "") for iid in dict.fromkeys(wanted) for s in systems]
-    done = _done_keys(out)
-    todo = [u for u in units if u not in done]
+    repaired = repair_tail(out)
+    if repaired:
+        note(repaired)
+    states = read_states(out)
+    retry = bool(getattr(args, "retry_errors", False))
+    todo = [u for u in units if not _settled(states.get(u), retry)]
+    kept = sum(1 for u in units if states.get(u, {}).get("status") == "error" and _settled(states[u], retry))
     position = {iid: i for i, iid in enumerate(work_pool.item_ids)}
-    stats = {"done": 0, "error": 0, "tokens": 0}
+    stats = {"done": 0, "call_failed": 0, "unusable_answer": 0, "no_output": 0, "other": 0, "injection_risk": 0,
+             "tokens": 0}
     with out.open("a", encoding="utf-8") as fh:
+
+        def write(j) -> None:  # each judgment the moment its answers are in
+            fh.write(json.dumps(j.to_dict(), ensure_ascii=False) + "\n")
+            fh.flush()
+            kind = "done" if j.status == "done" else j.detail.get("error_kind")
+            stats[kind if kind in stats else "other"] += 1
+            stats["injection_risk"] += bool(j.detail.get("injection_risk"))
+            stats["tokens"] += int((j.detail.get("usage") or {}).get("total_tokens") or 0)
+
         for start in range(0, len(todo), args.batch):
             batch = todo[start:start + args.batch]
             if args.mode == "pairwise":
-                judgments = oracle.judge_pairs(work_pool, [position[i] for i, _, _ in batch], args.a, args.b)
+                streams = _streams(oracle.judge_pairs)
+                judgments = oracle.judge_pairs(work_pool, [position[i] for i, _, _ in batch], args.a, args.b,
+                                               **({"on_judgment": write} if streams else {}))
+                if not streams:  # an oracle that answers a batch at once (metric, replayed judgments)
+                    for j in judgments:
+                        write(j)
             else:
-                judgments = []
                 for system in dict.fromkeys(s for _, s, _ in batch):
                     items = [position[i] for i, s, _ in batch if s == system]
-                    judgments += oracle.judge_score_judgments(work_pool, items, system)
-            for j in judgments:
-                fh.write(json.dumps(j.to_dict(), ensure_ascii=False) + "\n")
-                stats["done" if j.status == "done" else "error"] += 1
-                stats["tokens"] += int((j.detail.get("usage") or {}).get("total_tokens") or 0)
-            fh.flush()
-    print(f"judged {stats['done']} of {len(todo)} asked ({len(units) - len(todo)} already in {out}); "
-          f"{stats['error']} error(s) (asked again on the next run); {stats['tokens']} tokens", file=sys.stderr)
+                    oracle.judge_score_judgments(work_pool, items, system, on_judgment=write)
+    errors = stats["call_failed"] + stats["unusable_answer"] + stats["no_output"] + stats["other"]
+    parts = [f"{stats['call_failed']} failed call(s), asked again on the next run",
+             f"{stats['unusable_answer']} answer(s) without a usable verdict, kept (--retry-errors asks again)"]
+    if stats["no_output"]:
+        parts.append(f"{stats['no_output']} without an output")
+    if stats["other"]:
+        parts.append(f"{stats['other']} other error(s), asked again on the next run")
+    print(f"judged {stats['done']} of {len(todo)} asked ({len(units) - len(todo)} already in {out}"
+          + (f"; {kept} of them without a usable verdict: --retry-errors asks them again" if kept else "")
+          + f"); {errors} error(s)" + (f" ({'; '.join(parts)})" if errors else "")
+          + f"; {stats['injection_risk']} flagged injection_risk; {stats['tokens']} tokens", file=sys.stderr)
     return 0
