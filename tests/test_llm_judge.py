@@ -657,6 +657,14 @@ def test_a_dead_server_stops_the_judge_after_a_run_of_connection_failures():
         LLMJudge("m", base_url=f"http://127.0.0.1:{free_port()}/v1", max_retries=0).judge_pairs(
             pool, range(30), "A", "B")
     assert time.perf_counter() - t < 5 and e.value.field == "base_url" and "--judge-url" in str(e.value)
+    # one item (two calls) at a time, as a Session or best asks: the run of failures spans the batches;
+    # 2 + 2 failures, then the third item's first failure is the 5th in a row
+    dead, asked = LLMJudge("m", base_url=f"http://127.0.0.1:{free_port()}/v1", max_retries=0, concurrency=1), []
+    with pytest.raises(OracleError, match="did not answer 5 requests in a row"):
+        for k in range(30):
+            asked.append(k)
+            dead.judge_pairs(pool, [k], "A", "B")
+    assert asked == [0, 1, 2]
     # a server that answers 6 requests, then stops listening: the 3 items it finished are handed over and cached
     cache, seen = DictCache(), []
     with StubServer(dies_after(6, prefer_longer())) as stub:

@@ -43,8 +43,9 @@ an SQLite-backed cache works as it is.
 the calling thread with each item's Judgment as soon as all its answers are in (cached ones first).
 
 **A dead server** stops the judge: after ``max_connection_failures`` (default
-:data:`MAX_CONNECTION_FAILURES`) calls in a row that could not reach the server or got no answer
-within the timeout -- each after the client's own retries -- it raises :class:`~evalsift.errors.OracleError`
+:data:`MAX_CONNECTION_FAILURES`) calls in a row -- counted over successive batches, as a Session or
+``best`` asks a few items at a time -- that could not reach the server or got no answer within the
+timeout, each after the client's own retries, it raises :class:`~evalsift.errors.OracleError`
 instead of failing every remaining item. Answers received before that are in the cache.
 
 **Injection risk**: an output that contains the judge's answer markers (``[[A]]``, a rating ``[[7]]``)
@@ -514,6 +515,7 @@ class LLMJudge:
         self.both_orders = bool(both_orders)
         self.retry_unusable = bool(retry_unusable)
         self.max_connection_failures = int(max_connection_failures)
+        self._unreachable = 0  # calls in a row, over every batch so far, that could not reach the server
         self.template, self.template_name = _load_template(template, "pairwise.txt", ("output_a", "output_b"), "template")
         self.score_template, self.score_template_name = _load_template(score_template, "score.txt", ("output",),
                                                                        "score_template")
@@ -618,7 +620,6 @@ class LLMJudge:
 
         workers = [threading.Thread(target=work, name=f"evalsift-llm-{n}", daemon=True)
                    for n in range(min(self.concurrency, len(todo)))]
-        unreachable = 0
         try:
             if mask is not None:
                 for lg in loggers:
@@ -636,10 +637,11 @@ class LLMJudge:
                 self._keep(k, answer, k in stale, usable)
                 for c in group:
                     done(c)
-                unreachable = unreachable + 1 if answer["error_type"] in _UNREACHABLE else 0
-                if unreachable >= self.max_connection_failures:
+                self._unreachable = self._unreachable + 1 if answer["error_type"] in _UNREACHABLE else 0
+                if self._unreachable >= self.max_connection_failures:
+                    n, self._unreachable = self._unreachable, 0
                     raise OracleError(
-                        f"the judge server {target.shown} did not answer {unreachable} requests in a row (last: "
+                        f"the judge server {target.shown} did not answer {n} requests in a row (last: "
                         f"{answer['reason']}); stopped instead of failing every item. Check that the server is "
                         "running and that base_url (--judge-url) points at it, or raise the timeout (--judge-timeout) "
                         "if it is only slow; the answers received so far are cached, so a rerun continues",
