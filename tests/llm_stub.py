@@ -53,6 +53,15 @@ class Reply:
 Behaviour = Callable[[dict, "StubServer"], Reply]
 
 
+def free_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (bound, then released): a dead server's address."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def prompt_of(body: dict) -> str:
     """The text of the last message of a chat request."""
     return str(body["messages"][-1]["content"])

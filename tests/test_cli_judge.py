@@ -1,15 +1,37 @@
 """``evalsift compare --oracle llm:...`` and ``evalsift judge`` against a real OpenAI-compatible stub server
-on 127.0.0.1: token use in the Decision, errors never verdicts, a rerun pays nothing twice."""
+on 127.0.0.1: token use in the Decision, errors never verdicts, a rerun pays nothing twice -- also after
+``evalsift judge`` is interrupted (SIGINT, SIGKILL) as a subprocess --, a torn last line of ``--out``,
+``--retry-errors``, credentials in ``--judge-url`` never stored, injection flags counted, and a dead
+server that stops judge / compare / best in seconds."""
 
 import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("openai", reason="the LLM judge needs evalsift[llm]")
 
+import evalsift  # noqa: E402
 from evalsift.cli import main  # noqa: E402
 
-from llm_stub import StubServer, prefer_longer, server_error  # noqa: E402
+from llm_stub import (  # noqa: E402
+    Reply,
+    StubServer,
+    dies_after,
+    free_port,
+    gate,
+    prefer_longer,
+    prompt_of,
+    section,
+    server_error,
+)
 
 
 def run(capsys, *argv):
@@ -72,18 +94,6 @@ def test_judge_command_resumes_without_paying_twice(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------- interrupts
 # The command runs as a real subprocess (``python -m evalsift.cli``, this checkout's package) against the stub
 # on 127.0.0.1; the stub counts what it answered, which is what a provider bills.
-import os  # noqa: E402
-import signal  # noqa: E402
-import sqlite3  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from collections import Counter  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import evalsift  # noqa: E402
-from llm_stub import gate, section  # noqa: E402
-
 SRC = Path(evalsift.__file__).resolve().parents[1]
 
 
@@ -180,9 +190,6 @@ def test_an_interrupted_judge_pays_no_answer_twice(tmp_path, sig):
 
 
 # ---------------------------------------------------------------------------------------------- --out, errors, URL
-from llm_stub import Reply, answer, dies_after, prompt_of  # noqa: E402
-
-
 def picks_file(tmp_path: Path, n: int) -> Path:
     picks = tmp_path / "picks.jsonl"
     picks.write_text("".join(json.dumps({"item_id": str(k)}) + "\n" for k in range(n)))
@@ -308,14 +315,6 @@ def test_credentials_in_the_judge_url_are_never_stored(tmp_path, capsys):
     assert b'"base_url": "http://***@' in stored["j.jsonl"]
     for where, text in {**stored, "stdout": out.encode(), "stderr": (err + err2 + err3).encode()}.items():
         assert password.encode() not in text and qkey.encode() not in text, where
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.parametrize("command", ["judge", "compare", "best"])

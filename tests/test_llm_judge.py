@@ -2,8 +2,9 @@
 
 Every test drives ``LLMJudge`` through the official ``openai`` client over HTTP, with a scripted
 server: fixed and position-biased verdicts, rate limits, server errors, malformed bodies, answers
-without a marker or with conflicting ones, slow answers, and a replay of GPT-3.5's recorded answers
-on SummEval. Whatever the server does, an error never becomes a verdict.
+without a marker or with conflicting ones, slow, trickled and never-coming answers, a port where
+nothing listens and a server that dies midway, and a replay of GPT-3.5's recorded answers on
+SummEval. Whatever the server does, an error never becomes a verdict.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from llm_stub import (
     StubServer,
     answer,
     dies_after,
+    free_port,
     gate,
     malformed_json,
     position_biased,
@@ -501,15 +503,6 @@ def test_a_small_llm_as_the_proxy_of_an_expensive_judge():
 
 
 # ---------------------------------------------------------------------------------------------- issue 19
-def free_port() -> int:
-    """A port on 127.0.0.1 where nothing listens (bound, then released)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_each_answer_is_cached_and_each_judgment_handed_over_as_it_arrives():
     pool = pool4()
     cache = DictCache()

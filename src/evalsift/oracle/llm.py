@@ -405,7 +405,7 @@ def _deadline_http_client(openai: Any, seconds: float, auth: tuple[str, str] | N
 
 
 class _MaskLogs(logging.Filter):
-    """Masks secrets in the records of the client's loggers (httpx logs every request's URL, query included)."""
+    """Masks secrets in the records of httpx's logger (it logs every request's URL, query included, at INFO)."""
 
     def __init__(self, secrets: Sequence[str]) -> None:
         super().__init__()
@@ -603,7 +603,7 @@ class LLMJudge:
                                default_query=target.query or None,
                                http_client=_deadline_http_client(openai, self.timeout, target.auth))
         mask = _MaskLogs(secrets) if target.secrets else None
-        loggers = [logging.getLogger(name) for name in ("openai", _httpx_of(openai.DefaultHttpxClient).__name__)]
+        loggers = [logging.getLogger(_httpx_of(openai.DefaultHttpxClient).__name__)]  # it logs each URL, query included
         jobs: queue.SimpleQueue = queue.SimpleQueue()
         for k in todo:
             jobs.put(k)
