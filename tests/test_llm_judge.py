@@ -676,3 +676,32 @@ def test_http_errors_do_not_count_as_a_dead_server():
     with StubServer(server_error()) as stub:
         js = judge(stub).judge_pairs(pool4(), [0, 1, 2, 3], "A", "B")
     assert len(js) == 4 and all(j.detail["error_kind"] == "call_failed" for j in js)
+
+
+def test_a_refusal_or_an_empty_completion_is_an_unusable_answer_not_a_failed_call():
+    """A 200 completion whose ``content`` is null -- OpenAI's ``message.refusal``, or a reasoning model that
+    spent ``max_tokens`` thinking -- was answered and paid for: cached (not final), not asked again by default."""
+    pool = pool4()
+
+    def beh(body, stub):
+        first = section(prompt_of(body), "RESPONSE A") == pool.outputs["A"][0]
+        message = ({"role": "assistant", "content": None, "refusal": "I can't help with comparing these."} if first
+                   else {"role": "assistant", "content": None})
+        return Reply(body=json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                                      "choices": [{"index": 0, "message": message,
+                                                   "finish_reason": "stop" if first else "length"}],
+                                      "usage": {"prompt_tokens": 9, "completion_tokens": 512, "total_tokens": 521}}
+                                     ).encode())
+
+    cache = DictCache()
+    with StubServer(beh) as stub:
+        j = judge(stub, cache=cache).judge_pairs(pool, [0], "A", "B")[0]
+        assert j.status == "error" and j.detail["error_kind"] == "unusable_answer"
+        assert j.detail["raw"] == ["I can't help with comparing these.", ""]
+        assert "order ba: the answer is empty" in j.detail["reason"] and "cut at max_tokens=512" in j.detail["reason"]
+        # both answers were paid: 9 + 512 = 521 tokens each, 1042 for the item
+        assert [v["final"] for v in cache.data.values()] == [False, False] and j.detail["usage"]["total_tokens"] == 1042
+        judge(stub, cache=cache).judge_pairs(pool, [0], "A", "B")
+        assert len(stub.requests) == 2                  # reused, not paid again
+        judge(stub, cache=cache, retry_unusable=True).judge_pairs(pool, [0], "A", "B")
+        assert len(stub.requests) == 4                  # asked again on request

@@ -10,8 +10,9 @@ first, then b's), each answer must end in one of MT-bench's markers ``[[A]]``, `
 (tie), read by the strict :func:`parse_verdict`. Two orders that agree give that verdict; two that
 disagree give a tie with ``detail["position_disagreement"] = True``. A call that fails (after the
 client's own retries), times out, returns a malformed body or an answer without exactly one kind of
-marker makes the item's Judgment ``status="error"`` with ``detail["reason"]`` -- never a verdict,
-not even from the other order alone.
+marker (a refusal or an empty completion included) makes the item's Judgment ``status="error"``
+with ``detail["reason"]`` and ``detail["error_kind"]`` -- never a verdict, not even from the other
+order alone.
 
 **Pointwise** (:meth:`LLMJudge.judge_scores`, :meth:`LLMJudge.judge_score_judgments`): one call per
 item asking for a rating ``[[N]]`` on ``scale`` (default 1-10, as MT-bench's single-answer grading),
@@ -122,6 +123,8 @@ def parse_verdict(text: str | None) -> str | None:
 
 
 def _verdict_problem(text: str | None) -> str:
+    if not (text or "").strip():
+        return "the answer is empty: no verdict marker ([[A]], [[B]] or [[C]])"
     kinds = sorted(set(_VERDICT_RE.findall(text or "")))
     if len(kinds) > 1:
         return "conflicting verdict markers " + ", ".join(f"[[{k}]]" for k in kinds) + " in the answer"
@@ -143,6 +146,8 @@ def parse_rating(text: str | None, scale: tuple[float, float] = (1, 10)) -> floa
 
 
 def _rating_problem(text: str | None, scale: tuple[float, float]) -> str:
+    if not (text or "").strip():
+        return "the answer is empty: no rating [[N]]"
     values = sorted({float(v) for v in _RATING_RE.findall(text or "")})
     if len(values) > 1:
         return f"several different ratings {values} in the answer"
@@ -708,8 +713,10 @@ class LLMJudge:
             out.update(error_type=type(e).__name__, reason=f"malformed response: no choices[0].message.content ({e})")
             return out
         if not isinstance(content, str):
-            out.update(error_type="EmptyAnswer", reason=f"the answer has no text (content={content!r})")
-            return out
+            # a completion without text is still an answer (paid for): a refusal (``message.refusal``), or
+            # nothing, e.g. a reasoning model that spent max_tokens on its reasoning -- unusable, not a failure
+            refusal = getattr(choice.message, "refusal", None)
+            content = refusal if isinstance(refusal, str) else ""
         out.update(content=content, usage=_usage(getattr(resp, "usage", None)),
                    finish_reason=finish if isinstance(finish, str) else None, ok=True)
         return out
