@@ -581,23 +581,7 @@ class LLMJudge:
         are stored before the KeyboardInterrupt goes on, the requests in flight are abandoned.
         """
         done = on_filled or (lambda c: None)
-        todo: dict[str, list[_Call]] = {}
-        stale: set[str] = set()  # cached, unusable, asked again (retry_unusable): the answer replaces it
-        for c in calls:
-            if c.key in todo:
-                todo[c.key].append(c)
-                continue
-            hit = self.cache.get(c.key) if self.cache is not None else None
-            if hit is not None and isinstance(hit.get("content"), str):
-                if self.retry_unusable and not usable(hit["content"]):
-                    stale.add(c.key)
-                    todo[c.key] = [c]
-                    continue
-                c.content, c.usage, c.finish_reason = hit["content"], _usage(hit.get("usage")), hit.get("finish_reason")
-                c.ok, c.cached = True, True
-                done(c)
-            else:
-                todo[c.key] = [c]
+        todo, stale = self._from_cache(calls, usable, done)
         if not todo:
             return
         openai = _import_openai()
@@ -607,8 +591,8 @@ class LLMJudge:
         client = openai.OpenAI(base_url=target.url, api_key=key, timeout=self.timeout, max_retries=self.max_retries,
                                default_query=target.query or None,
                                http_client=_deadline_http_client(openai, self.timeout, target.auth))
-        mask = _MaskLogs(secrets) if target.secrets else None
-        loggers = [logging.getLogger(_httpx_of(openai.DefaultHttpxClient).__name__)]  # it logs each URL, query included
+        httpx_log = logging.getLogger(_httpx_of(openai.DefaultHttpxClient).__name__)  # it logs each URL, query included
+        mask = _MaskLogs(secrets)
         jobs: queue.SimpleQueue = queue.SimpleQueue()
         for k in todo:
             jobs.put(k)
@@ -623,49 +607,71 @@ class LLMJudge:
                     return
                 answers.put((k, self._send(client, openai, todo[k][0].messages, target.shown)))
 
-        workers = [threading.Thread(target=work, name=f"evalsift-llm-{n}", daemon=True)
-                   for n in range(min(self.concurrency, len(todo)))]
+        current = None  # the answer being taken in, until it is in the cache
         try:
-            if mask is not None:
-                for lg in loggers:
-                    lg.addFilter(mask)
-            for w in workers:  # daemons: a request in flight never holds the process after Ctrl-C or an error
-                w.start()
+            httpx_log.addFilter(mask)
+            for n in range(min(self.concurrency, len(todo))):  # daemons: a request in flight never holds the process
+                threading.Thread(target=work, name=f"evalsift-llm-{n}", daemon=True).start()
             for _ in range(len(todo)):
-                k, answer = _next(answers)
+                current = k, answer = _next(answers)
                 answer = {f: _scrub(v, secrets) for f, v in answer.items()}
-                group = todo[k]
-                for n, c in enumerate(group):
+                for n, c in enumerate(todo[k]):
                     for f, v in answer.items():
                         setattr(c, f, dict(v) if isinstance(v, dict) else v)
                     c.cached = n > 0  # the same request again in this batch: answered by the first, free
                 self._keep(k, answer, k in stale, usable)
-                for c in group:
+                current = None
+                for c in todo[k]:
                     done(c)
-                self._unreachable = self._unreachable + 1 if answer["error_type"] in _UNREACHABLE else 0
-                if self._unreachable >= self.max_connection_failures:
-                    n, self._unreachable = self._unreachable, 0
-                    raise OracleError(
-                        f"the judge server {target.shown} did not answer {n} requests in a row (last: "
-                        f"{answer['reason']}); stopped instead of failing every item. Check that the server is "
-                        "running and that base_url (--judge-url) points at it, or raise the timeout (--judge-timeout) "
-                        "if it is only slow; the answers received so far are cached, so a rerun continues",
-                        field="base_url")
+                self._count_unreachable(answer, target.shown)
         except KeyboardInterrupt:
             stop.set()
+            arrived = [current] if current is not None else []
             while True:  # what has arrived is kept: an answer received is never paid for twice
                 try:
-                    k, answer = answers.get_nowait()
+                    arrived.append(answers.get_nowait())
                 except queue.Empty:
                     break
+            for k, answer in arrived:
                 self._keep(k, {f: _scrub(v, secrets) for f, v in answer.items()}, k in stale, usable)
             raise
         finally:
             stop.set()
             client.close()
-            if mask is not None:
-                for lg in loggers:
-                    lg.removeFilter(mask)
+            httpx_log.removeFilter(mask)
+
+    def _from_cache(self, calls: list[_Call], usable: Callable[[str], bool],
+                    done: Callable[[_Call], None]) -> tuple[dict[str, list[_Call]], set[str]]:
+        """Fill the calls the cache answers (``done`` each); the rest grouped by request, and the keys whose
+        cached answer is unusable and asked again (``retry_unusable``: the new answer replaces it)."""
+        todo: dict[str, list[_Call]] = {}
+        stale: set[str] = set()
+        for c in calls:
+            if c.key in todo:
+                todo[c.key].append(c)
+                continue
+            hit = self.cache.get(c.key) if self.cache is not None else None
+            if hit is None or not isinstance(hit.get("content"), str):
+                todo[c.key] = [c]
+            elif self.retry_unusable and not usable(hit["content"]):
+                stale.add(c.key)
+                todo[c.key] = [c]
+            else:
+                c.content, c.usage, c.finish_reason = hit["content"], _usage(hit.get("usage")), hit.get("finish_reason")
+                c.ok, c.cached = True, True
+                done(c)
+        return todo, stale
+
+    def _count_unreachable(self, answer: dict[str, Any], shown_url: str) -> None:
+        """Count calls in a row that could not reach the server (over batches); raise OracleError at the limit."""
+        self._unreachable = self._unreachable + 1 if answer["error_type"] in _UNREACHABLE else 0
+        if self._unreachable < self.max_connection_failures:
+            return
+        n, self._unreachable = self._unreachable, 0
+        raise OracleError(f"the judge server {shown_url} did not answer {n} requests in a row (last: {answer['reason']}); "
+                          "stopped instead of failing every item. Check that the server is running and that base_url "
+                          "(--judge-url) points at it, or raise the timeout (--judge-timeout) if it is only slow; the "
+                          "answers received so far are cached, so a rerun continues", field="base_url")
 
     def _keep(self, key: str, answer: dict[str, Any], stale: bool, usable: Callable[[str], bool]) -> None:
         """Put one answer the server gave into the cache (``final`` False when it has no usable verdict)."""
