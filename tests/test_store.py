@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evalsift.errors import DataError, ParameterError
+from evalsift.errors import ConflictError, DataError, ParameterError
 from evalsift.oracle import Judgment
 from evalsift.store import Store, hash_token
 from evalsift.store.schema import LATEST
@@ -59,8 +59,11 @@ def test_judgments_are_append_only_and_idempotent(tmp_path):
     st = Store(tmp_path / "w.db")
     pid, _ = st.create_project("p", kind="pairwise", mode="fixed")
     first = st.record_judgment(pid, j("i1"), idempotency_key="sub-1")
-    again = st.record_judgment(pid, j("i1", "b"), idempotency_key="sub-1")  # a double submit
+    again = st.record_judgment(pid, j("i1"), idempotency_key="sub-1")  # a double submit
     assert first == again and [x.verdict for x in st.judgments(pid)] == ["a"]
+    with pytest.raises(ConflictError, match="'sub-1' was already used for judgment 1 .*verdict differ"):
+        st.record_judgment(pid, j("i1", "b"), idempotency_key="sub-1")  # the same key, another answer
+    assert [x.verdict for x in st.judgments(pid)] == ["a"]
     st.record_judgment(pid, j("i1", "b"), idempotency_key="sub-2")  # a correction is a new judgment
     assert [x.verdict for x in st.judgments(pid)] == ["a", "b"]
     conn = sqlite3.connect(st.path)
