@@ -124,8 +124,9 @@ class Store:
             head = b""
         if head != SQLITE_MAGIC and self.path.exists() and self.path.stat().st_size > 0:
             return DataError(f"{self.path} is not an evalsift store ({e}); give another --db file", field="db")
+        reason = " ".join(str(e).split())
         return DataError(
-            f"{self.path} is damaged ({e}). Nothing was changed. To recover what can be read: "
+            f"{self.path} is damaged ({reason}). Nothing was changed. To recover what can be read: "
             f"`sqlite3 {self.path} .recover | sqlite3 recovered.db`, then use --db recovered.db "
             f"(keep the damaged file until you have checked the recovered one)", field="db")
 
@@ -471,6 +472,8 @@ class Store:
         """``{units, unfinished, free, free_for_me}``: units in the queue; those still short of their
         overlap; those with room for another person now; of those, the ones this annotator never had."""
         conn = self._conn()
+        if not self._has("units"):
+            return {"units": 0, "unfinished": 0, "free": 0}
         r = conn.execute("SELECT COUNT(*), COALESCE(SUM(done < need), 0), COALESCE(SUM(done + open < need), 0) "
                          "FROM units WHERE project_id = ?", (project_id,)).fetchone()
         out = {"units": int(r[0]), "unfinished": int(r[1]), "free": int(r[2])}
@@ -516,13 +519,14 @@ class Store:
         count what stands after undos)."""
         conn = self._conn()
         rows = {r["id"]: {"name": r["name"], "judged": 0, "skipped": 0, "undone": 0, "open": 0,
-                          "last_seen": r["last_seen"], "revoked": r["revoked_at"] is not None}
-                for r in conn.execute("SELECT id, name, last_seen, revoked_at FROM annotators WHERE project_id = ? "
-                                      "ORDER BY id", (project_id,))}
+                          "last_seen": r.get("last_seen"), "revoked": r.get("revoked_at") is not None}
+                for r in self.annotators(project_id)}
+        undone = ("(EXISTS (SELECT 1 FROM retractions r WHERE r.judgment_id = j.id))" if self._has("retractions")
+                  else "0")
         for r in conn.execute(
-                "SELECT s.annotator_id AS who, j.status AS status, (r.judgment_id IS NOT NULL) AS undone, COUNT(*) AS n "
-                "FROM judgments j JOIN assignments s ON s.id = j.assignment_id LEFT JOIN retractions r ON "
-                "r.judgment_id = j.id WHERE j.project_id = ? GROUP BY who, status, undone", (project_id,)):
+                f"SELECT s.annotator_id AS who, j.status AS status, {undone} AS undone, COUNT(*) AS n "
+                "FROM judgments j JOIN assignments s ON s.id = j.assignment_id "
+                "WHERE j.project_id = ? GROUP BY who, status, undone", (project_id,)):
             if r["who"] in rows:
                 key = "undone" if r["undone"] else {"done": "judged", "skipped": "skipped"}.get(r["status"])
                 if key:
@@ -535,6 +539,10 @@ class Store:
 
     def judged_by(self, annotator_id: int) -> int:
         """How many answers an annotator has given that stand (skips included, undone ones not)."""
+        if not self._has("retractions"):
+            return int(self._conn().execute(
+                "SELECT COUNT(*) FROM judgments j JOIN assignments s ON s.id = j.assignment_id WHERE s.annotator_id = ? "
+                "AND j.status IN ('done', 'skipped')", (annotator_id,)).fetchone()[0])
         return int(self._conn().execute(
             "SELECT COUNT(*) FROM judgments j JOIN assignments s ON s.id = j.assignment_id WHERE s.annotator_id = ? AND "
             "j.status IN ('done', 'skipped') AND NOT EXISTS (SELECT 1 FROM retractions r WHERE r.judgment_id = j.id)",

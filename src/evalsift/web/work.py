@@ -440,9 +440,9 @@ class Workspace:
             "servers": [{k: s[k] for k in ("hostname", "pid", "address", "started_at")} for s in self.store.servers()],
             "agreement": _agreement(done, project.kind),
         }
-        if project.mode == "fixed" and not self.store.read_only:
+        if project.mode == "fixed":
             out["queue"] = self.store.queue_state(project_id)
-        session = None if self.store.read_only else self.session(project_id)
+        session = self.session(project_id)
         if session is not None:
             d = session.decision()
             leader = None if d.wins_a == d.wins_b else (d.a if d.wins_a > d.wins_b else d.b)
