@@ -140,7 +140,16 @@ class Workspace:
         self.store = store
         self._locks: dict[int, threading.Lock] = {}
         self._live: dict[int, _Live] = {}
+        self._projects: dict[int, Project] = {}
         self._guard = threading.Lock()
+
+    def _project(self, project_id: int) -> Project:
+        """The project row, read once: a project's settings never change after it is made (a live one's
+        hold every stored decision set, too large to parse on every request)."""
+        project = self._projects.get(project_id)
+        if project is None:
+            project = self._projects[project_id] = self.store.project(int(project_id))
+        return project
 
     def _lock(self, project_id: int) -> threading.Lock:
         with self._guard:
@@ -213,7 +222,7 @@ class Workspace:
     def session(self, project_id: int) -> Session | None:
         """The project's Session, brought up to date with the stored verdicts that stand (None for fixed
         projects). Rebuilt from the start when a judgment was undone since it was last brought up to date."""
-        project = self.store.project(project_id)
+        project = self._project(project_id)
         if project.mode != "live":
             return None
         live = self._live.get(project_id)
@@ -283,7 +292,7 @@ class Workspace:
         live decision may still release more."""
         pid = annotator["project_id"]
         with self._lock(pid):
-            project = self.store.project(pid)
+            project = self._project(pid)
             seconds = float(project.settings.get("lease_seconds", DEFAULT_LEASE_SECONDS))
             held = self.store.held(pid, annotator["id"])
             if project.mode == "live":
@@ -368,7 +377,7 @@ class Workspace:
         if idempotency_key is not None and not (isinstance(idempotency_key, str) and 0 < len(idempotency_key) <= 200):
             raise ParameterError("idempotency_key must be a string of 1-200 characters", field="idempotency_key",
                                  item_id=row["item_id"])
-        project = self.store.project(pid)
+        project = self._project(pid)
         detail: dict[str, Any] = {"assignment": int(assignment_id)}
         if comment:
             detail["comment"] = str(comment)[:5000]
@@ -409,7 +418,7 @@ class Workspace:
         ConflictError when there is nothing to undo or a skipped item has gone to someone else."""
         pid = annotator["project_id"]
         with self._lock(pid):
-            project = self.store.project(pid)
+            project = self._project(pid)
             seconds = float(project.settings.get("lease_seconds", DEFAULT_LEASE_SECONDS))
             r = self.store.retract_last(pid, annotator["id"], seconds=seconds)
             if project.mode == "live":
@@ -424,7 +433,7 @@ class Workspace:
             return self._status(project_id)
 
     def _status(self, project_id: int) -> dict[str, Any]:
-        project = self.store.project(project_id)
+        project = self._project(project_id)
         judgments = self.store.judgments(project_id)
         done = [j for j in judgments if j.status == "done"]
         people = self.store.progress(project_id)
