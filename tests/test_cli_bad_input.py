@@ -30,6 +30,8 @@ def files(tmp_path_factory):
     st.create_project("pairs", kind="pairwise", mode="fixed", settings={"a": "A", "b": "B", "systems": ["A", "B"]})
     st.close()
     (d / "picks.jsonl").write_text('{"item_id": "0"}\n{"item_id": "1"}\n')
+    (d / "inf.csv").write_text("item_id,system,output,human\n1,A,x,0.5\n1,B,y,inf\n2,A,z,0.1\n2,B,w,0.2\n")
+    (d / "big.csv").write_text("item_id,system,output,human\n1,A,x,0.5\n1,B,y,0.3\n2,A,z,1e999\n2,B,w,0.2\n")
     import socket
 
     busy = socket.socket()  # something listening: 'serve --port' on it must say so, not crash
@@ -182,6 +184,9 @@ def cases(f):
           "--encoder", "tfidf"], "'Z'"),
         (["annotate", "new", "--db", str(f / "n.db"), "--name", "p", "--from", str(f / "picks.jsonl"), *data,
           "--mode", "score", "--guidelines", str(f / "nope.md")], "is not a file; give a text or Markdown file"),
+        (["rank", "--data", str(f / "inf.csv"), "--human-metric", "human"], "system 'B' is inf"),
+        (["compare", "--data", str(f / "big.csv"), "--a", "A", "--b", "B", "--oracle", "metric:human"],
+         "item '2', system 'A' is inf"),
         (["annotate", "revoke", "--db", str(f / "work.db"), "--project", "pairs", "--name", "zed"],
          "no annotator named 'zed'"),
         (["annotate", "rotate-token", "--db", str(f / "work.db"), "--project", "pairs", "--name", "zed"],
