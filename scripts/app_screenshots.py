@@ -56,8 +56,9 @@ def pairwise(tmp: Path) -> None:
             page.wait_for_function("(b) => document.getElementById('input').textContent !== b", arg=before)
         page.wait_for_selector("#task:not([hidden])")
         page.screenshot(path=str(ROOT / "docs" / "annotator.png"))
-        page.goto(f"{srv.url}/admin/{pid}?token={admin}")
-        page.set_viewport_size({"width": 800, "height": 620})
+        page.goto(f"{srv.url}/admin/{pid}#token={admin}")  # the link 'annotate new' prints
+        page.wait_for_selector("#progress-table")
+        page.set_viewport_size({"width": 800, "height": 760})
         page.screenshot(path=str(ROOT / "docs" / "admin.png"))
         browser.close()
     print("wrote docs/annotator.png and docs/admin.png")

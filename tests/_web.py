@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import numpy as np
@@ -70,6 +71,36 @@ def get_text(url: str) -> tuple[int, str]:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
+
+
+class AdminClient:
+    """A browser-like HTTP client for the admin pages: keeps the sign-in cookie, follows redirects."""
+
+    def __init__(self, base: str) -> None:
+        import http.cookiejar
+
+        self.base = base
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+
+    def get(self, path: str) -> tuple[int, str, str]:
+        """``(status, text, final URL)`` of a GET."""
+        try:
+            with self.opener.open(self.base + path, timeout=30) as r:
+                return r.status, r.read().decode(), r.geturl()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode(), e.geturl()
+
+    def sign_in(self, ref, token: str) -> tuple[int, str, str]:
+        """POST the admin token as the page's form does."""
+        data = urllib.parse.urlencode({"token": token}).encode()
+        req = urllib.request.Request(f"{self.base}/admin/{ref}/login", data=data, method="POST",
+                                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+        try:
+            with self.opener.open(req, timeout=30) as r:
+                return r.status, r.read().decode(), r.geturl()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode(), e.geturl()
 
 
 def pair_pool(n: int = 60, p_a: float = 1.0, seed: int = 0, evil: bool = False) -> Pool:

@@ -30,7 +30,16 @@ def files(tmp_path_factory):
     st.create_project("pairs", kind="pairwise", mode="fixed", settings={"a": "A", "b": "B", "systems": ["A", "B"]})
     st.close()
     (d / "picks.jsonl").write_text('{"item_id": "0"}\n{"item_id": "1"}\n')
-    return d
+    (d / "inf.csv").write_text("item_id,system,output,human\n1,A,x,0.5\n1,B,y,inf\n2,A,z,0.1\n2,B,w,0.2\n")
+    (d / "big.csv").write_text("item_id,system,output,human\n1,A,x,0.5\n1,B,y,0.3\n2,A,z,1e999\n2,B,w,0.2\n")
+    import socket
+
+    busy = socket.socket()  # something listening: 'serve --port' on it must say so, not crash
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    (d / "busy_port").write_text(str(busy.getsockname()[1]))
+    yield d
+    busy.close()
 
 
 def cases(f):
@@ -166,8 +175,28 @@ def cases(f):
         (["annotate", "export", "--db", str(f / "work.db"), "--project", "1", "--out", str(f / "o.jsonl"),
           "--format", "s2e"], "holds pairwise verdicts"),
         (["serve", "--db", str(f / "missing.db")], "does not exist"),
-        (["serve", "--db", str(f / "work.db"), "--port", "0"], "--port: expected a positive integer"),
+        (["serve", "--db", str(f / "work.db"), "--port", "0"], "--port: expected a TCP port from 1 to 65535"),
+        (["serve", "--db", str(f / "work.db"), "--port", "70000"], "--port: expected a TCP port from 1 to 65535"),
+        (["serve", "--db", str(f / "work.db"), "--port", _busy_port(f)], "choose another --port"),
+        (["annotate", "new", "--db", str(f / "n.db"), "--name", "p", "--from", str(f / "picks.jsonl"),
+          "--mode", "pairwise"], "holds no outputs"),
+        (["annotate", "new", "--db", str(f / "n.db"), "--name", "p", "--pairwise", *data, "--a", "A", "--b", "Z",
+          "--encoder", "tfidf"], "'Z'"),
+        (["annotate", "new", "--db", str(f / "n.db"), "--name", "p", "--from", str(f / "picks.jsonl"), *data,
+          "--mode", "score", "--guidelines", str(f / "nope.md")], "is not a file; give a text or Markdown file"),
+        (["rank", "--data", str(f / "inf.csv"), "--human-metric", "human"], "system 'B' is inf"),
+        (["compare", "--data", str(f / "big.csv"), "--a", "A", "--b", "B", "--oracle", "metric:human"],
+         "item '2', system 'A' is inf"),
+        (["annotate", "revoke", "--db", str(f / "work.db"), "--project", "pairs", "--name", "zed"],
+         "no annotator named 'zed'"),
+        (["annotate", "rotate-token", "--db", str(f / "work.db"), "--project", "pairs", "--name", "zed"],
+         "no annotator named 'zed'"),
     ]
+
+
+def _busy_port(f) -> str:
+    port = f / "busy_port"
+    return port.read_text() if port.exists() else "1"
 
 
 CASES = cases  # built per test from the file fixture
@@ -189,6 +218,7 @@ def test_bad_input_is_one_line_and_exit_2(k, files, capsys):
     assert "Traceback" not in err
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     assert fragment in lines[0], lines[0]
+    assert not (files / "n.db").exists()  # a project that could not be made leaves no store behind
 
 
 def test_the_count_of_bad_input_cases():

@@ -17,7 +17,7 @@ from evalsift.select import make_selector  # noqa: E402
 from evalsift.store import Store  # noqa: E402
 from evalsift.web import Workspace  # noqa: E402
 
-from _web import Server, call, free_port, get_text, pair_pool  # noqa: E402
+from _web import AdminClient, Server, call, free_port, get_text, pair_pool  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
@@ -55,6 +55,7 @@ def test_api_flow_tokens_and_idempotency(tmp_path):
         code, st = call("GET", f"{srv.url}/api/v1/projects/{pid}/status", admin)
         assert code == 200 and st["judgments"]["done"] == 1 and st["decision"]["decided"] is False
         assert get_text(f"{srv.url}/admin/{pid}?token=wrong")[0] == 403
+        assert AdminClient(srv.url).sign_in(pid, "wrong")[0] == 403
         assert get_text(f"{srv.url}/a/wrong")[0] == 403
     assert len(Store(db).judgments(pid)) == 1
 
@@ -64,7 +65,9 @@ def test_pages_render_everything_escaped(tmp_path):
     st = Store(db)
     st.add_annotator(pid, '<img src=x onerror="alert(2)">')
     with Server(db) as srv:
-        code, html = get_text(f"{srv.url}/admin/{pid}?token={admin}")
+        admin_client = AdminClient(srv.url)
+        code, html, url = admin_client.get(f"/admin/{pid}?token={admin}")  # an old link: signs in, drops the token
+        assert url == f"{srv.url}/admin/{pid}" and admin not in html
         assert code == 200 and "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
         assert '<img src=x onerror' not in html and "&lt;img src=x onerror" in html
         code, html = get_text(f"{srv.url}/a/{tok['alice']}")

@@ -53,8 +53,10 @@ def test_one_annotator_by_keyboard_until_decided(browser, tmp_path):
         page.goto(f"{srv.url}/a/{token}")
         n = judge_by_keyboard(page)
         assert "decision is made" in page.locator("#status").text_content()
-        page.goto(f"{srv.url}/admin/{pid}?token={admin}")
+        page.goto(f"{srv.url}/admin/{pid}#token={admin}")  # the link 'annotate new' prints
+        page.wait_for_selector("#decision")
         assert "Decided: A wins." in " ".join(page.locator("#decision").text_content().split())
+        assert admin not in page.url  # signed in; the token is gone from the address bar
         page.close()
     st = Workspace(Store(db)).status(pid)["decision"]
     from evalsift.stats import anytime_risk
@@ -94,6 +96,8 @@ def test_two_annotators_at_once_with_overlap_two(browser, tmp_path):
 
 
 def test_score_project_in_the_browser(browser, tmp_path):
+    """Scores typed with the keyboard into the field the page focuses, then Enter: stored exactly as typed
+    (before, the field never had focus and every keyboard score was stored as 0.0)."""
     db = tmp_path / "w.db"
     work = Workspace(Store(db))
     pid, admin = work.create_fixed("scores", pair_pool(n=3), mode="score", systems=["A", "B"], scale=(1, 5))
@@ -104,13 +108,76 @@ def test_score_project_in_the_browser(browser, tmp_path):
         n = 0
         while wait_task_or_done(page):
             before = page.locator("#out1").text_content()
-            page.fill("#score", "5" if before.startswith("Answer A") else "2")
+            page.keyboard.type("5" if before.startswith("Answer A") else "2.5")
             page.keyboard.press("Enter")
             page.wait_for_function("(b) => document.getElementById('task').hidden || "
                                    "document.getElementById('out1').textContent !== b", arg=before)
             n += 1
     scores = sorted((j.a, j.score) for j in Store(db).judgments(pid))
-    assert n == 6 and scores == [("A", 5.0)] * 3 + [("B", 2.0)] * 3
+    assert n == 6 and scores == [("A", 5.0)] * 3 + [("B", 2.5)] * 3
+
+
+def test_empty_or_out_of_range_scores_are_refused_on_the_page(browser, tmp_path):
+    db = tmp_path / "w.db"
+    work = Workspace(Store(db))
+    pid, admin = work.create_fixed("scores", pair_pool(n=2), mode="score", systems=["A"], scale=(0, 100))
+    token = work.store.add_annotator(pid, "alice")[1]
+    with Server(db) as srv:
+        page = browser.new_page()
+        page.goto(f"{srv.url}/a/{token}")
+        assert wait_task_or_done(page)
+        first = page.locator("#out1").text_content()
+        page.keyboard.press("Enter")  # nothing typed
+        assert page.locator("#score-error").text_content() == "Type a score from 0 to 100 first."
+        page.keyboard.type("150")
+        page.keyboard.press("Enter")
+        assert page.locator("#score-error").text_content() == "The score must be from 0 to 100; you typed 150."
+        for _ in range(3):
+            page.keyboard.press("Backspace")
+        page.keyboard.type("70")
+        page.keyboard.press("Enter")
+        page.wait_for_function("(b) => document.getElementById('out1').textContent !== b || "
+                               "document.getElementById('task').hidden", arg=first)
+    assert [j.score for j in Store(db).judgments(pid)] == [70.0]  # only the valid score was sent
+
+
+def test_reload_undo_guidelines_and_the_admin_page_by_keyboard(browser, tmp_path):
+    db = tmp_path / "w.db"
+    work = Workspace(Store(db))
+    pid, admin = work.create_fixed("ab", pair_pool(n=6), mode="pairwise", a="A", b="B",
+                                   guidelines="Prefer the answer that names the score.\n<b>not bold</b>")
+    token = work.store.add_annotator(pid, "alice")[1]
+    work.store.add_annotator(pid, "bob")
+    with Server(db) as srv:
+        page, dialogs = open_page(browser, f"{srv.url}/a/{token}")
+        assert page.locator("#guidelines pre").text_content() == "Prefer the answer that names the score.\n<b>not bold</b>"
+        assert wait_task_or_done(page)
+        first = page.locator("#input").text_content()
+        page.reload()  # the item stays this person's: the page shows it again (before: "no more work" for 600 s)
+        assert wait_task_or_done(page) and page.locator("#input").text_content() == first
+        out1 = page.locator("#out1").text_content()
+        page.keyboard.press("1")
+        page.wait_for_function("(b) => document.getElementById('input').textContent !== b", arg=first)
+        page.keyboard.press("u")  # undo: the first item comes back
+        page.wait_for_function("(b) => document.getElementById('input').textContent === b", arg=first)
+        assert "withdrawn" in page.locator("#status").text_content()
+        page.keyboard.press("2")  # the corrected answer
+        page.wait_for_function("(b) => document.getElementById('input').textContent !== b", arg=first)
+        # the admin signs in by typing the token into the form
+        admin_page = browser.new_page()
+        admin_page.goto(f"{srv.url}/admin/ab")
+        admin_page.locator("#token").click()
+        admin_page.keyboard.type(admin)
+        admin_page.keyboard.press("Enter")
+        admin_page.wait_for_selector("#progress-table")
+        rows = [r.locator("td").all_text_contents() for r in admin_page.locator("#progress-table tbody tr").all()]
+        # name, judged, skipped, undone, open now, last asked: alice judged 1 (1 undone) and holds 1 item
+        assert rows[0][:5] == ["alice", "1", "0", "1", "1"] and rows[1] == ["bob", "0", "0", "0", "0", "never"], rows
+        assert admin not in admin_page.url and dialogs == []
+    stored = Store(db).judgment_rows(pid)
+    shown_a_first = out1.startswith("Answer A")
+    assert [(r["verdict"], r["retracted_at"] is not None) for r in stored] == [
+        ("a" if shown_a_first else "b", True), ("b" if shown_a_first else "a", False)]
 
 
 def test_hostile_outputs_render_inert(browser, tmp_path):

@@ -200,3 +200,35 @@ def test_pairwise_export_replays_as_judgments(tmp_path, capsys):
                  "--method", "random", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["winner"] == "A" and d["pool_size"] == len(stored)  # only the judged items can be compared
+
+
+@pytest.mark.parametrize("p_a", [0.8, 0.55])
+def test_two_people_on_a_live_project_both_work_and_the_decision_is_the_sessions(tmp_path, p_a):
+    """Two annotators at once on a live pairwise project (overlap 1): both hold an item at the same time
+    (before, the second waited: alice 10, bob 0), the verdicts reach the anytime rule in the random order
+    it needs, so the Decision equals a plain Session's on the same pool, and at most
+    ceil(2 / 1) - 1 = 1 item is judged beyond what the decision used."""
+    work, pid, pool, truth = live(tmp_path, n=200, p_a=p_a, max_labels=150)
+    people = []
+    for name in ("alice", "bob"):
+        aid, _ = work.store.add_annotator(pid, name)
+        people.append({"id": aid, "project_id": pid, "name": name})
+    count = {"alice": 0, "bob": 0}
+    both_held = 0
+    for _ in range(400):
+        held = [work.next_for(p) for p in people]  # both ask before either answers
+        if all(h.get("done") and h.get("final") for h in held):
+            break
+        if not any(h.get("done") for h in held):
+            assert held[0]["item_id"] != held[1]["item_id"]
+            both_held += 1
+        for p, h in zip(people, held):
+            if not h.get("done"):
+                work.submit(p, h["assignment_id"], answer=answer_for(work, p, h, truth))
+                count[p["name"]] += 1
+    st = work.status(pid)["decision"]
+    ref = Session(pool, make_selector("random", seed=0), a="A", b="B", risk=0.2, max_labels=150).run(
+        MetricOracle("human"))
+    assert st["decided"] and (st["winner"], st["labels_used"]) == (ref.winner, ref.labels_used)
+    assert count["alice"] > 0 and count["bob"] > 0 and both_held >= min(count.values()) - 1
+    assert st["judged_ahead"] <= 1 and sum(count.values()) == st["labels_used"] + st["judged_ahead"]

@@ -13,6 +13,12 @@ library reports about your input. Each also derives from the matching built-in (
 - :class:`MissingDependencyError` -- an optional extra is not installed; the message gives the
   ``pip install`` line.
 - :class:`NotFittedError` -- a fitted-state method (``select``) was called before a successful ``fit``.
+- :class:`StoreBusyError` (a :class:`DataError`) -- the store stayed locked by another writer longer
+  than its ``busy_timeout``; nothing was written, trying again later is safe (the app answers 503
+  with ``Retry-After``).
+- :class:`ConflictError` (a :class:`DataError`) -- a write contradicts what is stored: an
+  idempotency key reused with a different answer, a second answer to an assignment, an undo of an
+  item that went to someone else (the app answers 409 and names the conflict).
 
 Every error carries **structured context** besides its message, for programs (the web app) that
 want to point at the cause: ``field``, ``item_id``, ``system`` and ``hint`` attributes (None when not
@@ -83,6 +89,14 @@ class MissingDependencyError(EvalsiftError, ImportError):
 
 class NotFittedError(EvalsiftError, RuntimeError):
     """A fitted-state method was called before a successful ``fit``."""
+
+
+class StoreBusyError(DataError):
+    """The store was locked by another writer for longer than the wait allowed; nothing was written."""
+
+
+class ConflictError(DataError):
+    """A write that contradicts what the store holds (and is refused, so nothing stored changes)."""
 
 
 class DataWarning(UserWarning):

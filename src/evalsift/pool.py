@@ -443,7 +443,7 @@ class Pool:
             outs[s] = col
         missing = (None,) * n
         outs = {s: outs.get(s, missing) for s in systems}
-        sc = {str(m): _score_matrix(m, arr, n, len(systems), name) for m, arr in (scores or {}).items()}
+        sc = {str(m): _score_matrix(m, arr, item_ids, systems, name) for m, arr in (scores or {}).items()}
         human = frozenset(str(h) for h in human_metrics)
         unknown = human - set(sc)
         if unknown:
@@ -873,7 +873,7 @@ class Pool:
         """
         metric = str(metric)
         scores = dict(self.scores)
-        scores[metric] = _score_matrix(metric, values, self.n_items, self.n_systems, self.name)
+        scores[metric] = _score_matrix(metric, values, self.item_ids, self.systems, self.name)
         hm = set(self.human_metrics) - {metric}
         if human:
             hm.add(metric)
@@ -1030,7 +1030,9 @@ def _inputs_column(inputs: Any, n: int, name: str) -> Any:
     return col
 
 
-def _score_matrix(metric: Any, arr: Any, n: int, n_systems: int, name: str) -> np.ndarray:
+def _score_matrix(metric: Any, arr: Any, item_ids: tuple[str, ...], systems: tuple[str, ...], name: str) -> np.ndarray:
+    """A read-only float copy of one metric's scores: shape (items, systems), NaN where missing, never infinite."""
+    n, n_systems = len(item_ids), len(systems)
     try:
         a = np.array(arr, dtype=float, copy=True)
     except (TypeError, ValueError) as e:
@@ -1041,4 +1043,11 @@ def _score_matrix(metric: Any, arr: Any, n: int, n_systems: int, name: str) -> n
             f"Pool {name!r}: scores[{metric!r}] has shape {a.shape}, expected (n_items, n_systems) = "
             f"({n}, {n_systems}). Put NaN where a system has no score for an item.", field=str(metric)
         )
+    bad = np.argwhere(np.isinf(a))
+    if len(bad):
+        i, k = (int(x) for x in bad[0])
+        raise DataError(f"Pool {name!r}: scores[{metric!r}] of item {item_ids[i]!r}, system {systems[k]!r} is "
+                        f"{a[i, k]} ({len(bad)} infinite score(s) in all); scores must be finite numbers (leave a cell "
+                        "empty, or NaN, where there is no score)", field=str(metric), item_id=item_ids[i],
+                        system=systems[k])
     return _lock(a)

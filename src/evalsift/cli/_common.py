@@ -362,6 +362,44 @@ def read_item_ids(path: str) -> list[str]:
     return ids
 
 
+def pool_from_picks(path: str):
+    """The items of a picks file as a Pool, with the outputs ``evalsift select`` wrote into it
+    (``outputs: {system: text}``, or ``a``, ``b``, ``output_a``, ``output_b`` for a pair), the input
+    and the metadata fields ``domain``, ``doc``, ``cost``. DataError when the file holds no outputs."""
+    from ..io._common import iter_jsonl
+    from ..pool import Pool
+
+    read_item_ids(path)  # the same checks and messages for every line
+    rows: dict[str, dict] = {}
+    for _, rec in iter_jsonl(Path(path)):
+        iid = str(rec.get("item_id", rec.get("i")))
+        if iid in rows:
+            continue
+        outs = dict(rec["outputs"]) if isinstance(rec.get("outputs"), dict) else {}
+        if rec.get("a") is not None and rec.get("b") is not None:
+            outs.setdefault(str(rec["a"]), rec.get("output_a"))
+            outs.setdefault(str(rec["b"]), rec.get("output_b"))
+        rows[iid] = {"input": rec.get("input"), "outputs": outs, **{f: rec.get(f) for f in ("domain", "doc", "cost")}}
+    systems = list(dict.fromkeys(s for r in rows.values() for s in r["outputs"]))
+    if not systems:
+        raise DataError(f"{path} holds no outputs (picks written without them, or by another tool); give --data SPEC "
+                        "with the dataset they were picked from", field="data")
+    meta = {f: [r[f] for r in rows.values()] for f in ("domain", "doc", "cost")
+            if all(r[f] is not None for r in rows.values())}
+    return Pool(item_ids=list(rows), inputs=[r["input"] for r in rows.values()], systems=systems,
+                outputs={s: [r["outputs"].get(s) for r in rows.values()] for s in systems}, metadata=meta,
+                name=Path(path).stem)
+
+
+def picked_pair(path: str) -> tuple[str | None, str | None]:
+    """The pair a picks file was selected for (its first line's ``a`` and ``b``), or (None, None)."""
+    from ..io._common import iter_jsonl
+
+    for _, rec in iter_jsonl(Path(path)):
+        return (rec.get("a"), rec.get("b")) if isinstance(rec, dict) else (None, None)
+    return None, None
+
+
 def picked_positions(path: str, pool, data: str) -> list[int]:
     """Positions in ``pool`` of the items a picks file names, in file order, each once; an id that
     the data lacks is a DataError naming the file and the ids."""

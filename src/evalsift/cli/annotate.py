@@ -1,4 +1,5 @@
-"""``evalsift serve`` and ``evalsift annotate new | add-annotator | status | export``: people judging."""
+"""``evalsift serve`` and ``evalsift annotate new | add-annotator | revoke | rotate-token | status | export``:
+people judging."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import sys
 from pathlib import Path
 
 from ..errors import DataError, ParameterError
-from ._common import (add_encoder, add_quiet, load_data, note, open_unit, out_file, positive_float, positive_int,
-                      picked_positions, print_json, resolve_encoder)
+from ._common import (add_encoder, add_quiet, load_data, note, open_unit, out_file, picked_pair, picked_positions,
+                      pool_from_picks, positive_float, positive_int, print_json, resolve_encoder)
 
 
 def _add_db(p: argparse.ArgumentParser) -> None:
@@ -27,18 +28,46 @@ def _scale(text: str) -> tuple[float, float]:
     return out
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a TCP port from 1 to 65535, got {text!r}")
+    return value
+
+
+def _text_file(text: str) -> str:
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a file; give a text or Markdown file with the guidelines")
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise argparse.ArgumentTypeError(f"cannot read {text} as UTF-8 text ({e})") from None
+
+
+def _admin_url(base: str, project: str, token: str) -> str:
+    """The admin page's link: the token after '#', which the browser never sends anywhere."""
+    from urllib.parse import quote
+
+    return f"{base.rstrip('/')}/admin/{quote(str(project), safe='')}#token={token}"
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``serve`` and ``annotate``."""
     s = sub.add_parser("serve", help="the local annotation app (people judge in the browser)")
     _add_db(s)
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (anything but loopback is warned about)")
-    s.add_argument("--port", type=positive_int, default=8000, help="port")
+    s.add_argument("--port", type=_port, default=8000, help="TCP port (1-65535)")
     add_quiet(s)
     s.set_defaults(handler=cmd_serve)
 
     an = sub.add_parser("annotate", help="annotation projects: create, add annotators, status, export")
     add_quiet(an)
-    asub = an.add_subparsers(dest="annotate_cmd", required=True, metavar="{new,add-annotator,status,export}")
+    asub = an.add_subparsers(dest="annotate_cmd", required=True,
+                             metavar="{new,add-annotator,revoke,rotate-token,status,export}")
 
     new = asub.add_parser("new", help="a new project: a live pairwise decision, or a fixed selection")
     _add_db(new)
@@ -47,8 +76,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     how.add_argument("--pairwise", action="store_true",
                      help="a live pairwise project: a Session picks the items until it decides (needs --data, --a, --b)")
     how.add_argument("--from", dest="picks", metavar="FILE",
-                     help="a fixed selection: the picks.jsonl of 'evalsift select' (needs --data, --mode)")
-    new.add_argument("--data", metavar="SPEC", help="the dataset the items and outputs come from")
+                     help="a fixed selection: the picks.jsonl of 'evalsift select' (needs --mode; the outputs and the "
+                          "pair come from the file unless --data, --a, --b say otherwise)")
+    new.add_argument("--data", metavar="SPEC", help="the dataset the items and outputs come from (with --from: optional)")
     new.add_argument("--include-refs", action="store_true", help="keep human references as systems (mt-metrics-eval)")
     new.add_argument("--a", metavar="SYS", help="first system (pairwise)")
     new.add_argument("--b", metavar="SYS", help="second system (pairwise)")
@@ -68,6 +98,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     new.add_argument("--overlap", type=positive_int, default=1, help="judgments per item, from different people")
     new.add_argument("--lease-seconds", type=positive_float, default=600.0,
                      help="how long an item stays with one annotator before it goes back to the queue")
+    new.add_argument("--guidelines", type=_text_file, metavar="FILE",
+                     help="a text or Markdown file shown to annotators on their page (as plain text)")
+    new.add_argument("--url", default="http://127.0.0.1:8000", help="the server's address, for the printed admin link")
     new.add_argument("--json", action="store_true", help='print {"project": ID, "admin_token": ...}')
     add_quiet(new)
     new.set_defaults(handler=cmd_new)
@@ -80,6 +113,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     add.add_argument("--json", action="store_true", help='print {"annotator": ID, "token": ..., "url": ...}')
     add_quiet(add)
     add.set_defaults(handler=cmd_add_annotator)
+
+    rv = asub.add_parser("revoke", help="revoke a person's link: it stops working, their open items go back")
+    _add_db(rv)
+    rv.add_argument("--project", required=True, metavar="ID", help="project id or name")
+    rv.add_argument("--name", required=True, help="the annotator's name")
+    add_quiet(rv)
+    rv.set_defaults(handler=cmd_revoke)
+
+    rt = asub.add_parser("rotate-token", help="give a person a new link (the old one stops working)")
+    _add_db(rt)
+    rt.add_argument("--project", required=True, metavar="ID", help="project id or name")
+    rt.add_argument("--name", required=True, help="the annotator's name")
+    rt.add_argument("--url", default="http://127.0.0.1:8000", help="the server's address, for the printed link")
+    rt.add_argument("--json", action="store_true", help='print {"token": ..., "url": ...}')
+    add_quiet(rt)
+    rt.set_defaults(handler=cmd_rotate)
 
     st = asub.add_parser("status", help="progress, the live decision, agreement")
     _add_db(st)
@@ -102,20 +151,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     ex.set_defaults(handler=cmd_export)
 
 
-def _store(args: argparse.Namespace, must_exist: bool = True):
+def _store(args: argparse.Namespace, must_exist: bool = True, read_only: bool = False):
     from ..store import Store
 
     if must_exist and not Path(args.db).exists():
         raise DataError(f"--db {args.db} does not exist; create a project first with 'evalsift annotate new --db "
                         f"{args.db} ...'", field="db")
-    return Store(args.db)
+    return Store(args.db, read_only=read_only)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """``evalsift serve``."""
     from ..web import serve
+    from ..web.app import check_port_free
 
     store = _store(args)
+    check_port_free(args.host, args.port)
     try:
         loopback = ipaddress.ip_address(args.host).is_loopback
     except ValueError:
@@ -131,51 +182,74 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    """``evalsift annotate new``."""
-    from ..restrict import restrict_pair
-    from ..select import build_selector
-    from ..web import Workspace
-
-    if not args.data:
-        raise ParameterError("annotate new needs --data SPEC: the dataset with the items and outputs to show",
-                             field="data")
-    pool = load_data(args)
-    store = _store(args, must_exist=False)
-    work = Workspace(store)
-    data = {"spec": args.data}
-    if args.pairwise:
-        if not (args.a and args.b):
-            raise ParameterError("--pairwise compares two systems: give --a SYS --b SYS", field="a")
-        r = restrict_pair(pool, args.a, args.b)
-        if r.dropped:
-            note(r.note())
-        sel = build_selector(args.method, args.seed, {"encoder": resolve_encoder(args, pool)})
-        pid, token = work.create_live_pairwise(args.name, r.pool, args.a, args.b, sel, risk=args.risk,
-                                               min_labels=args.min_labels, max_labels=args.max_labels,
-                                               risk_rule=args.risk_rule, overlap=args.overlap,
-                                               lease_seconds=args.lease_seconds, data=data)
-    else:
-        if not args.mode:
-            raise ParameterError("--from needs --mode pairwise (compare --a and --b) or --mode score", field="mode")
-        sub = pool.subset(picked_positions(args.picks, pool, args.data))
-        systems = [s.strip() for s in args.systems.split(",")] if args.systems else None
-        if args.mode == "pairwise":
-            if not (args.a and args.b):
-                raise ParameterError("--mode pairwise compares two systems: give --a SYS --b SYS", field="a")
-            r = restrict_pair(sub, args.a, args.b)
-            if r.dropped:
-                note(r.note())
-            sub = r.pool
-        pid, token = work.create_fixed(args.name, sub, mode=args.mode, a=args.a, b=args.b, systems=systems,
-                                       scale=args.scale, overlap=args.overlap, lease_seconds=args.lease_seconds,
-                                       data=data)
+    """``evalsift annotate new``: the project, its items and its queue in one transaction; nothing is
+    written (no file left behind) when anything about it is wrong."""
+    db = Path(args.db)
+    existed = db.exists()
+    try:
+        pid, token = _create(args)
+    except BaseException:
+        if not existed:  # a failed first project leaves no empty store behind
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(db) + suffix).unlink(missing_ok=True)
+        raise
     if args.json:
         print_json({"project": pid, "admin_token": token})
     else:
         print(f"project {pid} ({args.name}) in {args.db}")
         print(f"admin token (shown once): {token}")
-        print(f"admin page: http://127.0.0.1:8000/admin/{pid}?token={token}  (after 'evalsift serve --db {args.db}')")
+        print(f"admin page: {_admin_url(args.url, args.name, token)}  (after 'evalsift serve --db {args.db}'; the "
+              "token after # stays in your browser)")
     return 0
+
+
+def _create(args: argparse.Namespace) -> tuple[int, str]:
+    from ..restrict import restrict_pair
+    from ..select import build_selector
+    from ..web import Workspace
+
+    if args.pairwise:
+        if not args.data:
+            raise ParameterError("annotate new --pairwise needs --data SPEC: the dataset with the items and outputs "
+                                 "to show", field="data")
+        if not (args.a and args.b):
+            raise ParameterError("--pairwise compares two systems: give --a SYS --b SYS", field="a")
+        pool = load_data(args)
+        r = restrict_pair(pool, args.a, args.b)
+        if r.dropped:
+            note(r.note())
+        sel = build_selector(args.method, args.seed, {"encoder": resolve_encoder(args, pool)})
+        work = Workspace(_store(args, must_exist=False))
+        return work.create_live_pairwise(args.name, r.pool, args.a, args.b, sel, risk=args.risk,
+                                         min_labels=args.min_labels, max_labels=args.max_labels,
+                                         risk_rule=args.risk_rule, overlap=args.overlap,
+                                         lease_seconds=args.lease_seconds, data={"spec": args.data},
+                                         guidelines=args.guidelines)
+    if not args.mode:
+        raise ParameterError("--from needs --mode pairwise (compare two systems) or --mode score", field="mode")
+    if args.data:
+        pool = load_data(args)
+        sub = pool.subset(picked_positions(args.picks, pool, args.data))
+        data = {"spec": args.data, "picks": args.picks}
+    else:
+        sub = pool_from_picks(args.picks)
+        data = {"picks": args.picks}
+    systems = [s.strip() for s in args.systems.split(",")] if args.systems else None
+    a, b = args.a, args.b
+    if args.mode == "pairwise":
+        if not (a and b):
+            a, b = picked_pair(args.picks) if not (a or b) else (a, b)
+        if not (a and b):
+            raise ParameterError(f"--mode pairwise compares two systems and {args.picks} names no pair; give --a SYS "
+                                 f"--b SYS (systems: {', '.join(sub.systems)})", field="a")
+        r = restrict_pair(sub, a, b)
+        if r.dropped:
+            note(r.note())
+        sub = r.pool
+    work = Workspace(_store(args, must_exist=False))
+    return work.create_fixed(args.name, sub, mode=args.mode, a=a, b=b, systems=systems, scale=args.scale,
+                             overlap=args.overlap, lease_seconds=args.lease_seconds, data=data,
+                             guidelines=args.guidelines)
 
 
 def cmd_add_annotator(args: argparse.Namespace) -> int:
@@ -191,11 +265,35 @@ def cmd_add_annotator(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_revoke(args: argparse.Namespace) -> int:
+    """``evalsift annotate revoke``."""
+    store = _store(args)
+    project = store.project(args.project)
+    freed = store.revoke_annotator(project.id, args.name)
+    print(f"{args.name}'s link no longer works in project {project.name!r}; {freed} open item(s) went back to the "
+          f"queue; their judgments stay (a new link: evalsift annotate rotate-token --project {project.name} --name "
+          f"{args.name})")
+    return 0
+
+
+def cmd_rotate(args: argparse.Namespace) -> int:
+    """``evalsift annotate rotate-token``."""
+    store = _store(args)
+    project = store.project(args.project)
+    token = store.rotate_token(project.id, args.name)
+    url = f"{args.url.rstrip('/')}/a/{token}"
+    if args.json:
+        print_json({"token": token, "url": url})
+    else:
+        print(f"{args.name}: {url}  (the old link no longer works)")
+    return 0
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     """``evalsift annotate status``."""
     from ..web import Workspace
 
-    store = _store(args)
+    store = _store(args, read_only=True)
     status = Workspace(store).status(store.project(args.project).id)
     if args.json:
         print_json(status)
@@ -227,8 +325,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """``evalsift annotate export``."""
-    store = _store(args)
+    """``evalsift annotate export`` (reads the store read-only)."""
+    store = _store(args, read_only=True)
     project = store.project(args.project)
     out = out_file(args.out)
     if args.format == "judgments":
@@ -251,7 +349,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.format == "s2e":
         write_s2e_jsonl(pool, out)
     else:
-        write_table(pool, out)
+        write_table(pool, out, spreadsheet_safe=True)
     print(f"wrote {pool.n_items} items x {pool.n_systems} systems ({counts} scores; metric 'human' = the mean over "
           f"annotators) to {out}", file=sys.stderr)
     return 0
@@ -259,9 +357,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def write_pairwise_table(store, project_id: int, path: Path) -> int:
     """The project's finished verdicts as a pairwise table (``item_id, system_a, system_b, verdict,
-    annotator, input, output_a, output_b, shown_order, comment``); CSV, TSV or JSONL by suffix."""
+    annotator, input, output_a, output_b, shown_order, comment``); CSV, TSV or JSONL by suffix. CSV/TSV
+    text cells that a spreadsheet would run as formulas start with ``'``."""
     import csv
     import json
+
+    from ..io._common import spreadsheet_cell
 
     items = {r["item_id"]: r for r in store.items(project_id)}
     rows = []
@@ -284,7 +385,7 @@ def write_pairwise_table(store, project_id: int, path: Path) -> int:
         with open(path, "w", encoding="utf-8", newline="") as f:
             w = csv.DictWriter(f, fieldnames=fields, delimiter="," if suffix == ".csv" else "\t")
             w.writeheader()
-            w.writerows({k: "" if v is None else v for k, v in r.items()} for r in rows)
+            w.writerows({k: "" if v is None else spreadsheet_cell(v) for k, v in r.items()} for r in rows)
     else:
         raise ParameterError(f"--out {path}: a pairwise table is .csv, .tsv or .jsonl", field="out")
     return len(rows)

@@ -163,6 +163,8 @@ def _write_picks(out: Path, pool, sel, items: list[int], util: list[float | None
             if pair:
                 a, b = pool.systems
                 row.update(a=a, b=b, output_a=pool.outputs[a][i], output_b=pool.outputs[b][i])
+            else:  # every system's output, so 'annotate new --from picks.jsonl' needs nothing else
+                row["outputs"] = {s: pool.outputs[s][i] for s in pool.systems}
             if u is not None:
                 row["utility"] = u
             if c is not None:

@@ -331,6 +331,26 @@ def first_seen(names: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(value: Any) -> Any:
+    """A CSV/TSV cell that a spreadsheet shows as text: a string starting with ``= + - @``, a tab or a
+    carriage return gets a leading ``'`` (OWASP's advice against formula injection); numbers, and
+    strings that are numbers such as ``-0.5``, stay as they are.
+
+    >>> spreadsheet_cell('=HYPERLINK("http://x")'), spreadsheet_cell("-0.5"), spreadsheet_cell(-2.0)
+    ('\'=HYPERLINK("http://x")', '-0.5', -2.0)
+    """
+    if not isinstance(value, str) or not value.startswith(FORMULA_STARTS):
+        return value
+    try:
+        float(value)
+    except ValueError:
+        return "'" + value
+    return value
+
+
 def json_default(o: Any) -> Any:
     """``json.dumps`` hook for numpy scalars and arrays, sets, and the read-only containers of a
     Pool: any Mapping (``types.MappingProxyType``, e.g. ``pool.metadata``) becomes a dict, a tuple a list."""

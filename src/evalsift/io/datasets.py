@@ -1,4 +1,5 @@
-"""Dataset names resolved under the data root ``$EVALSIFT_DATA``.
+"""Dataset names resolved under the data root: ``$EVALSIFT_DATA``, or else a ``shared/data`` folder found
+beside the working folder or one of its parents (or beside the evalsift checkout), as the tests find it.
 
 Names found under the root (nothing is assumed to exist; each is discovered by its layout):
 
@@ -24,13 +25,28 @@ ENV_VAR = "EVALSIFT_DATA"
 BUILTIN = ("demo",)
 
 
-def data_root() -> Path | None:
-    """The data folder named by ``$EVALSIFT_DATA``, or None when the variable is unset or empty.
+SHARED = Path("shared") / "data"
 
-    The path is returned as given (``~`` expanded); it is not checked for existence here.
-    """
+
+def data_root() -> Path | None:
+    """The data folder: the one ``$EVALSIFT_DATA`` names (as given, ``~`` expanded, not checked), or when
+    the variable is unset or empty, the first ``shared/data`` folder beside the working folder or one of
+    its parents, or beside the source checkout evalsift runs from (``../shared/data`` of a checkout,
+    where the tests look too); None when there is none."""
     value = os.environ.get(ENV_VAR, "").strip()
-    return Path(value).expanduser() if value else None
+    if value:
+        return Path(value).expanduser()
+    return found_shared_data()
+
+
+def found_shared_data() -> Path | None:
+    """The ``shared/data`` folder :func:`data_root` falls back to, or None."""
+    here = Path.cwd().resolve()
+    checkout = Path(__file__).resolve().parents[3]  # src/evalsift/io/datasets.py -> the checkout's folder
+    for folder in (here, *here.parents, checkout.parent):
+        if (folder / SHARED).is_dir():
+            return folder / SHARED
+    return None
 
 
 def _mtme_testsets(root: Path) -> list[Path]:
@@ -67,12 +83,13 @@ def find_datasets(root: Path | None = None) -> dict[str, tuple[str, Path | None]
 
 def _root_note(root: Path | None) -> str:
     if root is None:
-        return (f"{ENV_VAR} is not set, so only the built-in 'demo' dataset is available. Set {ENV_VAR} to "
-                "the data folder (the one holding summeval/, wmt23/, alpaca-eval/), e.g. "
-                f"`export {ENV_VAR}=/path/to/shared/data`, or pass a file or folder path.")
+        return (f"{ENV_VAR} is not set and no shared/data folder is beside this folder or its parents, so only the "
+                f"built-in 'demo' dataset is available. Set {ENV_VAR} to the data folder (the one holding summeval/, "
+                f"wmt23/, alpaca-eval/), e.g. `export {ENV_VAR}=/path/to/shared/data`, or pass a file or folder path.")
     if not root.is_dir():
         return f"{ENV_VAR}={root} is not an existing folder; point it at the data folder or pass a path."
-    return (f"Names are looked up under {ENV_VAR}={root}; pass a file or folder path instead, or force a "
+    where = f"{ENV_VAR}={root}" if os.environ.get(ENV_VAR, "").strip() else f"{root} (found; {ENV_VAR} is not set)"
+    return (f"Names are looked up under {where}; pass a file or folder path instead, or force a "
             "format with 'fmt:path' (e.g. mtme:/data/wmt23/en-de).")
 
 

@@ -45,7 +45,7 @@ import numpy as np
 from ..errors import DataError, missing_dependency
 from ..pool import Pool
 from ._common import (blank_state, check_file, check_human, clean_value, empty_file_error, iter_jsonl, json_default,
-                      nan_matrix, read_text, to_float, warn_data)
+                      nan_matrix, read_text, spreadsheet_cell, to_float, warn_data)
 
 REQUIRED = ("item_id", "system", "output")
 ITEM_FIELDS = ("input", "reference", "domain", "doc", "cost")
@@ -497,11 +497,12 @@ def table_rows(pool: Pool) -> list[dict[str, Any]]:
     return rows
 
 
-def write_table(pool: Pool, path: str | Path) -> Path:
+def write_table(pool: Pool, path: str | Path, *, spreadsheet_safe: bool = False) -> Path:
     """Write ``pool`` as a long table; the suffix picks JSONL, CSV, TSV or Parquet. Returns the path.
 
     Human flags are not stored: name human columns ``human``/``human_*`` or pass ``human_metrics``
-    to :func:`read_table` when reading the file back.
+    to :func:`read_table` when reading the file back. ``spreadsheet_safe``: CSV/TSV text cells that a
+    spreadsheet would run as a formula get a leading ``'`` (see :func:`evalsift.io._common.spreadsheet_cell`).
 
     >>> write_table(pool, "pool.csv")   # doctest: +SKIP
     """
@@ -522,6 +523,7 @@ def write_table(pool: Pool, path: str | Path) -> Path:
         with open(path, "w", encoding="utf-8", newline="") as f:
             w = csv.DictWriter(f, fieldnames=header, delimiter="," if kind == "csv" else "\t")
             w.writeheader()
-            w.writerows({k: ("" if v is None or (isinstance(v, float) and math.isnan(v)) else v) for k, v in r.items()}
-                        for r in rows)
+            cell = spreadsheet_cell if spreadsheet_safe else (lambda v: v)
+            w.writerows({k: ("" if v is None or (isinstance(v, float) and math.isnan(v)) else cell(v))
+                         for k, v in r.items()} for r in rows)
     return path

@@ -3,11 +3,18 @@
 A migration is never edited once released: a change to the schema is a new migration appended to
 :data:`MIGRATIONS`. ``schema_migrations`` records which have been applied, so opening an older file
 upgrades it in place, and a file written by a newer evalsift (a version we do not know) is refused.
+
+A migration is SQL, optionally followed by a Python step (``fn(conn)``) for what SQL cannot say
+(a backfill that reads projects' JSON settings); both run in the migration's one transaction.
 """
 
 from __future__ import annotations
 
-MIGRATIONS: list[tuple[int, str, str]] = [
+import json
+import time
+from typing import Callable
+
+MIGRATIONS: list[tuple[int, str, str] | tuple[int, str, str, Callable]] = [
     (1, "projects, items, annotators, assignments, judgments, LLM cache", """
 CREATE TABLE projects (
     id            INTEGER PRIMARY KEY,
@@ -89,5 +96,122 @@ CREATE TABLE llm_cache (
 );
 """),
 ]
+
+
+def project_units(kind: str, mode: str, settings: dict, item_ids: list[str]) -> list[tuple[str, str, str]]:
+    """A project's units of work in queue order: ``(item_id, a, b)`` -- an item for the pair
+    (``b`` is the second system), or an (item, system) to score (``b`` is ``''``)."""
+    if kind == "pairwise":
+        return [(i, settings["a"], settings["b"]) for i in item_ids]
+    return [(i, s, "") for i in item_ids for s in settings["systems"]]
+
+
+def _backfill_units(conn) -> None:
+    """Fill ``units`` and ``assignments.unit`` for projects made before the queue existed, with the
+    counts their judgments and open leases already give."""
+    now = time.time()
+    for pid, kind, mode, settings in conn.execute("SELECT id, kind, mode, settings FROM projects").fetchall():
+        settings = json.loads(settings)
+        items = [r[0] for r in conn.execute("SELECT item_id FROM items WHERE project_id = ? ORDER BY position", (pid,))]
+        need = int(settings.get("overlap", 1))
+        if kind == "pairwise" and not ("a" in settings and "b" in settings):
+            continue  # a bare project (the store's API without the app): no queue
+        if kind == "score" and "systems" not in settings:
+            continue
+        pos = {}
+        for k, (item, a, b) in enumerate(project_units(kind, mode, settings, items)):
+            pos[(item, a, b)] = k
+            if b:
+                pos[(item, b, a)] = k
+            conn.execute("INSERT INTO units (project_id, pos, item_id, a, b, need) VALUES (?, ?, ?, ?, ?, ?)",
+                         (pid, k, item, a, b, need))
+        for aid, item, a, b in conn.execute("SELECT id, item_id, a, b FROM assignments WHERE project_id = ?",
+                                            (pid,)).fetchall():
+            conn.execute("UPDATE assignments SET unit = ? WHERE id = ?", (pos.get((item, a, b or "")), aid))
+        done: dict[int, set] = {}
+        for item, a, b, who in conn.execute("SELECT item_id, a, b, annotator FROM judgments WHERE project_id = ? "
+                                            "AND status = 'done'", (pid,)):
+            k = pos.get((item, a, b))
+            if k is not None:
+                done.setdefault(k, set()).add(who)
+        for k, people in done.items():
+            conn.execute("UPDATE units SET done = ? WHERE project_id = ? AND pos = ?", (len(people), pid, k))
+        conn.execute("UPDATE units SET open = (SELECT COUNT(*) FROM assignments s WHERE s.project_id = units.project_id "
+                     "AND s.unit = units.pos AND s.state = 'leased' AND s.expires_at >= ?) WHERE project_id = ?",
+                     (now, pid))
+
+
+MIGRATIONS.append((2, "idempotency keys per (annotator, assignment), retractions (undo), the work queue, "
+                      "revocable tokens, running servers", """
+DROP TRIGGER judgments_no_update;
+DROP TRIGGER judgments_no_delete;
+CREATE TABLE judgments_v2 (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    project_id      INTEGER NOT NULL REFERENCES projects(id),
+    item_id         TEXT NOT NULL,
+    a               TEXT NOT NULL,
+    b               TEXT NOT NULL,
+    verdict         TEXT CHECK (verdict IN ('a', 'b', 'tie') OR verdict IS NULL),
+    annotator       TEXT NOT NULL,
+    kind            TEXT NOT NULL,
+    shown_order     TEXT NOT NULL,
+    status          TEXT NOT NULL CHECK (status IN ('done', 'pending', 'skipped', 'error')),
+    created_at      TEXT NOT NULL,
+    detail          TEXT NOT NULL DEFAULT '{}',
+    assignment_id   INTEGER REFERENCES assignments(id),
+    idempotency_key TEXT,
+    stored_at       TEXT NOT NULL
+);
+INSERT INTO judgments_v2 (id, project_id, item_id, a, b, verdict, annotator, kind, shown_order, status, created_at,
+                          detail, assignment_id, idempotency_key, stored_at)
+    SELECT id, project_id, item_id, a, b, verdict, annotator, kind, shown_order, status, created_at, detail,
+           assignment_id, idempotency_key, stored_at FROM judgments;
+DROP TABLE judgments;
+ALTER TABLE judgments_v2 RENAME TO judgments;
+CREATE INDEX judgments_item ON judgments(project_id, item_id);
+CREATE INDEX judgments_assignment ON judgments(assignment_id);
+-- a key names one submission of one annotator for one assignment (0: none), not one per project
+CREATE UNIQUE INDEX judgments_idempotency ON judgments(project_id, annotator, IFNULL(assignment_id, 0), idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+CREATE TRIGGER judgments_no_update BEFORE UPDATE ON judgments
+    BEGIN SELECT RAISE(ABORT, 'judgments are append-only: record a new judgment instead'); END;
+CREATE TRIGGER judgments_no_delete BEFORE DELETE ON judgments
+    BEGIN SELECT RAISE(ABORT, 'judgments are append-only: they are never deleted'); END;
+CREATE TABLE retractions (                      -- an undo: the judgment stays, marked withdrawn
+    judgment_id   INTEGER PRIMARY KEY REFERENCES judgments(id),
+    project_id    INTEGER NOT NULL REFERENCES projects(id),
+    annotator     TEXT NOT NULL,
+    created_at    TEXT NOT NULL
+);
+CREATE TRIGGER retractions_no_update BEFORE UPDATE ON retractions
+    BEGIN SELECT RAISE(ABORT, 'retractions are append-only'); END;
+CREATE TRIGGER retractions_no_delete BEFORE DELETE ON retractions
+    BEGIN SELECT RAISE(ABORT, 'retractions are append-only: they are never deleted'); END;
+CREATE TABLE units (                            -- the queue: what needs judging, in order, with live counts
+    project_id    INTEGER NOT NULL REFERENCES projects(id),
+    pos           INTEGER NOT NULL,
+    item_id       TEXT NOT NULL,
+    a             TEXT NOT NULL,
+    b             TEXT NOT NULL DEFAULT '',
+    need          INTEGER NOT NULL,             -- the overlap: finished judgments wanted, from different people
+    done          INTEGER NOT NULL DEFAULT 0,   -- finished judgments (different people)
+    open          INTEGER NOT NULL DEFAULT 0,   -- leases that have not expired
+    PRIMARY KEY (project_id, pos)
+);
+CREATE INDEX units_free ON units(project_id, pos) WHERE done + open < need;
+CREATE INDEX units_item ON units(project_id, item_id);
+ALTER TABLE assignments ADD COLUMN unit INTEGER;
+CREATE INDEX assignments_unit ON assignments(project_id, unit, annotator_id);
+CREATE INDEX assignments_held ON assignments(annotator_id, state);
+ALTER TABLE annotators ADD COLUMN revoked_at TEXT;
+ALTER TABLE annotators ADD COLUMN last_seen REAL;
+CREATE TABLE servers (                          -- evalsift serve processes on this file, while they run
+    id            INTEGER PRIMARY KEY,
+    hostname      TEXT NOT NULL,
+    pid           INTEGER NOT NULL,
+    address       TEXT NOT NULL,
+    started_at    TEXT NOT NULL
+);
+""", _backfill_units))
 
 LATEST = MIGRATIONS[-1][0]

@@ -1,62 +1,140 @@
 """The annotation app: FastAPI, server-rendered Jinja2 pages (autoescaped), our own small JS and CSS.
 
 Pages: ``/a/{token}`` (an annotator's page, from the link ``annotate add-annotator`` prints) and
-``/admin/{project}?token=ADMIN`` (the live decision, progress and agreement). JSON API (documented
-in ``docs/annotation.md``), used by the pages and by any other client:
+``/admin/{project}`` (the live decision, per-annotator progress and agreement; ``project`` is the id or
+the name). The admin page asks for the project's admin token once and keeps it in an HttpOnly cookie,
+so the token never sits in a URL: the link ``annotate new`` prints carries it after ``#`` (a fragment
+never leaves the browser; the page signs in with it and removes it from the address bar). Old links
+with ``?token=`` still sign in, then redirect to the address without it.
+
+JSON API (documented in ``docs/annotation.md``), used by the pages and by any other client:
 
 - ``GET /api/v1/next`` -- ``Authorization: Bearer <annotator token>``: the next assignment, leased
-  to you, or ``{"done": true, "reason": ...}``;
+  to you (the one you hold, if any), or ``{"done": true, "final": ..., "reason": ...}``;
 - ``POST /api/v1/judgments`` -- same header; body ``{"assignment_id", "verdict": "1"|"2"|"0"}`` or
   ``{"assignment_id", "score": x}`` or ``{"assignment_id", "skip": true}``, with optional
   ``comment`` and ``idempotency_key``; answers 200 ``{"id": ...}`` only once the judgment is committed;
-- ``GET /api/v1/projects/{id}/status`` -- ``Authorization: Bearer <admin token>``.
+- ``POST /api/v1/undo`` -- same header: withdraws your latest judgment and gives its item back;
+- ``GET /api/v1/projects/{project}/status`` -- ``Authorization: Bearer <admin token>``.
+
+Status codes: 401 (no or unknown token), 403 (not yours), 404, 409 (a conflict with what is stored:
+an idempotency key reused with another answer, a second answer to an assignment), 413 (a body over
+:data:`MAX_BODY` bytes), 422 (a malformed body or answer; the ``field`` names what), 503 with
+``Retry-After`` (the store was locked by another writer too long; nothing was written, send again).
 
 Security: one annotator's token cannot read or answer another's assignment (403); admin pages and
-the status API need the project's admin token; every input, output and comment is rendered
-escaped (Jinja2 autoescape; the page's JS only ever sets ``textContent``).
+the status API need the project's admin token; every input, output and comment is rendered escaped
+(Jinja2 autoescape; the page's JS only ever sets ``textContent``); every response carries a
+Content-Security-Policy (no inline script, no framing), ``X-Content-Type-Options: nosniff`` and
+``Referrer-Policy: no-referrer``.
 """
 
-
+import json
+import socket
+import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
-from ..errors import EvalsiftError, missing_dependency
-from ..store import Store
+from ..errors import ConflictError, DataError, EvalsiftError, StoreBusyError, missing_dependency
 from ..io._common import plain_json as _plain
+from ..store import Store
+from ..store.store import INT64
 from .work import Workspace
 
 HERE = Path(__file__).resolve().parent
+MAX_BODY = 64 * 1024
+"""The largest request body the API takes (bytes); a larger one is answered 413."""
+WEB_BUSY_TIMEOUT = 5.0
+"""How long a request waits for another writer's lock before answering 503 (seconds)."""
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+                               "form-action 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
 
 
-def create_app(db: str | Path) -> Any:
+class _BadRequest(Exception):
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status, self.extra = status, extra
+
+
+def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any:
     """The FastAPI application serving the store at ``db``."""
     try:
         from fastapi import FastAPI, Request
-        from fastapi.responses import HTMLResponse, JSONResponse
+        from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
         from fastapi.staticfiles import StaticFiles
         from jinja2 import Environment, FileSystemLoader, select_autoescape
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise missing_dependency(e.name or "fastapi", "web", "The annotation app") from None
 
-    store = Store(db)
+    store = Store(db, busy_timeout=busy_timeout)
     work = Workspace(store)
     env = Environment(loader=FileSystemLoader(str(HERE / "templates")), autoescape=select_autoescape(["html"]))
     app = FastAPI(title="evalsift annotation", docs_url=None, redoc_url=None, openapi_url=None)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     app.state.store, app.state.work = store, work
 
+    @app.middleware("http")
+    async def guard(request: Request, call_next):
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+            response = JSONResponse({"error": f"the body is larger than {MAX_BODY} bytes", "field": "body"},
+                                    status_code=413)
+        else:
+            response = await call_next(request)
+        for k, v in SECURITY_HEADERS.items():
+            response.headers.setdefault(k, v)
+        return response
+
     def page(name: str, code: int = 200, **ctx: Any) -> HTMLResponse:
         return HTMLResponse(env.get_template(name).render(**ctx), status_code=code,
-                            headers={"Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
-                                                                "object-src 'none'",
-                                     "Cache-Control": "no-store"})
+                            headers={"Cache-Control": "no-store"})
 
     def error(status: int, message: str, **extra: Any) -> JSONResponse:
-        return JSONResponse({"error": message, **extra}, status_code=status)
+        headers = {"Retry-After": "1"} if status == 503 else None
+        return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
+
+    def failure(e: Exception) -> JSONResponse:
+        """The answer for an error a store or workspace call raised."""
+        if isinstance(e, _BadRequest):
+            return error(e.status, str(e), **e.extra)
+        if isinstance(e, PermissionError):
+            return error(403, str(e))
+        extra = {k: v for k, v in e.to_dict().items() if k in ("field", "item_id", "system")} \
+            if isinstance(e, EvalsiftError) else {}
+        if isinstance(e, StoreBusyError):
+            return error(503, str(e), **extra)
+        if isinstance(e, ConflictError):
+            return error(409, str(e), **extra)
+        return error(422, str(e), **extra)
 
     def bearer(request: Request) -> str | None:
         auth = request.headers.get("authorization", "")
         return auth[7:].strip() if auth.lower().startswith("bearer ") else None
+
+    def annotator(request: Request) -> dict[str, Any]:
+        who = store.annotator_by_token(bearer(request))
+        if who is None:
+            raise _BadRequest(401, "missing, unknown or revoked annotator token (Authorization: Bearer TOKEN)")
+        return who
+
+    def find_project(ref: str):
+        try:
+            return store.project(ref)
+        except DataError:
+            return None
+
+    def cookie_name(project_id: int) -> str:
+        return f"evalsift_admin_{project_id}"
+
+    def signed_in(request: Request, response, project_id: int, token: str):
+        response.set_cookie(cookie_name(project_id), token, httponly=True, samesite="strict", path="/")
+        return response
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> HTMLResponse:
@@ -66,55 +144,134 @@ def create_app(db: str | Path) -> Any:
     def annotator_page(token: str) -> HTMLResponse:
         who = store.annotator_by_token(token)
         if who is None:
-            return page("forbidden.html", 403, what="This link is not valid (ask for a new one).")
+            return page("forbidden.html", 403, what="This link is not valid (it may have been revoked: ask for a new one).")
         project = store.project(who["project_id"])
         return page("annotate.html", token=token, annotator=who["name"], project=project.name, kind=project.kind,
-                    scale=project.settings.get("scale"), question=project.settings.get("question"))
+                    scale=project.settings.get("scale"), question=project.settings.get("question"),
+                    guidelines=project.settings.get("guidelines"))
 
-    @app.get("/admin/{project_id}", response_class=HTMLResponse)
-    def admin_page(project_id: int, token: str = "") -> HTMLResponse:
-        if not _project_exists(store, project_id) or not store.is_admin(project_id, token):
-            return page("forbidden.html", 403, what="The admin page needs the project's admin token.")
-        return page("admin.html", token=token, status=_plain(work.status(project_id)))
+    @app.get("/admin/{ref}", response_class=HTMLResponse)
+    def admin_page(ref: str, request: Request):
+        project = find_project(ref)
+        if project is None:
+            return page("forbidden.html", 404, what="There is no such project.")
+        query_token = request.query_params.get("token")
+        if query_token is not None:  # an old link: sign in, then drop the token from the address
+            if not store.is_admin(project.id, query_token):
+                return page("admin_login.html", 403, project=project.name, path=f"/admin/{ref}",
+                            message="That admin token is not this project's.")
+            return signed_in(request, RedirectResponse(f"/admin/{ref}", status_code=303), project.id, query_token)
+        if not store.is_admin(project.id, request.cookies.get(cookie_name(project.id))):
+            return page("admin_login.html", 200, project=project.name, path=f"/admin/{ref}", message=None)
+        return page("admin.html", status=_plain(work.status(project.id)))
+
+    @app.post("/admin/{ref}/login")
+    async def admin_login(ref: str, request: Request):
+        project = find_project(ref)
+        if project is None:
+            return page("forbidden.html", 404, what="There is no such project.")
+        body = (await _read_body(request)).decode("utf-8", "replace")
+        token = (parse_qs(body).get("token") or [""])[0].strip()
+        if not store.is_admin(project.id, token):
+            return page("admin_login.html", 403, project=project.name, path=f"/admin/{ref}",
+                        message="That admin token is not this project's.")
+        return signed_in(request, RedirectResponse(f"/admin/{ref}", status_code=303), project.id, token)
 
     @app.get("/api/v1/next")
-    def next_item(request: Request) -> JSONResponse:
-        who = store.annotator_by_token(bearer(request))
-        if who is None:
-            return error(401, "missing or unknown annotator token (Authorization: Bearer TOKEN)")
-        return JSONResponse(_plain(work.next_for(who)), headers={"Cache-Control": "no-store"})
+    async def next_item(request: Request) -> JSONResponse:
+        try:
+            out = await _in_thread(lambda: work.next_for(annotator(request)))
+        except Exception as e:  # noqa: BLE001 - every error becomes one JSON answer
+            if not isinstance(e, (_BadRequest, PermissionError, EvalsiftError)):
+                raise
+            return failure(e)
+        return JSONResponse(_plain(out), headers={"Cache-Control": "no-store"})
 
     @app.post("/api/v1/judgments")
     async def post_judgment(request: Request) -> JSONResponse:
-        who = store.annotator_by_token(bearer(request))
-        if who is None:
-            return error(401, "missing or unknown annotator token (Authorization: Bearer TOKEN)")
         try:
-            body = await request.json()
-        except ValueError:
-            return error(422, "the body must be JSON: {assignment_id, verdict | score | skip, idempotency_key}")
-        if not isinstance(body, dict) or "assignment_id" not in body:
-            return error(422, "the body needs assignment_id", field="assignment_id")
-        try:
-            jid = await _in_thread(work.submit, who, int(body["assignment_id"]), answer=body.get("verdict"),
-                                   score=body.get("score"), skip=bool(body.get("skip", False)),
-                                   comment=str(body.get("comment") or ""), idempotency_key=body.get("idempotency_key"))
-        except PermissionError as e:
-            return error(403, str(e))
-        except (EvalsiftError, ValueError, TypeError) as e:
-            extra = e.to_dict() if isinstance(e, EvalsiftError) else {}
-            return error(422, str(e), **{k: v for k, v in extra.items() if k in ("field", "item_id", "system")})
+            who = await _in_thread(annotator, request)
+            body = await _read_json(request)
+            aid = _assignment_id(body)
+            jid = await _in_thread(lambda: work.submit(
+                who, aid, answer=body.get("verdict"), score=body.get("score"),
+                skip=body.get("skip", False), comment=body.get("comment"), idempotency_key=body.get("idempotency_key")))
+        except Exception as e:  # noqa: BLE001
+            if not isinstance(e, (_BadRequest, PermissionError, EvalsiftError, ValueError, TypeError)):
+                raise
+            return failure(e)
         return JSONResponse({"id": jid, "stored": True})
 
-    @app.get("/api/v1/projects/{project_id}/status")
-    def project_status(project_id: int, request: Request) -> JSONResponse:
-        if not _project_exists(store, project_id):
-            return error(404, f"no project {project_id}")
-        if not store.is_admin(project_id, bearer(request)):
+    @app.post("/api/v1/undo")
+    async def undo(request: Request) -> JSONResponse:
+        try:
+            out = await _in_thread(lambda: work.undo(annotator(request)))
+        except Exception as e:  # noqa: BLE001
+            if not isinstance(e, (_BadRequest, PermissionError, EvalsiftError)):
+                raise
+            return failure(e)
+        return JSONResponse(_plain(out), headers={"Cache-Control": "no-store"})
+
+    @app.get("/api/v1/projects/{ref}/status")
+    def project_status(ref: str, request: Request) -> JSONResponse:
+        project = find_project(ref)
+        if project is None:
+            return error(404, f"no project {ref!r}")
+        if not store.is_admin(project.id, bearer(request)):
             return error(403, "the status needs the project's admin token (Authorization: Bearer TOKEN)")
-        return JSONResponse(_plain(work.status(project_id)), headers={"Cache-Control": "no-store"})
+        try:
+            status = work.status(project.id)
+        except StoreBusyError as e:
+            return failure(e)
+        return JSONResponse(_plain(status), headers={"Cache-Control": "no-store"})
 
     return app
+
+
+async def _read_body(request) -> bytes:
+    """The request body, refusing more than :data:`MAX_BODY` bytes (413) even without a Content-Length."""
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise _BadRequest(413, f"the body is larger than {MAX_BODY} bytes", field="body")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+async def _read_json(request) -> dict[str, Any]:
+    """The body as a JSON object; 422 naming the problem (not JSON, NaN/Infinity, nested too deeply)."""
+    body = await _read_body(request)
+    try:
+        data = json.loads(body, parse_constant=_no_constant)
+    except RecursionError:
+        raise _BadRequest(422, "the body is nested too deeply", field="body") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise _BadRequest(422, f"the body must be JSON: {{assignment_id, verdict | score | skip, idempotency_key}} "
+                               f"({e})", field="body") from None
+    if not isinstance(data, dict):
+        raise _BadRequest(422, "the body must be a JSON object: {assignment_id, verdict | score | skip, "
+                               "idempotency_key}", field="body")
+    return data
+
+
+def _assignment_id(body: dict[str, Any]) -> int:
+    """The body's assignment id as an int: a JSON integer or a string of digits within 64-bit range (422 otherwise)."""
+    if "assignment_id" not in body:
+        raise _BadRequest(422, "the body needs assignment_id", field="assignment_id")
+    value = body["assignment_id"]
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _BadRequest(422, f"assignment_id must be an integer (from /api/v1/next), got {value!r}",
+                          field="assignment_id")
+    if not INT64[0] <= value <= INT64[1]:
+        raise _BadRequest(404, f"no assignment {value}", field="assignment_id")
+    return value
 
 
 async def _in_thread(fn, *args, **kwargs):
@@ -124,18 +281,43 @@ async def _in_thread(fn, *args, **kwargs):
     return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
 
 
-def _project_exists(store: Store, project_id: int) -> bool:
+def check_port_free(host: str, port: int) -> None:
+    """DataError naming the port when something already listens on ``host:port``."""
     try:
-        store.project(project_id)
-    except EvalsiftError:
-        return False
-    return True
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as e:
+        raise DataError(f"--host {host}: not an address this machine can listen on ({e})", field="host") from None
+    family, _, _, _, addr = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: only a listener counts as in use
+        try:
+            s.bind(addr)
+            s.listen(1)
+        except OSError as e:
+            raise DataError(f"--port {port}: cannot listen on {host}:{port} ({e.strerror or e}); another program "
+                            "(maybe another evalsift serve) uses it: choose another --port", field="port") from None
 
 
 def serve(db: str | Path, host: str = "127.0.0.1", port: int = 8000, *, log_level: str = "warning") -> None:
-    """Run the app with uvicorn until interrupted."""
+    """Run the app with uvicorn until interrupted. The server is registered in the store while it runs;
+    when another ``evalsift serve`` already uses the same file, a note says so (both are safe: leases are
+    atomic in the store)."""
     try:
         import uvicorn
     except ImportError:  # pragma: no cover
         raise missing_dependency("uvicorn", "web", "The annotation server") from None
-    uvicorn.run(create_app(db), host=host, port=port, log_level=log_level)
+    check_port_free(host, port)
+    app = create_app(db)
+    store: Store = app.state.store
+    server_id, others = store.register_server(f"http://{host}:{port}")
+    for o in others:
+        print(f"note: another evalsift serve (pid {o['pid']} on {o['hostname']}, {o['address']}, since "
+              f"{o['started_at']}) uses {db}; both hand out work safely (each lease is one atomic step in the store, "
+              "so no item goes to more people than its overlap)", file=sys.stderr)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level=log_level)
+    finally:
+        try:
+            store.unregister_server(server_id)
+        except EvalsiftError:  # pragma: no cover - the file went away or is locked; the row is pruned next start
+            pass

@@ -16,22 +16,33 @@ Three kinds of project:
   (score 1) or no (score 0) to the question; items may carry an image (``meta["image"]``, a PNG data
   URI) that the page shows instead of text.
 
-Rules for handing out work (one *unit* is an item for a pair, or an (item, system) for scores):
+Rules for handing out work (one *unit* is an item for a pair, or an (item, system) for scores; the
+units are the store's queue, leased atomically by :meth:`~evalsift.store.Store.lease_next`, so several
+threads, processes or servers on one file never give a unit to more people than its overlap):
 
 - a unit needs ``overlap`` finished judgments from different annotators; leases that have not
   expired count toward it, so two people are not sent the same unit beyond the overlap;
 - an annotator never gets a unit he or she already had (judged, skipped, or let expire);
+- a person who asks again while holding a lease (a reloaded page) gets that same assignment back;
 - a lease lasts ``lease_seconds``; after that the unit goes back to the queue (a late answer is still
   stored: nothing is lost, the unit may then have more than ``overlap`` judgments);
 - pairwise outputs are shown in a seeded random order per assignment (``shown_order``); the
   annotator answers 1 (first shown), 2 (second shown) or 0 (tie), and the store keeps the verdict in
   terms of the systems;
+- one answer per assignment: a second is refused unless the first is undone (:meth:`Workspace.undo`:
+  the person's latest judgment is marked withdrawn -- it stays stored -- and the item is theirs again);
 - a skip is stored (status ``skipped``) and the unit goes to someone else; the live Session is fed
   finished verdicts only, so one person's skip does not drop an item from the decision;
 - with ``overlap`` K on a live project, the Session is given an item's verdicts once K different
   people have judged it (then combined by the Session's rule: plurality, a split is a tie), so the
   decision waits for the overlap instead of running ahead on first answers. Items already asked
-  about come first in the queue, so their overlap is completed before new items are opened.
+  about come first in the queue, so their overlap is completed before new items are opened;
+- a live project keeps an item open for every active annotator (one who asked for work within the
+  lease time): when the decision set's open items are fewer than ceil(active / overlap), it releases
+  the next items of the selector's order (the next decision sets' new items) to make up the
+  difference. Their verdicts wait until the Session reaches them, so the stop rule still sees the
+  verdicts in the random order it needs; when it decides, the items judged beyond what it used
+  (``judged_ahead`` in the status) are at most ceil(active / overlap) - 1.
 """
 
 from __future__ import annotations
@@ -50,7 +61,7 @@ from ..pool import Pool
 from ..select.base import Selector
 from ..session import Session
 from ..stats import anytime_risk, hypergeometric_risk, pairwise_risk
-from ..store import Project, Store
+from ..store import Project, Store, project_units
 
 DEFAULT_LEASE_SECONDS = 600.0
 ANSWERS = {"1": "first", "2": "second", "0": "tie"}
@@ -119,6 +130,7 @@ class _Live:
     overlap: int
     waiting: dict  # item_id -> finished judgments not yet given to the Session (fewer than `overlap` people)
     fed: set  # items whose judgments the Session has
+    undone: int = 0  # the store's newest retraction when the Session was built (a new one: rebuild)
 
 
 class Workspace:
@@ -128,7 +140,16 @@ class Workspace:
         self.store = store
         self._locks: dict[int, threading.Lock] = {}
         self._live: dict[int, _Live] = {}
+        self._projects: dict[int, Project] = {}
         self._guard = threading.Lock()
+
+    def _project(self, project_id: int) -> Project:
+        """The project row, read once: a project's settings never change after it is made (a live one's
+        hold every stored decision set, too large to parse on every request)."""
+        project = self._projects.get(project_id)
+        if project is None:
+            project = self._projects[project_id] = self.store.project(int(project_id))
+        return project
 
     def _lock(self, project_id: int) -> threading.Lock:
         with self._guard:
@@ -137,33 +158,37 @@ class Workspace:
     # ------------------------------------------------------------------ creating projects
     def create_live_pairwise(self, name: str, pool: Pool, a: str, b: str, selector: Selector, *, risk: float = 0.2,
                              min_labels: int = 5, max_labels: int = 200, risk_rule: str = "anytime", overlap: int = 1,
-                             lease_seconds: float = DEFAULT_LEASE_SECONDS, data: dict | None = None) -> tuple[int, str]:
+                             lease_seconds: float = DEFAULT_LEASE_SECONDS, data: dict | None = None,
+                             guidelines: str | None = None) -> tuple[int, str]:
         """A project whose items are chosen by a live Session over ``pool`` (already restricted to the
-        pair's comparable items). Returns ``(project id, admin token)``."""
+        pair's comparable items). ``guidelines``: text shown to annotators on their page. Returns
+        ``(project id, admin token)``; the project, its items and its queue are written in one transaction."""
         _check_overlap(overlap, lease_seconds)
         probe = Session(pool, selector, a=a, b=b, risk=risk, min_labels=min_labels, max_labels=max_labels,
                         risk_rule=risk_rule)  # validates everything and fits the selector once
         sets, sizes = decision_sets(probe.selector, probe.pool, min_labels, max_labels)
         settings = {"a": a, "b": b, "risk": risk, "min_labels": min_labels, "max_labels": max_labels,
-                    "risk_rule": risk_rule, "overlap": overlap, "lease_seconds": lease_seconds}
+                    "risk_rule": risk_rule, "overlap": overlap, "lease_seconds": lease_seconds,
+                    **_guidelines(guidelines)}
         sel = {"name": probe.selector.name or type(probe.selector).__name__,
                "params": probe.settings()["selector"]["params"], "sets": sets, "sizes": sizes,
                "random_order": bool(getattr(probe.selector, "random_order", False))}
-        pid, token = self.store.create_project(name, kind="pairwise", mode="live", settings=settings, selector=sel,
-                                               data=data or {"name": pool.name})
-        self.store.add_items(pid, _rows(probe.pool, [a, b]))
-        return pid, token
+        items = _rows(probe.pool, [a, b])
+        return self.store.create_project(name, kind="pairwise", mode="live", settings=settings, selector=sel,
+                                         data=data or {"name": pool.name}, items=items,
+                                         units=project_units("pairwise", "live", settings, [r["item_id"] for r in items]))
 
     def create_fixed(self, name: str, pool: Pool, *, mode: str, a: str | None = None, b: str | None = None,
                      systems: Sequence[str] | None = None, scale: tuple[float, float] = (0.0, 100.0),
                      overlap: int = 1, lease_seconds: float = DEFAULT_LEASE_SECONDS,
                      data: dict | None = None, question: str | None = None,
-                     meta_columns: Sequence[str] = ()) -> tuple[int, str]:
+                     meta_columns: Sequence[str] = (), guidelines: str | None = None) -> tuple[int, str]:
         """A project over a given selection (``pool`` holds exactly the items to judge, in order):
         ``mode='pairwise'`` (``a`` vs ``b``) or ``mode='score'`` (each of ``systems`` scored on ``scale``).
         With ``question`` (score mode), a yes/no label project: the scale is 0-1 and people answer the
         question (yes = 1). ``meta_columns``: metadata columns of ``pool`` stored with each item (an
-        ``image`` column of PNG data URIs is shown on the page)."""
+        ``image`` column of PNG data URIs is shown on the page). ``guidelines``: text shown to annotators.
+        The project, its items and its queue are written in one transaction."""
         check_choice("mode", mode, ("pairwise", "score"), where="annotate new")
         _check_overlap(overlap, lease_seconds)
         if mode == "pairwise":
@@ -184,24 +209,27 @@ class Workspace:
             if not lo < hi:
                 raise ParameterError(f"--scale needs LOW < HIGH, got {scale}", field="scale")
         settings = {"overlap": overlap, "lease_seconds": lease_seconds, "systems": list(systems),
-                    **({"a": a, "b": b} if mode == "pairwise" else {"scale": [float(scale[0]), float(scale[1])]})}
+                    **({"a": a, "b": b} if mode == "pairwise" else {"scale": [float(scale[0]), float(scale[1])]}),
+                    **_guidelines(guidelines)}
         if mode == "score" and question is not None:
             settings["question"] = str(question).strip()
-        pid, token = self.store.create_project(name, kind=mode, mode="fixed", settings=settings,
-                                               data=data or {"name": pool.name})
-        self.store.add_items(pid, _rows(pool, systems, meta_columns))
-        return pid, token
+        items = _rows(pool, systems, meta_columns)
+        return self.store.create_project(name, kind=mode, mode="fixed", settings=settings, data=data or {"name": pool.name},
+                                         items=items, units=project_units(mode, "fixed", settings,
+                                                                          [r["item_id"] for r in items]))
 
     # ------------------------------------------------------------------ the live session
     def session(self, project_id: int) -> Session | None:
-        """The project's Session, brought up to date with the stored verdicts (None for fixed projects)."""
-        project = self.store.project(project_id)
+        """The project's Session, brought up to date with the stored verdicts that stand (None for fixed
+        projects). Rebuilt from the start when a judgment was undone since it was last brought up to date."""
+        project = self._project(project_id)
         if project.mode != "live":
             return None
         live = self._live.get(project_id)
-        if live is None:
-            items = self.store.items(project_id)
+        undone = self.store.last_retraction(project_id)
+        if live is None or live.undone != undone:
             st = project.settings
+            items = self.store.items(project_id)
             pool = Pool(item_ids=[r["item_id"] for r in items], inputs=[r["input"] for r in items],
                         systems=[st["a"], st["b"]], outputs={s: [r["outputs"].get(s) for r in items]
                                                              for s in (st["a"], st["b"])}, name=project.name)
@@ -211,7 +239,7 @@ class Workspace:
             sel.name = project.selector.get("name", "")
             session = Session(pool, sel, a=st["a"], b=st["b"], risk=st["risk"], min_labels=st["min_labels"],
                               max_labels=st["max_labels"], risk_rule=st["risk_rule"])
-            live = self._live[project_id] = _Live(session, 0, int(st.get("overlap", 1)), {}, set())
+            live = self._live[project_id] = _Live(session, 0, int(st.get("overlap", 1)), {}, set(), undone)
         for jid, j in self.store.judgments_with_ids(project_id, since_id=live.last_id):
             live.last_id = jid
             if j.status != "done" or j.is_score:
@@ -229,109 +257,127 @@ class Workspace:
                 live.session.advance()
         return live.session
 
-    # ------------------------------------------------------------------ handing out work
-    def _units(self, project: Project) -> list[tuple[str, str, str]]:
-        """The units that may still need work, in order: (item_id, a, b) -- b is '' for scores."""
-        st = project.settings
-        if project.mode == "live":
-            session = self.session(project.id)
-            if session.done:
-                return []
-            wanted = [session.pool.item_ids[i] for i in (*session.pending(), *session.outstanding())]
-            return [(i, st["a"], st["b"]) for i in dict.fromkeys(wanted)]
-        items = [r["item_id"] for r in self.store.items(project.id)]
-        if project.kind == "pairwise":
-            return [(i, st["a"], st["b"]) for i in items]
-        return [(i, s, "") for i in items for s in st["systems"]]
+    def _wanted(self, project: Project, session: Session) -> list[int]:
+        """Unit positions a live project wants judged now, in order: the decision set's open items, then
+        enough new items of the selector's order (the next decision sets') that every active annotator
+        can hold one: ceil(active / overlap) open items in all. A live project's units are its items in
+        pool order, so a unit's position is the item's."""
+        wanted = [*session.pending(), *session.outstanding()]
+        seconds = float(project.settings.get("lease_seconds", DEFAULT_LEASE_SECONDS))
+        overlap = int(project.settings.get("overlap", 1))
+        active = self.store.active_annotators(project.id, seconds)
+        ahead = max(0, -(-active // overlap) - len(wanted))
+        if ahead:
+            index = {iid: k for k, iid in enumerate(session.pool.item_ids)}
+            seen = set(session.requested()) | set(wanted)
+            sets = project.selector.get("sets", {})
+            extra: list[int] = []
+            for k in sorted(int(x) for x in sets if int(x) > session.k):
+                for iid in sets[str(k)]:
+                    i = index[iid]
+                    if i not in seen:
+                        seen.add(i)
+                        extra.append(i)
+                if len(extra) >= ahead:
+                    break
+            wanted += extra[:ahead]
+        return [int(i) for i in dict.fromkeys(wanted)]
 
+    # ------------------------------------------------------------------ handing out work
     def next_for(self, annotator: dict[str, Any]) -> dict[str, Any]:
-        """The next assignment for ``annotator`` (``{id, project_id, name}``), leased now; or
-        ``{"done": True, "final": ..., "reason": ...}`` when there is no work for this person: final
-        when the project needs nothing more, not final (with ``retry_after`` seconds) when the open
-        items are with other people and a live decision may still release more."""
+        """The next assignment for ``annotator`` (``{id, project_id, name}``), leased now -- or the one
+        the person already holds (a reloaded page gets it back); or ``{"done": True, "final": ...,
+        "reason": ...}`` when there is no work for this person: final when nothing more will come for
+        them, not final (with ``retry_after`` seconds) when the open items are with other people or a
+        live decision may still release more."""
         pid = annotator["project_id"]
         with self._lock(pid):
-            project = self.store.project(pid)
-            units = self._units(project)
-            if not units:
-                reason = "the decision is made" if project.mode == "live" else "every item has its judgments"
-                return {"done": True, "final": True, "reason": reason, "progress": self.progress(pid, annotator["id"])}
-            overlap = int(project.settings.get("overlap", 1))
-            done_by, busy, seen = self._counts(pid, annotator["id"])
-            if all(len(done_by.get(u, set())) >= overlap for u in units):  # nothing left for anyone
-                reason = "the items asked about so far are judged" if project.mode == "live" else \
-                    "every item has its judgments"
-                return {"done": True, "final": project.mode != "live", "retry_after": 3, "reason": reason,
-                        "progress": self.progress(pid, annotator["id"])}
-            for item, a, b in units:
-                key = (item, a, b)
-                if key in seen:
-                    continue
-                if len(done_by.get(key, set()) | busy.get(key, set())) >= overlap:
-                    continue
-                order = _shown_order(pid, annotator["id"], item, a) if b else "ab"
-                aid = self.store.lease(pid, annotator["id"], item, a, b or None, order,
-                                       float(project.settings.get("lease_seconds", DEFAULT_LEASE_SECONDS)))
-                return self._assignment(project, aid, item, a, b, order, annotator)
-            return {"done": True, "final": False, "retry_after": 3,
-                    "reason": "no more work for you now (the rest is with other annotators; more may come)",
-                    "progress": self.progress(pid, annotator["id"])}
+            project = self._project(pid)
+            seconds = float(project.settings.get("lease_seconds", DEFAULT_LEASE_SECONDS))
+            held = self.store.held(pid, annotator["id"])
+            if project.mode == "live":
+                with self.store.transaction():  # the Session's view and the lease in one step, across servers
+                    session = self.session(pid)
+                    if session.done:
+                        return self._no_work(project, annotator, True, "the decision is made")
+                    if held is not None:
+                        return self._assignment(project, held, annotator)
+                    row = self.store.lease_next(pid, annotator["id"], seconds=seconds,
+                                                candidates=self._wanted(project, session), shown_order=_order_of(pid, annotator["id"]))
+            else:
+                if held is not None:
+                    return self._assignment(project, held, annotator)
+                row = self.store.lease_next(pid, annotator["id"], seconds=seconds, shown_order=_order_of(pid, annotator["id"]))
+            if row is not None:
+                return self._assignment(project, row, annotator)
+            if project.mode == "live":
+                return self._no_work(project, annotator, False, "the items asked about so far are with other "
+                                                                "annotators or judged; more may come")
+            q = self.store.queue_state(pid, annotator["id"])
+            if q["unfinished"] == 0:
+                return self._no_work(project, annotator, True, "every item has its judgments")
+            if q["unfinished_for_me"] == 0:
+                return self._no_work(project, annotator, True, "you have had every item that still needs judging")
+            return self._no_work(project, annotator, False, "no more work for you now (the rest is with other "
+                                                            "annotators; more may come)")
 
-    def _counts(self, project_id: int, annotator_id: int):
-        done_by: dict[tuple, set] = {}
-        for j in self.store.judgments(project_id):
-            if j.status == "done":
-                done_by.setdefault((j.item_id, j.a, j.b if not j.is_score else ""), set()).add(j.annotator)
-                if not j.is_score:
-                    done_by.setdefault((j.item_id, j.b, j.a), set()).add(j.annotator)
-        busy: dict[tuple, set] = {}
-        seen = set()
-        for r in self.store.assignments(project_id):
-            key = (r["item_id"], r["a"], r["b"] or "")
-            if r["state"] == "leased":
-                busy.setdefault(key, set()).add(f"annotator:{r['annotator_id']}")
-            if r["annotator_id"] == annotator_id:
-                seen.add(key)
-        return done_by, busy, seen
+    def _no_work(self, project: Project, annotator: dict[str, Any], final: bool, reason: str) -> dict[str, Any]:
+        out = {"done": True, "final": final, "reason": reason,
+               "progress": {"judged": self.store.judged_by(annotator["id"])}}
+        if not final:
+            out["retry_after"] = 3
+        return out
 
-    def _assignment(self, project: Project, assignment_id: int, item: str, a: str, b: str, order: str,
-                    annotator: dict[str, Any]) -> dict[str, Any]:
-        row = next(r for r in self.store.items(project.id) if r["item_id"] == item)
-        out: dict[str, Any] = {"assignment_id": assignment_id, "project": project.name, "kind": project.kind,
-                               "item_id": item, "input": row["input"],
-                               "progress": self.progress(project.id, annotator["id"])}
+    def _assignment(self, project: Project, row: dict[str, Any], annotator: dict[str, Any]) -> dict[str, Any]:
+        """What the page shows for an assignment row: the input, the outputs in the shown order, the scale."""
+        item, a, b, order = row["item_id"], row["a"], row["b"] or "", row["shown_order"]
+        stored = self.store.item(project.id, item) or {"input": None, "outputs": {}, "meta": {}}
+        out: dict[str, Any] = {"assignment_id": int(row["id"]), "project": project.name, "kind": project.kind,
+                               "item_id": item, "input": stored["input"], "expires_at": row["expires_at"],
+                               "progress": {"judged": self.store.judged_by(annotator["id"])}}
         if b:
             first, second = (a, b) if order == "ab" else (b, a)
-            out.update(outputs=[row["outputs"].get(first), row["outputs"].get(second)], answers=ANSWERS)
+            out.update(outputs=[stored["outputs"].get(first), stored["outputs"].get(second)], answers=ANSWERS)
         else:
-            out.update(output=row["outputs"].get(a), scale=project.settings["scale"])
+            out.update(output=stored["outputs"].get(a), scale=project.settings["scale"])
             if project.settings.get("question"):
                 out["question"] = project.settings["question"]
-        if row["meta"].get("image"):
-            out["image"] = row["meta"]["image"]
+        if stored["meta"].get("image"):
+            out["image"] = stored["meta"]["image"]
         return out
 
     def progress(self, project_id: int, annotator_id: int) -> dict[str, int]:
-        """How many judgments this annotator has given in the project."""
-        mine = [r for r in self.store.assignments(project_id, annotator_id=annotator_id) if r["state"] == "done"]
-        return {"judged": len(mine)}
+        """How many answers this annotator has given in the project (skips included, undone ones not)."""
+        return {"judged": self.store.judged_by(annotator_id)}
 
     # ------------------------------------------------------------------ taking in work
-    def submit(self, annotator: dict[str, Any], assignment_id: int, *, answer: str | None = None,
-               score: float | None = None, skip: bool = False, comment: str = "",
+    def submit(self, annotator: dict[str, Any], assignment_id: int, *, answer: str | int | None = None,
+               score: float | None = None, skip: bool = False, comment: str | None = "",
                idempotency_key: str | None = None) -> int:
         """Store one answer to an assignment; returns the judgment id once committed.
 
-        ``answer``: '1' (the first output shown), '2' (the second) or '0' (tie) for pairwise work;
-        ``score`` for score work (on a label project -- one with a ``question`` -- only 1 for yes and 0 for
-        no, as numbers or the strings "1" / "0"); ``skip=True`` to decline. A repeated ``idempotency_key`` returns
-        the first id without storing anything.
+        ``answer``: '1' (the first output shown), '2' (the second) or '0' (tie) for pairwise work (the
+        integers 1, 2, 0 too); ``score`` for score work, a finite number on the project's scale (on a
+        label project -- one with a ``question`` -- only 1 for yes and 0 for no, as numbers or the strings
+        "1" / "0"); ``skip=True`` (a real boolean) to decline. ``idempotency_key`` names this submission:
+        sent again with the same answer, the first id comes back and nothing is stored; with another
+        answer, ConflictError. A second answer to an assignment is a ConflictError (undo the first).
         """
         pid = annotator["project_id"]
-        row = self.store.assignment(int(assignment_id))
+        if isinstance(assignment_id, bool) or not isinstance(assignment_id, int):
+            raise ParameterError(f"assignment_id must be an integer, got {assignment_id!r}", field="assignment_id")
+        row = self.store.assignment(assignment_id)
         if row is None or row["annotator_id"] != annotator["id"] or row["project_id"] != pid:
             raise PermissionError("this assignment belongs to someone else")
-        project = self.store.project(pid)
+        if not isinstance(skip, bool):
+            raise ParameterError(f"skip must be true or false, got {skip!r}", field="skip", item_id=row["item_id"])
+        if comment is not None and not isinstance(comment, str):
+            raise ParameterError(f"comment must be text, got {type(comment).__name__}", field="comment",
+                                 item_id=row["item_id"])
+        if idempotency_key is not None and not (isinstance(idempotency_key, str) and 0 < len(idempotency_key) <= 200):
+            raise ParameterError("idempotency_key must be a string of 1-200 characters", field="idempotency_key",
+                                 item_id=row["item_id"])
+        project = self._project(pid)
         detail: dict[str, Any] = {"assignment": int(assignment_id)}
         if comment:
             detail["comment"] = str(comment)[:5000]
@@ -340,12 +386,13 @@ class Workspace:
         if skip:
             j = Judgment(verdict=None, status="skipped", detail=detail, **common)
         elif row["b"]:
-            if answer is None or str(answer) not in ANSWERS:
+            key = _answer_key(answer)
+            if key is None:
                 raise ParameterError(f"answer must be 1 (first output shown), 2 (second) or 0 (tie), got {answer!r}",
                                      field="verdict", item_id=row["item_id"])
             shown_first_is_a = row["shown_order"] == "ab"
-            verdict = {"0": "tie", "1": "a" if shown_first_is_a else "b", "2": "b" if shown_first_is_a else "a"}[str(answer)]
-            j = Judgment(verdict=verdict, detail={**detail, "answer": str(answer)}, **common)
+            verdict = {"0": "tie", "1": "a" if shown_first_is_a else "b", "2": "b" if shown_first_is_a else "a"}[key]
+            j = Judgment(verdict=verdict, detail={**detail, "answer": key}, **common)
         elif project.settings.get("question"):  # a yes/no label project: 1 or 0, nothing in between
             value = _label(score)
             if value is None:
@@ -354,50 +401,68 @@ class Workspace:
             j = Judgment(verdict=None, detail={**detail, "score": value}, **common)
         else:
             lo, hi = project.settings["scale"]
-            try:
-                value = float(score)
-            except (TypeError, ValueError):
-                raise ParameterError(f"score must be a number from {lo:g} to {hi:g}, got {score!r}", field="score",
-                                     item_id=row["item_id"]) from None
-            if not (math.isfinite(value) and lo <= value <= hi):
+            value = _score(score)
+            if value is None or not lo <= value <= hi:
                 raise ParameterError(f"score must be a number from {lo:g} to {hi:g}, got {score!r}", field="score",
                                      item_id=row["item_id"])
             j = Judgment(verdict=None, detail={**detail, "score": value}, **common)
         with self._lock(pid):
-            jid = self.store.record_judgment(pid, j, idempotency_key=idempotency_key, assignment_id=int(assignment_id))
+            jid = self.store.record_judgment(pid, j, idempotency_key=idempotency_key, assignment_id=assignment_id)
             if project.mode == "live":
                 self.session(pid)  # advance the live decision now
         return jid
 
+    def undo(self, annotator: dict[str, Any]) -> dict[str, Any]:
+        """Withdraw the annotator's latest judgment that stands (it stays stored, marked undone) and give
+        its item back to them: returns the assignment to answer again, with ``undone`` (the judgment id).
+        ConflictError when there is nothing to undo or a skipped item has gone to someone else."""
+        pid = annotator["project_id"]
+        with self._lock(pid):
+            project = self._project(pid)
+            seconds = float(project.settings.get("lease_seconds", DEFAULT_LEASE_SECONDS))
+            r = self.store.retract_last(pid, annotator["id"], seconds=seconds)
+            if project.mode == "live":
+                self.session(pid)  # rebuilt without the undone verdict
+            return {**self._assignment(project, r["assignment"], annotator), "undone": r["judgment_id"]}
+
     # ------------------------------------------------------------------ status
     def status(self, project_id: int) -> dict[str, Any]:
-        """Counts, the live decision (leader, wins, ties, risk, decided or about how many more), and agreement."""
+        """Counts, per-annotator progress, the live decision (leader, wins, ties, risk, decided or about how
+        many more), and agreement."""
         with self._lock(project_id):
             return self._status(project_id)
 
     def _status(self, project_id: int) -> dict[str, Any]:
-        project = self.store.project(project_id)
+        project = self._project(project_id)
         judgments = self.store.judgments(project_id)
         done = [j for j in judgments if j.status == "done"]
+        people = self.store.progress(project_id)
         out: dict[str, Any] = {
             "project": {"id": project.id, "name": project.name, "kind": project.kind, "mode": project.mode},
             "settings": {k: v for k, v in project.settings.items()},
-            "items": len(self.store.items(project_id)),
+            "items": self.store.item_count(project_id),
             "annotators": [a["name"] for a in self.store.annotators(project_id)],
+            "progress": people,
             "judgments": {"done": len(done), "skipped": sum(j.status == "skipped" for j in judgments),
-                          "total": len(judgments)},
-            "open_leases": len(self.store.assignments(project_id, state="leased")),
+                          "undone": sum(p["undone"] for p in people), "total": len(judgments)},
+            "open_leases": sum(p["open"] for p in people),
+            "servers": [{k: s[k] for k in ("hostname", "pid", "address", "started_at")} for s in self.store.servers()],
             "agreement": _agreement(done, project.kind),
         }
+        if project.mode == "fixed":
+            out["queue"] = self.store.queue_state(project_id)
         session = self.session(project_id)
         if session is not None:
             d = session.decision()
             leader = None if d.wins_a == d.wins_b else (d.a if d.wins_a > d.wins_b else d.b)
+            requested = {session.pool.item_ids[i] for i in session.requested()}
+            ahead = len({j.item_id for j in done if j.item_id not in requested})
             out["decision"] = {"outcome": d.outcome, "decided": session.done, "winner": d.winner, "leader": leader,
                                "wins_a": d.wins_a, "wins_b": d.wins_b, "ties": d.ties, "risk": d.risk,
                                "risk_threshold": d.risk_threshold, "risk_rule": d.risk_rule,
                                "labels_used": d.labels_used, "decision_set": d.decision_set,
                                "pool_size": d.pool_size, "more_needed_at_least": _more_needed(session, d),
+                               "judged_ahead": ahead,
                                "guarantee": d.guarantee, "win_rate_interval": d.win_rate_interval,
                                "note": f"what the risk means: {d.guarantee}"}
         return out
@@ -434,6 +499,31 @@ def _more_needed(session: Session, d) -> int | None:
     return None
 
 
+def _order_of(project_id: int, annotator_id: int):
+    """The shown-order rule for :meth:`~evalsift.store.Store.lease_next`: a unit row -> 'ab' | 'ba'."""
+    return lambda unit: _shown_order(project_id, annotator_id, unit["item_id"], unit["a"])
+
+
+def _answer_key(answer: Any) -> str | None:
+    """'1', '2' or '0' from the strings or the integers 1, 2, 0; None for anything else (booleans included)."""
+    if isinstance(answer, str):
+        return answer if answer in ANSWERS else None
+    if isinstance(answer, int) and not isinstance(answer, bool):
+        return str(answer) if str(answer) in ANSWERS else None
+    return None
+
+
+def _score(score: Any) -> float | None:
+    """A finite float from a number or a numeric string; None for booleans, non-numbers, NaN and infinities."""
+    if isinstance(score, (bool, np.bool_)) or score is None:
+        return None
+    try:
+        value = float(score)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return value if math.isfinite(value) else None
+
+
 def _shown_order(project_id: int, annotator_id: int, item: str, a: str) -> str:
     """A seeded random presentation order per (project, annotator, item): 'ab' or 'ba'."""
     h = hashlib.sha256(f"{project_id}|{annotator_id}|{item}|{a}".encode()).digest()
@@ -462,6 +552,15 @@ def _rows(pool: Pool, systems: Sequence[str], meta_columns: Sequence[str] = ()) 
     return [{"item_id": iid, "position": k, "input": pool.inputs[k],
              "outputs": {s: pool.outputs[s][k] for s in systems},
              "meta": {c: pool.metadata[c][k] for c in meta_columns}} for k, iid in enumerate(pool.item_ids)]
+
+
+def _guidelines(text: str | None) -> dict[str, str]:
+    """``{"guidelines": text}`` for the project's settings (nothing when empty); at most 20,000 characters."""
+    if text is None or not str(text).strip():
+        return {}
+    if len(str(text)) > 20000:
+        raise ParameterError(f"guidelines are {len(str(text))} characters; keep them under 20,000", field="guidelines")
+    return {"guidelines": str(text).strip()}
 
 
 def _check_overlap(overlap: int, lease_seconds: float) -> None:

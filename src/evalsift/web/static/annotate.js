@@ -1,4 +1,5 @@
-// evalsift annotator page: fetch the next assignment, show it, send the answer (keys 1 / 2 / 0, s to skip).
+// evalsift annotator page: fetch the next assignment, show it, send the answer (keys 1 / 2 / 0, s to skip,
+// u to undo the last answer; on score items type the number and press Enter).
 // Everything from the server is shown with textContent, never parsed as HTML.
 (function () {
   "use strict";
@@ -6,12 +7,18 @@
   const token = root.dataset.token;
   const kind = root.dataset.kind;
   const label = root.dataset.label === "1";   // a yes/no question (score 1 / 0), maybe about an image
+  const low = Number(root.dataset.low);
+  const high = Number(root.dataset.high);
   const statusEl = document.getElementById("status");
   const task = document.getElementById("task");
+  const scoreEl = document.getElementById("score");
+  const scoreError = document.getElementById("score-error");
+  const undoButton = document.getElementById("bundo");
   let current = null;   // the assignment on screen
   let sending = false;
 
   function show(text) { statusEl.textContent = text; statusEl.hidden = false; }
+  function wait(ms) { return new Promise((r) => setTimeout(r, ms)); }
 
   function newKey() {
     if (window.crypto && crypto.randomUUID) { return crypto.randomUUID(); }
@@ -26,24 +33,28 @@
       cache: "no-store",
     });
     const data = await res.json().catch(() => ({}));
-    if (!res.ok) { const e = new Error(data.error || ("HTTP " + res.status)); e.status = res.status; throw e; }
+    if (!res.ok) {
+      const e = new Error(data.error || ("HTTP " + res.status));
+      e.status = res.status;
+      e.retryAfter = Number(res.headers.get("Retry-After") || 0);
+      throw e;
+    }
     return data;
   }
 
-  async function next() {
-    current = null;
-    task.hidden = true;
-    show("Loading…");
-    let a;
-    try { a = await api("GET", "/api/v1/next"); } catch (e) { show("Could not load work: " + e.message); return; }
-    const progress = document.getElementById("progress");
-    if (a.progress) { progress.textContent = a.progress.judged + " judged"; }
-    if (a.done && !a.final) {                     // the rest is with others for now: look again soon
-      show("Waiting: " + a.reason + ".");
-      setTimeout(next, 1000 * (a.retry_after || 3));
-      return;
+  // a request the server could not take now (503: the store was busy; or no connection) is sent again
+  async function persistent(method, path, body) {
+    for (let attempt = 0; ; attempt++) {
+      try { return await api(method, path, body); } catch (e) {
+        if (e.status && e.status < 500) { throw e; }
+        if (attempt >= 5) { throw e; }
+        show(e.status === 503 ? "The server is busy; trying again…" : "Connection problem; trying again…");
+        await wait(e.retryAfter ? 1000 * e.retryAfter : 500 * (attempt + 1));
+      }
     }
-    if (a.done) { show("No more work: " + a.reason + ". Thank you!"); return; }
+  }
+
+  function display(a) {
     current = a;
     current.key = newKey();
     const inputEl = document.getElementById("input");
@@ -62,13 +73,30 @@
       document.getElementById("out2").textContent = a.outputs[1] == null ? "" : a.outputs[1];
     } else {
       document.getElementById("out1").textContent = a.output == null ? "" : a.output;
-      const score = document.getElementById("score");
-      score.value = "";
-      score.focus();
+      scoreEl.value = "";
+      scoreError.hidden = true;
     }
     document.getElementById("comment").value = "";
+    if (a.progress) { document.getElementById("progress").textContent = a.progress.judged + " judged"; }
     statusEl.hidden = true;
     task.hidden = false;
+    if (scoreEl && !label) { scoreEl.focus(); }   // after the task is shown: a hidden field cannot take focus
+  }
+
+  async function next() {
+    current = null;
+    task.hidden = true;
+    show("Loading…");
+    let a;
+    try { a = await persistent("GET", "/api/v1/next"); } catch (e) { show("Could not load work: " + e.message); return; }
+    if (a.progress) { document.getElementById("progress").textContent = a.progress.judged + " judged"; }
+    if (a.done && !a.final) {                     // the rest is with others for now: look again soon
+      show("Waiting: " + a.reason + ".");
+      setTimeout(next, 1000 * (a.retry_after || 3));
+      return;
+    }
+    if (a.done) { show("No more work: " + a.reason + ". Thank you!"); return; }
+    display(a);
   }
 
   async function send(extra) {
@@ -76,20 +104,55 @@
     sending = true;
     const body = Object.assign({assignment_id: current.assignment_id, idempotency_key: current.key,
                                 comment: document.getElementById("comment").value}, extra);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        await api("POST", "/api/v1/judgments", body);
-        sending = false;
-        next();
-        return;
-      } catch (e) {
-        if (e.status && e.status < 500) { show("Not stored: " + e.message); sending = false; return; }
-        show("Connection problem; retrying…");
-        await new Promise((r) => setTimeout(r, 500 * (attempt + 1)));
-      }
+    try {
+      await persistent("POST", "/api/v1/judgments", body);
+    } catch (e) {
+      sending = false;
+      if (e.status && e.status < 500) { show("Not stored: " + e.message); return; }
+      show("Not stored after several tries; your answer is kept on this page, press the key again.");
+      return;
     }
-    show("Not stored after several tries; your answer is kept on this page, press the key again.");
     sending = false;
+    undoButton.hidden = false;
+    next();
+  }
+
+  async function undo() {
+    if (sending) { return; }
+    sending = true;
+    try {
+      const a = await persistent("POST", "/api/v1/undo");
+      sending = false;
+      display(a);
+      show("Your last answer was withdrawn: answer this item again.");
+    } catch (e) {
+      sending = false;
+      show("Nothing undone: " + e.message);
+    }
+  }
+
+  // a score as typed: a number on the scale, or a message saying what is wrong (nothing is sent)
+  function typedScore() {
+    const raw = scoreEl.value.trim();
+    if (scoreEl.validity && scoreEl.validity.badInput) { return {error: "That is not a number."}; }
+    if (raw === "") { return {error: "Type a score from " + low + " to " + high + " first."}; }
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < low || value > high) {
+      return {error: "The score must be from " + low + " to " + high + "; you typed " + raw + "."};
+    }
+    return {value: value};
+  }
+
+  function sendScore() {
+    const s = typedScore();
+    if (s.error) {
+      scoreError.textContent = s.error;
+      scoreError.hidden = false;
+      scoreEl.focus();
+      return;
+    }
+    scoreError.hidden = true;
+    send({score: s.value});
   }
 
   document.querySelectorAll("button[data-answer]").forEach((b) => {
@@ -102,19 +165,17 @@
     b.addEventListener("click", () => send({skip: true}));
   });
   const scoreButton = document.getElementById("bscore");
-  if (scoreButton) {
-    scoreButton.addEventListener("click", () => send({score: Number(document.getElementById("score").value)}));
-  }
+  if (scoreButton) { scoreButton.addEventListener("click", sendScore); }
+  undoButton.addEventListener("click", undo);
   document.addEventListener("keydown", (ev) => {
+    const active = document.activeElement ? document.activeElement.id : "";
+    const typing = active === "comment" || active === "score" || active === "token";
+    if (!typing && ev.key === "u" && !undoButton.hidden) { ev.preventDefault(); undo(); return; }
     if (!current) { return; }
-    const inComment = document.activeElement && document.activeElement.id === "comment";
-    if (kind === "pairwise" && !inComment && ["1", "2", "0"].includes(ev.key)) { ev.preventDefault(); send({verdict: ev.key}); }
-    else if (label && !inComment && (ev.key === "y" || ev.key === "n")) { ev.preventDefault(); send({score: ev.key === "y" ? 1 : 0}); }
-    else if (!inComment && ev.key === "s" && document.activeElement.id !== "score") { ev.preventDefault(); send({skip: true}); }
-    else if (kind === "score" && !label && ev.key === "Enter") {
-      ev.preventDefault();
-      send({score: Number(document.getElementById("score").value)});
-    }
+    if (kind === "pairwise" && !typing && ["1", "2", "0"].includes(ev.key)) { ev.preventDefault(); send({verdict: ev.key}); }
+    else if (label && !typing && (ev.key === "y" || ev.key === "n")) { ev.preventDefault(); send({score: ev.key === "y" ? 1 : 0}); }
+    else if (!typing && ev.key === "s") { ev.preventDefault(); send({skip: true}); }
+    else if (kind === "score" && !label && ev.key === "Enter" && active !== "comment") { ev.preventDefault(); sendScore(); }
   });
   next();
 })();

@@ -1,0 +1,792 @@
+"""The :class:`Store`: one SQLite file per workspace (see :mod:`evalsift.store` for its safety rules)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import socket
+import sqlite3
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from ..errors import ConflictError, DataError, ParameterError, StoreBusyError, check_choice
+from ..oracle.base import Judgment
+from .schema import LATEST, MIGRATIONS
+
+DEFAULT_DB = "evalsift.db"
+KINDS = ("pairwise", "score")
+MODES = ("live", "fixed")
+INT64 = (-(2 ** 63), 2 ** 63 - 1)
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def hash_token(token: str) -> str:
+    """The sha256 hex digest under which a token is stored (the token itself never is).
+
+    >>> len(hash_token("secret"))
+    64
+    """
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+@dataclass(frozen=True)
+class Project:
+    """A project row: what is judged (``kind``: pairwise verdicts or scores), how items are chosen
+    (``mode``: ``live`` -- a Session decides -- or ``fixed`` -- a given selection), and its settings."""
+
+    id: int
+    name: str
+    kind: str
+    mode: str
+    settings: dict[str, Any]
+    selector: dict[str, Any]
+    data: dict[str, Any]
+    created_at: str
+
+
+class Store:
+    """One SQLite file (``path``; default ``./evalsift.db``) holding a workspace's projects and judgments.
+
+    Each thread gets its own connection. ``busy_timeout`` (seconds) is how long a writer waits for
+    another's transaction before giving up with :class:`~evalsift.errors.StoreBusyError` (nothing
+    written; try again). A file this process may not write is opened **read-only**: everything can be
+    read and exported, and a write says why it cannot happen. ``read_only=True`` asks for that mode.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] = DEFAULT_DB, *, busy_timeout: float = 30.0,
+                 read_only: bool = False) -> None:
+        self.path = Path(path).expanduser()
+        if self.path.is_dir():
+            raise DataError(f"--db {self.path} is a folder; give a file name such as {self.path / DEFAULT_DB}",
+                            field="db")
+        if not self.path.exists() and read_only:
+            raise DataError(f"--db {self.path} does not exist", field="db")
+        self.read_only = bool(read_only) or (self.path.exists() and not os.access(self.path, os.W_OK))
+        if not self.read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.busy_timeout = float(busy_timeout)
+        self._local = threading.local()
+        self._check_file()
+        if self.read_only:
+            self._check_readable_schema()
+        else:
+            self._migrate()
+
+    # ------------------------------------------------------------------ connections and transactions
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = self._open()
+            except sqlite3.DatabaseError as e:
+                raise self._damaged(e) from None
+            conn.row_factory = sqlite3.Row
+            self._local.conn = conn
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        if self.read_only:
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            try:
+                conn = sqlite3.connect(uri, uri=True, timeout=self.busy_timeout, isolation_level=None,
+                                       check_same_thread=False)
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError:  # a WAL file whose -shm cannot be made here: read it as it is
+                conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?immutable=1", uri=True,
+                                       isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            return conn
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    def _damaged(self, e: Exception) -> DataError:
+        """The error for a file SQLite cannot read: not a store at all, or a damaged one (with the recovery)."""
+        try:
+            with open(self.path, "rb") as f:
+                head = f.read(16)
+        except OSError:
+            head = b""
+        if head != SQLITE_MAGIC and self.path.exists() and self.path.stat().st_size > 0:
+            return DataError(f"{self.path} is not an evalsift store ({e}); give another --db file", field="db")
+        reason = " ".join(str(e).split())
+        return DataError(
+            f"{self.path} is damaged ({reason}). Nothing was changed. To recover what can be read: "
+            f"`sqlite3 {self.path} .recover | sqlite3 recovered.db`, then use --db recovered.db "
+            f"(keep the damaged file until you have checked the recovered one)", field="db")
+
+    def _check_file(self) -> None:
+        """Refuse files that are not SQLite, and name damaged ones, before anything is written."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        try:
+            row = self._conn().execute("PRAGMA quick_check(1)").fetchone()
+        except sqlite3.DatabaseError as e:
+            raise self._damaged(e) from None
+        if row is None or row[0] != "ok":
+            raise self._damaged(Exception(f"integrity check: {row[0] if row else 'no answer'}"))
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A ``BEGIN IMMEDIATE`` transaction on this thread's connection: committed when the block ends,
+        rolled back on an error. Nested use joins the outer transaction (so several store calls can be
+        one atomic step). StoreBusyError when another writer holds the lock past ``busy_timeout``."""
+        if self.read_only:
+            raise DataError(f"{self.path} is read-only here (no write permission, or opened read_only): it can be "
+                            "read and exported; to write, use a writable copy or fix its permissions", field="db")
+        conn = self._conn()
+        if conn.in_transaction:
+            yield conn
+            return
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            raise self._busy(e) from None
+        except sqlite3.DatabaseError as e:
+            raise self._damaged(e) from None
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.OperationalError as e:
+            conn.execute("ROLLBACK")
+            raise self._busy(e) from None
+
+    _write = transaction  # the name the rest of the package has used
+
+    def _busy(self, e: Exception) -> DataError:
+        if "locked" in str(e) or "busy" in str(e):
+            return StoreBusyError(f"{self.path}: another writer held the store for {self.busy_timeout:g} s ({e}); "
+                                  "nothing was written: try again", field="db", hint="retry")
+        return DataError(f"{self.path}: could not write ({e})", field="db")
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their threads end)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def _applied(self) -> set[int]:
+        conn = self._conn()
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'").fetchone():
+            return set()
+        return {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+
+    def _refuse_newer(self, done: set[int]) -> None:
+        newer = [v for v in done if v > LATEST]
+        if newer:
+            raise DataError(f"{self.path} was written by a newer evalsift (schema version {max(newer)}; this one knows "
+                            f"up to {LATEST}); upgrade evalsift to use it")
+
+    def _check_readable_schema(self) -> None:
+        done = self._applied()
+        self._refuse_newer(done)
+        if not done:
+            raise DataError(f"{self.path} is not an evalsift store (no schema), and it is read-only here", field="db")
+
+    def _migrate(self) -> None:
+        with self._write() as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                         "description TEXT NOT NULL, applied_at TEXT NOT NULL)")
+            done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+        self._refuse_newer(done)
+        for version, description, sql, *step in MIGRATIONS:
+            if version in done:
+                continue
+            with self._write() as conn:
+                if conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone():
+                    continue  # another process applied it meanwhile
+                for statement in _statements(sql):
+                    conn.execute(statement)
+                for fn in step:
+                    fn(conn)
+                conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, description, _now()))
+
+    @property
+    def schema_version(self) -> int:
+        """The highest migration applied to this file."""
+        return int(self._conn().execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0])
+
+    def _has(self, table: str) -> bool:
+        """Whether ``table`` exists (a read-only file of an older schema may lack the newer ones)."""
+        return self._conn().execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                    (table,)).fetchone() is not None
+
+    # ------------------------------------------------------------------ projects
+    def create_project(self, name: str, *, kind: str, mode: str, settings: dict[str, Any] | None = None,
+                       selector: dict[str, Any] | None = None, data: dict[str, Any] | None = None,
+                       items: Iterable[dict[str, Any]] | None = None,
+                       units: Sequence[tuple[str, str, str]] | None = None) -> tuple[int, str]:
+        """Create a project; returns ``(project id, admin token)`` -- the token is shown once, stored hashed.
+
+        With ``items`` (rows as :meth:`add_items` takes them) and ``units`` (the queue: ``(item_id, a,
+        b)`` in order, ``b`` '' for scores), the project, its items and its queue are written in one
+        transaction: a failure leaves no half-made project."""
+        check_choice("kind", kind, KINDS, where="project")
+        check_choice("mode", mode, MODES, where="project")
+        if not name or not str(name).strip():
+            raise ParameterError("a project needs a name (--name)", field="name")
+        token = secrets.token_urlsafe(24)
+        settings = dict(settings or {})
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM projects WHERE name = ?", (name,)).fetchone():
+                raise DataError(f"a project named {name!r} already exists in {self.path}; choose another --name",
+                                field="name")
+            cur = conn.execute(
+                "INSERT INTO projects (name, kind, mode, settings, selector, data, admin_token, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, kind, mode, _dumps(settings), _dumps(selector or {}), _dumps(data or {}),
+                 hash_token(token), _now()))
+            pid = int(cur.lastrowid)
+            if items is not None:
+                self.add_items(pid, items)
+            if units is not None:
+                need = int(settings.get("overlap", 1))
+                conn.executemany("INSERT INTO units (project_id, pos, item_id, a, b, need) VALUES (?, ?, ?, ?, ?, ?)",
+                                 [(pid, k, str(i), a, b or "", need) for k, (i, a, b) in enumerate(units)])
+        return pid, token
+
+    def project(self, project: int | str) -> Project:
+        """A project by id (an int) or by name (a string); a string of digits that names no project is
+        taken as an id. DataError listing the projects when it does not exist."""
+        conn = self._conn()
+        row, given = None, project
+        if isinstance(project, str):
+            row = conn.execute("SELECT * FROM projects WHERE name = ?", (project,)).fetchone()
+            if row is None and project.strip().isdigit():
+                project = int(project)
+        if row is None and isinstance(project, int) and not isinstance(project, bool) and \
+                INT64[0] <= project <= INT64[1]:
+            row = conn.execute("SELECT * FROM projects WHERE id = ?", (project,)).fetchone()
+        if row is None:
+            names = [f"{r['id']} ({r['name']})" for r in conn.execute("SELECT id, name FROM projects ORDER BY id")]
+            raise DataError(f"no project {given!r} in {self.path}; projects: {', '.join(names) or '(none)'}",
+                            field="project")
+        return Project(id=row["id"], name=row["name"], kind=row["kind"], mode=row["mode"],
+                       settings=json.loads(row["settings"]), selector=json.loads(row["selector"]),
+                       data=json.loads(row["data"]), created_at=row["created_at"])
+
+    def projects(self) -> list[Project]:
+        """Every project, oldest first."""
+        return [self.project(int(r[0])) for r in self._conn().execute("SELECT id FROM projects ORDER BY id")]
+
+    def is_admin(self, project_id: int, token: str | None) -> bool:
+        """True when ``token`` is the project's admin token (compared as hashes, in constant time)."""
+        if not token or not isinstance(token, str):
+            return False
+        row = self._conn().execute("SELECT admin_token FROM projects WHERE id = ?", (project_id,)).fetchone()
+        return row is not None and secrets.compare_digest(row[0], hash_token(token))
+
+    # ------------------------------------------------------------------ items and outputs
+    def add_items(self, project_id: int, rows: Iterable[dict[str, Any]]) -> int:
+        """Store items with the outputs they will be shown with: each row ``{item_id, position,
+        input, outputs: {system: text}, meta}``. Existing items are left as they are. Returns how many
+        were added."""
+        added = 0
+        with self._write() as conn:
+            for r in rows:
+                cur = conn.execute("INSERT OR IGNORE INTO items (project_id, item_id, position, input, meta) "
+                                   "VALUES (?, ?, ?, ?, ?)", (project_id, str(r["item_id"]), int(r["position"]),
+                                                              r.get("input"), _dumps(r.get("meta") or {})))
+                added += cur.rowcount
+                conn.executemany("INSERT OR IGNORE INTO outputs (project_id, item_id, system, output) VALUES "
+                                 "(?, ?, ?, ?)", [(project_id, str(r["item_id"]), system, text)
+                                                  for system, text in (r.get("outputs") or {}).items()])
+        return added
+
+    def items(self, project_id: int) -> list[dict[str, Any]]:
+        """The project's items in position order, each with its outputs."""
+        conn = self._conn()
+        outs: dict[str, dict[str, str | None]] = {}
+        for r in conn.execute("SELECT item_id, system, output FROM outputs WHERE project_id = ?", (project_id,)):
+            outs.setdefault(r["item_id"], {})[r["system"]] = r["output"]
+        return [{"item_id": r["item_id"], "position": r["position"], "input": r["input"], "meta": json.loads(r["meta"]),
+                 "outputs": outs.get(r["item_id"], {})}
+                for r in conn.execute("SELECT * FROM items WHERE project_id = ? ORDER BY position", (project_id,))]
+
+    def item(self, project_id: int, item_id: str) -> dict[str, Any] | None:
+        """One item with its outputs (as :meth:`items` gives them), or None -- without reading the rest."""
+        conn = self._conn()
+        r = conn.execute("SELECT * FROM items WHERE project_id = ? AND item_id = ?", (project_id, item_id)).fetchone()
+        if r is None:
+            return None
+        outs = {o["system"]: o["output"] for o in conn.execute(
+            "SELECT system, output FROM outputs WHERE project_id = ? AND item_id = ?", (project_id, item_id))}
+        return {"item_id": r["item_id"], "position": r["position"], "input": r["input"], "meta": json.loads(r["meta"]),
+                "outputs": outs}
+
+    def item_count(self, project_id: int) -> int:
+        """How many items the project holds."""
+        return int(self._conn().execute("SELECT COUNT(*) FROM items WHERE project_id = ?", (project_id,)).fetchone()[0])
+
+    # ------------------------------------------------------------------ annotators
+    def add_annotator(self, project_id: int, name: str) -> tuple[int, str]:
+        """Add an annotator; returns ``(annotator id, token)`` -- the token is shown once, stored hashed."""
+        self.project(project_id)
+        if not name or not str(name).strip():
+            raise ParameterError("an annotator needs a name (--name)", field="name")
+        token = secrets.token_urlsafe(24)
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM annotators WHERE project_id = ? AND name = ?", (project_id, name)).fetchone():
+                raise DataError(f"project {project_id} already has an annotator named {name!r}", field="name")
+            cur = conn.execute("INSERT INTO annotators (project_id, name, token, created_at) VALUES (?, ?, ?, ?)",
+                               (project_id, name, hash_token(token), _now()))
+        return int(cur.lastrowid), token
+
+    def _annotator_row(self, conn, project_id: int, name: str) -> sqlite3.Row:
+        row = conn.execute("SELECT * FROM annotators WHERE project_id = ? AND name = ?", (project_id, name)).fetchone()
+        if row is None:
+            names = [r[0] for r in conn.execute("SELECT name FROM annotators WHERE project_id = ? ORDER BY id",
+                                                (project_id,))]
+            raise DataError(f"project {project_id} has no annotator named {name!r}; annotators: "
+                            f"{', '.join(names) or '(none)'}", field="name")
+        return row
+
+    def rotate_token(self, project_id: int, name: str) -> str:
+        """Give annotator ``name`` a new token (returned once, stored hashed); the old link stops working.
+        Their judgments and open work stay theirs."""
+        token = secrets.token_urlsafe(24)
+        with self._write() as conn:
+            row = self._annotator_row(conn, project_id, name)
+            conn.execute("UPDATE annotators SET token = ?, revoked_at = NULL WHERE id = ?", (hash_token(token), row["id"]))
+        return token
+
+    def revoke_annotator(self, project_id: int, name: str) -> int:
+        """Revoke annotator ``name``'s token: the link stops working, their open leases go back to the
+        queue (returns how many), their judgments stay. :meth:`rotate_token` gives them a new link."""
+        with self._write() as conn:
+            row = self._annotator_row(conn, project_id, name)
+            conn.execute("UPDATE annotators SET revoked_at = ? WHERE id = ?", (_now(), row["id"]))
+            freed = conn.execute("UPDATE assignments SET state = 'expired' WHERE annotator_id = ? AND state = 'leased' "
+                                 "RETURNING project_id, unit", (row["id"],)).fetchall()
+            _release(conn, freed)
+        return len(freed)
+
+    def annotator_by_token(self, token: str | None) -> dict[str, Any] | None:
+        """``{id, project_id, name}`` of the annotator holding ``token`` (not revoked), or None."""
+        if not token or not isinstance(token, str):
+            return None
+        revoked = " AND revoked_at IS NULL" if self._has("servers") else ""
+        row = self._conn().execute(f"SELECT id, project_id, name FROM annotators WHERE token = ?{revoked}",
+                                   (hash_token(token),)).fetchone()
+        return None if row is None else dict(row)
+
+    def annotators(self, project_id: int) -> list[dict[str, Any]]:
+        """``{id, name, created_at, revoked_at, last_seen}`` of the project's annotators."""
+        cols = "id, name, created_at, revoked_at, last_seen" if self._has("servers") else "id, name, created_at"
+        return [dict(r) for r in self._conn().execute(
+            f"SELECT {cols} FROM annotators WHERE project_id = ? ORDER BY id", (project_id,))]
+
+    def active_annotators(self, project_id: int, within: float) -> int:
+        """How many (unrevoked) annotators asked for work in the last ``within`` seconds."""
+        return int(self._conn().execute(
+            "SELECT COUNT(*) FROM annotators WHERE project_id = ? AND revoked_at IS NULL AND last_seen >= ?",
+            (project_id, time.time() - within)).fetchone()[0])
+
+    # ------------------------------------------------------------------ assignments (leases) and the queue
+    def lease(self, project_id: int, annotator_id: int, item_id: str, a: str, b: str | None, shown_order: str,
+              seconds: float) -> int:
+        """Record that ``annotator_id`` was given ``item_id`` until now + ``seconds``; returns the assignment id.
+        (The app leases through :meth:`lease_next`, which also chooses the unit.)"""
+        with self._write() as conn:
+            unit = conn.execute("SELECT pos FROM units WHERE project_id = ? AND item_id = ? AND "
+                                "((a = ? AND b = ?) OR (a = ? AND b = ?))",
+                                (project_id, item_id, a, b or "", b or "", a)).fetchone()
+            return self._insert_lease(conn, project_id, annotator_id, None if unit is None else unit[0], item_id, a, b,
+                                      shown_order, seconds)
+
+    def _insert_lease(self, conn, project_id: int, annotator_id: int, unit: int | None, item_id: str, a: str,
+                      b: str | None, shown_order: str, seconds: float) -> int:
+        now = time.time()
+        cur = conn.execute(
+            "INSERT INTO assignments (project_id, item_id, annotator_id, a, b, shown_order, leased_at, expires_at, unit) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (project_id, item_id, annotator_id, a, b or None, shown_order, _now(), now + float(seconds), unit))
+        if unit is not None:
+            conn.execute("UPDATE units SET open = open + 1 WHERE project_id = ? AND pos = ?", (project_id, unit))
+        _expire(conn, project_id, now)  # a lease given already past its time (seconds <= 0) expires at once
+        return int(cur.lastrowid)
+
+    def lease_next(self, project_id: int, annotator_id: int, *, seconds: float,
+                   candidates: Sequence[int] | None = None, shown_order=None) -> dict[str, Any] | None:
+        """Choose the annotator's next unit and lease it, in one transaction (atomic across threads,
+        processes and servers sharing the file): the first unit in queue order -- or in the order of
+        ``candidates`` (unit positions), when given -- that still needs people (finished judgments plus
+        open leases below the overlap) and that this annotator has never had. Returns the assignment row,
+        or None when there is no such unit. ``shown_order(unit row) -> 'ab' | 'ba'``."""
+        with self._write() as conn:
+            now = time.time()
+            _expire(conn, project_id, now)
+            conn.execute("UPDATE annotators SET last_seen = ? WHERE id = ?", (now, annotator_id))
+            fresh = ("NOT EXISTS (SELECT 1 FROM assignments s WHERE s.project_id = u.project_id AND s.unit = u.pos "
+                     "AND s.annotator_id = ?)")
+            if candidates is None:
+                row = conn.execute(f"SELECT u.* FROM units u WHERE u.project_id = ? AND u.done + u.open < u.need AND "
+                                   f"{fresh} ORDER BY u.pos LIMIT 1", (project_id, annotator_id)).fetchone()
+            else:
+                row = None
+                for start in range(0, len(candidates), 400):  # SQLite's limit on bound values
+                    chunk = [int(c) for c in candidates[start:start + 400]]
+                    values = ", ".join("(?, ?)" for _ in chunk)
+                    args = [x for k, c in enumerate(chunk) for x in (k, c)]
+                    row = conn.execute(
+                        f"WITH c(rank, pos) AS (VALUES {values}) SELECT u.* FROM c JOIN units u ON u.project_id = ? AND "
+                        f"u.pos = c.pos WHERE u.done + u.open < u.need AND {fresh} ORDER BY c.rank LIMIT 1",
+                        (*args, project_id, annotator_id)).fetchone()
+                    if row is not None:
+                        break
+            if row is None:
+                return None
+            order = shown_order(dict(row)) if (shown_order and row["b"]) else "ab"
+            aid = self._insert_lease(conn, project_id, annotator_id, row["pos"], row["item_id"], row["a"],
+                                     row["b"] or None, order, seconds)
+            return dict(conn.execute("SELECT * FROM assignments WHERE id = ?", (aid,)).fetchone())
+
+    def held(self, project_id: int, annotator_id: int) -> dict[str, Any] | None:
+        """The annotator's oldest lease that has not expired (what a reloaded page shows again), or None."""
+        row = self._conn().execute(
+            "SELECT * FROM assignments WHERE annotator_id = ? AND project_id = ? AND state = 'leased' AND expires_at >= ? "
+            "ORDER BY id LIMIT 1", (annotator_id, project_id, time.time())).fetchone()
+        return None if row is None else dict(row)
+
+    def queue_state(self, project_id: int, annotator_id: int | None = None) -> dict[str, int]:
+        """``{units, unfinished, free, free_for_me}``: units in the queue; those still short of their
+        overlap; those with room for another person now; of those, the ones this annotator never had."""
+        conn = self._conn()
+        if not self._has("units"):
+            return {"units": 0, "unfinished": 0, "free": 0}
+        r = conn.execute("SELECT COUNT(*), COALESCE(SUM(done < need), 0), COALESCE(SUM(done + open < need), 0) "
+                         "FROM units WHERE project_id = ?", (project_id,)).fetchone()
+        out = {"units": int(r[0]), "unfinished": int(r[1]), "free": int(r[2])}
+        if annotator_id is not None:
+            out["unfinished_for_me"] = int(conn.execute(
+                "SELECT COUNT(*) FROM units u WHERE u.project_id = ? AND u.done < u.need AND NOT EXISTS (SELECT 1 FROM "
+                "assignments s WHERE s.project_id = u.project_id AND s.unit = u.pos AND s.annotator_id = ?)",
+                (project_id, annotator_id)).fetchone()[0])
+        return out
+
+    def assignments(self, project_id: int, *, state: str | None = None,
+                    annotator_id: int | None = None) -> list[dict[str, Any]]:
+        """Assignments of a project (expired leases are marked expired first)."""
+        if not self.read_only:
+            self.expire_leases(project_id)
+        sql, args = "SELECT * FROM assignments WHERE project_id = ?", [project_id]
+        if state is not None:
+            sql, args = sql + " AND state = ?", args + [state]
+        if annotator_id is not None:
+            sql, args = sql + " AND annotator_id = ?", args + [annotator_id]
+        return [dict(r) for r in self._conn().execute(sql + " ORDER BY id", args)]
+
+    def assignment(self, assignment_id: int) -> dict[str, Any] | None:
+        """One assignment by id, or None (also for ids outside SQLite's 64-bit integers)."""
+        if isinstance(assignment_id, bool) or not isinstance(assignment_id, int) or \
+                not INT64[0] <= assignment_id <= INT64[1]:
+            return None
+        row = self._conn().execute("SELECT * FROM assignments WHERE id = ?", (assignment_id,)).fetchone()
+        return None if row is None else dict(row)
+
+    def expire_leases(self, project_id: int, now: float | None = None) -> int:
+        """Mark leases past their time as expired (their items go back to the queue); returns how many."""
+        now = time.time() if now is None else now
+        conn = self._conn()
+        if not conn.execute("SELECT 1 FROM assignments WHERE project_id = ? AND state = 'leased' AND expires_at < ? "
+                            "LIMIT 1", (project_id, now)).fetchone():
+            return 0
+        with self._write() as conn:
+            return _expire(conn, project_id, now)
+
+    def progress(self, project_id: int) -> list[dict[str, Any]]:
+        """Per annotator: ``{name, judged, skipped, undone, open, last_seen, revoked}`` (judged and skipped
+        count what stands after undos)."""
+        conn = self._conn()
+        rows = {r["id"]: {"name": r["name"], "judged": 0, "skipped": 0, "undone": 0, "open": 0,
+                          "last_seen": r.get("last_seen"), "revoked": r.get("revoked_at") is not None}
+                for r in self.annotators(project_id)}
+        undone = ("(EXISTS (SELECT 1 FROM retractions r WHERE r.judgment_id = j.id))" if self._has("retractions")
+                  else "0")
+        for r in conn.execute(
+                f"SELECT s.annotator_id AS who, j.status AS status, {undone} AS undone, COUNT(*) AS n "
+                "FROM judgments j JOIN assignments s ON s.id = j.assignment_id "
+                "WHERE j.project_id = ? GROUP BY who, status, undone", (project_id,)):
+            if r["who"] in rows:
+                key = "undone" if r["undone"] else {"done": "judged", "skipped": "skipped"}.get(r["status"])
+                if key:
+                    rows[r["who"]][key] += r["n"]
+        for r in conn.execute("SELECT annotator_id, COUNT(*) FROM assignments WHERE project_id = ? AND state = 'leased' "
+                              "AND expires_at >= ? GROUP BY annotator_id", (project_id, time.time())):
+            if r[0] in rows:
+                rows[r[0]]["open"] = int(r[1])
+        return list(rows.values())
+
+    def judged_by(self, annotator_id: int) -> int:
+        """How many answers an annotator has given that stand (skips included, undone ones not)."""
+        if not self._has("retractions"):
+            return int(self._conn().execute(
+                "SELECT COUNT(*) FROM judgments j JOIN assignments s ON s.id = j.assignment_id WHERE s.annotator_id = ? "
+                "AND j.status IN ('done', 'skipped')", (annotator_id,)).fetchone()[0])
+        return int(self._conn().execute(
+            "SELECT COUNT(*) FROM judgments j JOIN assignments s ON s.id = j.assignment_id WHERE s.annotator_id = ? AND "
+            "j.status IN ('done', 'skipped') AND NOT EXISTS (SELECT 1 FROM retractions r WHERE r.judgment_id = j.id)",
+            (annotator_id,)).fetchone()[0])
+
+    # ------------------------------------------------------------------ judgments
+    def record_judgment(self, project_id: int, judgment: Judgment, *, idempotency_key: str | None = None,
+                        assignment_id: int | None = None) -> int:
+        """Append ``judgment``; returns its id once committed.
+
+        An ``idempotency_key`` names one submission of one annotator (``judgment.annotator``) for one
+        assignment: sent again with the same answer, nothing is written and the first id comes back; sent
+        again with a different answer, :class:`~evalsift.errors.ConflictError`. The same key from
+        another annotator or for another assignment is another submission. With an ``assignment_id``,
+        the assignment is marked done in the same transaction (ConflictError if it already has an
+        answer that was not undone).
+        """
+        if not isinstance(judgment, Judgment):
+            raise ParameterError(f"record_judgment takes a Judgment, got {type(judgment).__name__}")
+        if idempotency_key is not None and not isinstance(idempotency_key, str):
+            raise ParameterError(f"idempotency_key must be a string, got {type(idempotency_key).__name__}",
+                                 field="idempotency_key")
+        with self._write() as conn:
+            if idempotency_key is not None:
+                row = conn.execute(
+                    "SELECT * FROM judgments WHERE project_id = ? AND annotator = ? AND IFNULL(assignment_id, 0) = ? "
+                    "AND idempotency_key = ?", (project_id, judgment.annotator, assignment_id or 0,
+                                                idempotency_key)).fetchone()
+                if row is not None:
+                    _same_submission(row, judgment, idempotency_key)
+                    return int(row["id"])
+            state = None
+            if assignment_id is not None:
+                a = conn.execute("SELECT state, unit FROM assignments WHERE id = ?", (assignment_id,)).fetchone()
+                if a is None:
+                    raise DataError(f"no assignment {assignment_id} in {self.path}", field="assignment_id")
+                state = a["state"]
+                if state == "done":
+                    prev = conn.execute("SELECT id FROM judgments WHERE assignment_id = ? AND id NOT IN (SELECT "
+                                        "judgment_id FROM retractions) ORDER BY id DESC LIMIT 1",
+                                        (assignment_id,)).fetchone()
+                    raise ConflictError(
+                        f"assignment {assignment_id} (item {judgment.item_id!r}) already has judgment "
+                        f"{prev[0] if prev else '?'}; to change it, undo it first (POST /api/v1/undo), or send the "
+                        "first submission's idempotency_key again", field="assignment_id", item_id=judgment.item_id)
+            cur = conn.execute(
+                "INSERT INTO judgments (project_id, item_id, a, b, verdict, annotator, kind, shown_order, status, "
+                "created_at, detail, assignment_id, idempotency_key, stored_at) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (project_id, judgment.item_id, judgment.a, judgment.b, judgment.verdict, judgment.annotator,
+                 judgment.kind, judgment.shown_order, judgment.status, judgment.created_at, _dumps(judgment.detail),
+                 assignment_id, idempotency_key, _now()))
+            if assignment_id is not None:
+                conn.execute("UPDATE assignments SET state = 'done' WHERE id = ?", (assignment_id,))
+                unit = a["unit"]
+                if unit is not None:
+                    conn.execute("UPDATE units SET open = open - ?, done = done + ? WHERE project_id = ? AND pos = ?",
+                                 (int(state == "leased"), int(judgment.status == "done"), project_id, unit))
+        return int(cur.lastrowid)
+
+    def retract_last(self, project_id: int, annotator_id: int, *, seconds: float) -> dict[str, Any]:
+        """Undo an annotator's latest judgment that stands: it stays stored, marked withdrawn
+        (append-only), and its assignment is leased to them again for ``seconds``. Returns
+        ``{"judgment_id", "assignment"}``. ConflictError when there is nothing to undo, or when the undone
+        judgment was a skip and the item has since gone to someone else."""
+        with self._write() as conn:
+            last = conn.execute(
+                "SELECT j.id, j.status, j.annotator, s.id AS aid, s.unit FROM judgments j JOIN assignments s ON "
+                "s.id = j.assignment_id WHERE j.project_id = ? AND s.annotator_id = ? AND NOT EXISTS (SELECT 1 FROM "
+                "retractions r WHERE r.judgment_id = j.id) ORDER BY j.id DESC LIMIT 1",
+                (project_id, annotator_id)).fetchone()
+            if last is None:
+                raise ConflictError("nothing to undo: you have no judgment in this project that stands", field="undo")
+            unit = last["unit"]
+            if unit is not None:
+                u = conn.execute("SELECT done, open, need FROM units WHERE project_id = ? AND pos = ?",
+                                 (project_id, unit)).fetchone()
+                if last["status"] != "done" and u["done"] + u["open"] >= u["need"]:
+                    raise ConflictError("the item you skipped has gone to someone else since; it cannot be undone",
+                                        field="undo")
+                conn.execute("UPDATE units SET done = done - ?, open = open + 1 WHERE project_id = ? AND pos = ?",
+                             (int(last["status"] == "done"), project_id, unit))
+            conn.execute("INSERT INTO retractions (judgment_id, project_id, annotator, created_at) VALUES (?, ?, ?, ?)",
+                         (last["id"], project_id, last["annotator"], _now()))
+            conn.execute("UPDATE assignments SET state = 'leased', expires_at = ? WHERE id = ?",
+                         (time.time() + float(seconds), last["aid"]))
+            row = dict(conn.execute("SELECT * FROM assignments WHERE id = ?", (last["aid"],)).fetchone())
+        return {"judgment_id": int(last["id"]), "assignment": row}
+
+    def last_retraction(self, project_id: int) -> int:
+        """The newest retraction's row id in the project (0 without any): a change means judgments were undone."""
+        if not self._has("retractions"):
+            return 0
+        return int(self._conn().execute("SELECT COALESCE(MAX(rowid), 0) FROM retractions WHERE project_id = ?",
+                                        (project_id,)).fetchone()[0])
+
+    def judgments(self, project_id: int, *, since_id: int = 0) -> list[Judgment]:
+        """The project's judgments that stand (not undone), in the order they were stored (ids above ``since_id``)."""
+        return [j for _, j in self.judgments_with_ids(project_id, since_id=since_id)]
+
+    def judgments_with_ids(self, project_id: int, *, since_id: int = 0) -> list[tuple[int, Judgment]]:
+        """``(store id, Judgment)`` pairs that stand, in the order they were stored (ids above ``since_id``)."""
+        standing = (" AND NOT EXISTS (SELECT 1 FROM retractions r WHERE r.judgment_id = judgments.id)"
+                    if self._has("retractions") else "")
+        rows = self._conn().execute(f"SELECT * FROM judgments WHERE project_id = ? AND id > ?{standing} ORDER BY id",
+                                    (project_id, since_id))
+        return [(int(r["id"]), _judgment(r)) for r in rows]
+
+    def judgment_rows(self, project_id: int) -> list[dict[str, Any]]:
+        """Every stored row, undone ones included (with id, assignment, idempotency key, store time and
+        ``retracted_at``: when it was undone, or None), for export and audit."""
+        if self._has("retractions"):
+            sql = ("SELECT j.*, r.created_at AS retracted_at FROM judgments j LEFT JOIN retractions r ON "
+                   "r.judgment_id = j.id WHERE j.project_id = ? ORDER BY j.id")
+        else:
+            sql = "SELECT *, NULL AS retracted_at FROM judgments WHERE project_id = ? ORDER BY id"
+        return [{**dict(r), "detail": json.loads(r["detail"])} for r in self._conn().execute(sql, (project_id,))]
+
+    # ------------------------------------------------------------------ servers on this file
+    def register_server(self, address: str) -> tuple[int, list[dict[str, Any]]]:
+        """Record a running ``evalsift serve`` (this process at ``address``); returns its row id and the
+        other servers running on this file now (rows of processes that are gone are removed)."""
+        host = socket.gethostname()
+        with self._write() as conn:
+            others = []
+            for r in conn.execute("SELECT * FROM servers").fetchall():
+                if r["hostname"] == host and not _alive(r["pid"]):
+                    conn.execute("DELETE FROM servers WHERE id = ?", (r["id"],))
+                else:
+                    others.append(dict(r))
+            cur = conn.execute("INSERT INTO servers (hostname, pid, address, started_at) VALUES (?, ?, ?, ?)",
+                               (host, os.getpid(), address, _now()))
+        return int(cur.lastrowid), others
+
+    def unregister_server(self, server_id: int) -> None:
+        """Remove a server's row when it stops."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM servers WHERE id = ?", (server_id,))
+
+    def servers(self) -> list[dict[str, Any]]:
+        """The ``evalsift serve`` processes registered on this file."""
+        if not self._has("servers"):
+            return []
+        return [dict(r) for r in self._conn().execute("SELECT * FROM servers ORDER BY id")]
+
+    # ------------------------------------------------------------------ LLM response cache
+    def llm_cache(self) -> "LLMResponseCache":
+        """The cache of LLM responses in this store (``get(key)`` / ``put(key, value)``)."""
+        return LLMResponseCache(self)
+
+    # ------------------------------------------------------------------ export
+    def export_jsonl(self, project_id: int, path: str | os.PathLike[str]) -> int:
+        """Write the project's judgments as JSON lines (our judgment records plus the store's id, assignment,
+        time and ``retracted_at``); returns how many. Works on a read-only store."""
+        rows = self.judgment_rows(project_id)
+        with open(path, "w", encoding="utf-8") as f:
+            for r in rows:
+                f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        return len(rows)
+
+
+class LLMResponseCache:
+    """LLM responses stored in the store's ``llm_cache`` table, keyed by a hash of model + messages +
+    parameters. Implements the ``get`` / ``put`` cache protocol of the LLM judge."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The cached response for ``key``, or None."""
+        row = self.store._conn().execute("SELECT response FROM llm_cache WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        """Store a response (a second put of the same key keeps the first)."""
+        with self.store._write() as conn:
+            conn.execute("INSERT OR IGNORE INTO llm_cache (key, response, created_at) VALUES (?, ?, ?)",
+                         (key, _dumps(value), _now()))
+
+    def replace(self, key: str, value: dict[str, Any]) -> None:
+        """Store a response in place of the one under ``key`` (an answer without a usable verdict, asked again)."""
+        with self.store._write() as conn:
+            conn.execute("INSERT OR REPLACE INTO llm_cache (key, response, created_at) VALUES (?, ?, ?)",
+                         (key, _dumps(value), _now()))
+
+
+def _expire(conn: sqlite3.Connection, project_id: int, now: float) -> int:
+    """Mark the project's leases past their time as expired and give their places back to the queue."""
+    freed = conn.execute("UPDATE assignments SET state = 'expired' WHERE project_id = ? AND state = 'leased' AND "
+                         "expires_at < ? RETURNING project_id, unit", (project_id, now)).fetchall()
+    _release(conn, freed)
+    return len(freed)
+
+
+def _release(conn: sqlite3.Connection, freed: list) -> None:
+    counts = Counter((r[0], r[1]) for r in freed if r[1] is not None)
+    conn.executemany("UPDATE units SET open = open - ? WHERE project_id = ? AND pos = ?",
+                     [(n, pid, unit) for (pid, unit), n in counts.items()])
+
+
+def _same_submission(row: sqlite3.Row, judgment: Judgment, key: str) -> None:
+    """ConflictError unless ``judgment`` says what the stored row under the same key says."""
+    stored = {"verdict": row["verdict"], "status": row["status"], "detail": json.loads(row["detail"])}
+    new = {"verdict": judgment.verdict, "status": judgment.status, "detail": json.loads(_dumps(judgment.detail))}
+    if stored != new:
+        what = [k for k in ("verdict", "status") if stored[k] != new[k]] + \
+            [f"detail.{k}" for k in sorted(set(stored["detail"]) | set(new["detail"]))
+             if stored["detail"].get(k) != new["detail"].get(k)]
+        raise ConflictError(f"idempotency_key {key!r} was already used for judgment {row['id']} with a different "
+                            f"answer ({', '.join(what)} differ); send a new key for a new answer, or undo the first",
+                            field="idempotency_key", item_id=row["item_id"])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
+
+
+def _judgment(r: sqlite3.Row) -> Judgment:
+    return Judgment(item_id=r["item_id"], a=r["a"], b=r["b"], verdict=r["verdict"], annotator=r["annotator"],
+                    kind=r["kind"], shown_order=r["shown_order"], status=r["status"], created_at=r["created_at"],
+                    detail=json.loads(r["detail"]))
+
+
+def _dumps(value: Any) -> str:
+    from ..io._common import json_default
+
+    return json.dumps(value, ensure_ascii=False, default=json_default, sort_keys=True)
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration script into statements (triggers keep their BEGIN ... END body)."""
+    out, buf = [], []
+    for line in sql.strip().splitlines():
+        buf.append(line)
+        text = "\n".join(buf).strip()
+        if sqlite3.complete_statement(text):
+            out.append(text)
+            buf = []
+    if "\n".join(buf).strip():
+        out.append("\n".join(buf).strip())
+    return out
