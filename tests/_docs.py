@@ -168,7 +168,7 @@ if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "--time":
 
     data = os.environ.get("EVALSIFT_DATA") or str(ROOT.parent / "shared" / "data")
     base = Path(tempfile.mkdtemp(prefix="evalsift-docs-"))
-    env = {**os.environ, "EVALSIFT_DATA": data, "EVALSIFT_CACHE": str(base / "cache"), "EVALSIFT_QUIET": "1",
+    env = {**os.environ, "EVALSIFT_DATA": data, "EVALSIFT_CACHE": "/tmp/docs-cache", "EVALSIFT_QUIET": "1",
            "MPLBACKEND": "Agg"}
     results = []
     for d in DOCS:
@@ -177,7 +177,12 @@ if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "--time":
         for e in examples(d):
             if e.kind == "bash" and e.argv and e.argv[0] in ("pip", "python"):
                 continue
-            code, out, secs = shell.run(e, timeout=float(sys.argv[2]) if len(sys.argv) > 2 else 900)
+            if e.kind == "bash" and e.argv[:2] == ["evalsift", "bench"] and "--all" not in sys.argv:
+                continue
+            try:
+                code, out, secs = shell.run(e, timeout=float(sys.argv[2]) if len(sys.argv) > 2 else 900)
+            except subprocess.TimeoutExpired:
+                code, out, secs = -1, "timed out", float(sys.argv[2])
             results.append({"example": str(e), "code": code, "seconds": round(secs, 1), "tail": out[-300:]})
             print(f"{secs:7.1f}s rc={code} {e}", flush=True)
     Path("/tmp/docs_times.json").write_text(json.dumps(results, indent=1))

@@ -1,0 +1,112 @@
+"""Every example in README.md and docs/*.md runs as written.
+
+Each document's examples run in order in one folder, as a reader types them in a shell (``cd``,
+``mkdir`` and ``export`` carry over; files an example writes are there for the next one), through the
+installed ``evalsift`` command, with the real data folder. Each must exit 0. A few cannot run here;
+:data:`NOT_RUN` names each with the reason, and those are still checked: a command's options are
+parsed by the real parser, a Python fragment is compiled. The list is checked against the documents,
+so an entry that no longer matches an example fails. Files an example assumes the reader has (their
+own ``big.jsonl`` and ``vectors.npz``) are made from the built-in demo data first. The LLM-judge
+examples talk to the stub OpenAI-compatible server on 127.0.0.1 instead of the address in the text.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from _data import DATA_ROOT, need
+from _docs import DOCS, ROOT, Example, Shell, examples
+from llm_stub import StubServer, answer
+
+NOT_RUN = {
+    # (document, the example's first words): why it is parsed (commands) or compiled (Python) only
+    ("README.md", "pip install torch==2.13.0"): "the installation this test runs in",
+    ("README.md", "python -m pytest"): "the test suite itself",
+    ("docs/annotation.md", "pip install"): "an installation",
+    ("docs/llm-judge.md", "pip install"): "an installation",
+    ("docs/scale.md", "pip install"): "an installation",
+    ("README.md", "evalsift bench pairwise --data wmt23/en-de --oracle-metric mqm --methods diffuse,random,max_norm"):
+        "about 8 minutes (README: Reproduce the tables)",
+    ("README.md", "evalsift bench calibration"): "about 33 minutes (README: Reproduce the tables)",
+    ("README.md", "evalsift bench pairwise --data wmt23/en-de --oracle-metric mqm --jobs 2"):
+        "the same sweep as above on two workers",
+    ("docs/scale.md", "evalsift bench pairwise"): "a benchmark sweep of minutes",
+    ("docs/scale.md", "evalsift bench calibration --runs 200 --backend ray"): "a Ray runtime with 8 CPUs",
+    ("docs/scale.md", "evalsift bench subset --data wmt23/en-de --human-metric mqm --backend ray"):
+        "an existing Ray cluster at ray://head:10001",
+    ("docs/cli.md", "import hashlib"): "vectors computed on a GPU elsewhere; all_outputs stands for your texts",
+    ("docs/llm-judge.md", "class LLMCache(Protocol)"): "the shape of a protocol, not a program",
+    ("docs/scale.md", "from evalsift.bench import pairwise_bench"): "pool, fn, tasks and a Ray head stand for yours",
+}
+
+
+def _not_run(e: Example) -> str | None:
+    first = e.text.strip()
+    for (doc, start), why in NOT_RUN.items():
+        if doc == e.doc and first.startswith(start):
+            return why
+    return None
+
+
+def test_every_entry_of_the_not_run_list_is_an_example():
+    """A stale entry (the example changed or went) fails here, so the list cannot hide a new example."""
+    all_examples = [e for d in DOCS for e in examples(d)]
+    for doc, start in NOT_RUN:
+        assert any(e.doc == doc and e.text.strip().startswith(start) for e in all_examples), (doc, start)
+
+
+def test_the_examples_not_run_are_parsed_or_compiled():
+    from evalsift.cli import build_parser
+
+    parser = build_parser()
+    checked = 0
+    for d in DOCS:
+        for e in examples(d):
+            if _not_run(e) is None:
+                continue
+            if e.kind == "python":
+                compile(e.text, str(e), "exec")
+            else:
+                for part in e.text.split("&&"):
+                    words = __import__("shlex").split(part, comments=True)
+                    if words[:1] == ["evalsift"]:
+                        parser.parse_args(words[1:])  # an unknown option or a bad value exits 2 here
+            checked += 1
+    assert checked == sum(1 for d in DOCS for e in examples(d) if _not_run(e))
+
+
+def _props(folder: Path, env: dict[str, str]) -> None:
+    """The reader's own files some examples name: a 300-item JSONL table and its MiniLM vectors."""
+    from evalsift.io import load, write_table
+
+    write_table(load("demo"), folder / "big.jsonl")
+    r = subprocess.run(["evalsift", "embed", "export", "--data", "big.jsonl", "--encoder", "minilm", "--out",
+                        "vectors.npz"], cwd=folder, env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("doc", [d for d in DOCS if examples(d)], ids=lambda d: str(d.relative_to(ROOT)))
+def test_every_example_runs(doc, tmp_path):
+    need(".")  # the real data folder (skip, or fail under EVALSIFT_REQUIRE_DATA=1)
+    env = {**os.environ, "EVALSIFT_DATA": str(DATA_ROOT), "EVALSIFT_QUIET": "1", "MPLBACKEND": "Agg",
+           "OPENAI_API_KEY": "sk-docs-test", "PYTHONPATH": str(ROOT / "src")}
+    exe = Path(sys.executable).parent
+    env["PATH"] = f"{exe}{os.pathsep}{env.get('PATH', '')}"  # the evalsift of this environment
+    with StubServer(answer("[[A]]")) as stub:
+        env["OPENAI_BASE_URL"] = stub.base_url
+        shell = Shell(tmp_path, env, judge_url=stub.base_url)
+        ran = []
+        for e in examples(doc):
+            if _not_run(e):
+                continue
+            if ("big.jsonl" in e.text or "vectors.npz" in e.text) and not (shell.cwd / "vectors.npz").exists():
+                _props(shell.cwd, env)
+            code, out, secs = shell.run(e)
+            assert code == 0, f"{e}\nexit {code} after {secs:.1f} s:\n{out[-3000:]}"
+            ran.append(e)
+    assert ran, f"{doc} has examples but none ran"
