@@ -11,7 +11,7 @@ from evalsift.pool import Pool
 from evalsift.select import DiffUse, RandomSelector
 from evalsift.session import Session
 from evalsift.stats import anytime_risk, win_rate_sequence
-from evalsift.stats.sequential import _capital
+from evalsift.stats.sequential import _capital, _Side
 
 from _fakes import DictEncoder, random_pair_pool
 
@@ -185,3 +185,26 @@ def test_session_at_a_settled_pool_reports_the_range_still_possible():
             whole += 1
             assert lo == hi == 11 / 21
     assert whole >= 1
+
+
+def test_a_tie_moves_the_capital_when_the_verdicts_so_far_are_unbalanced():
+    """docs/confidence.md's worked example, pool of 10. After a, a (capital 1.49444, see
+    test_capital_by_hand; running mean 5/6, variance sum 0.5625) a tie comes:
+    m_3 = (5 - 2) / 8 = 0.375; variance 0.5625 / 3 = 0.1875; edge 5/6 - 0.375 = 0.45833;
+    bet 0.45833 / (0.1875 + 0.45833^2) = 1.15284 (cap 0.5 / 0.375 = 1.333);
+    capital 1.49444 * (1 + 1.15284 * (0.5 - 0.375)) = 1.70973: a tie raised a's capital.
+    b's bettor (values 0, 0, 1/2) has a negative edge at every step: bet 0, capital 1.
+    After a, b the verdicts are balanced: m_3 = (5 - 1) / 8 = 1/2 and a tie changes nothing."""
+    k2, _ = _capital(np.array([1.0, 1.0]), 10)
+    k3, _ = _capital(np.array([1.0, 1.0, 0.5]), 10)
+    edge = 5 / 6 - 3 / 8
+    assert k3 == pytest.approx(k2 * (1 + edge / (0.5625 / 3 + edge ** 2) * (0.5 - 3 / 8)))
+    assert k3 == pytest.approx(1.70973, abs=1e-5) and k3 > k2
+    assert _capital(np.array([0.0, 0.0, 0.5]), 10)[0] == 1.0
+    # balanced: after a, b the tie's factor is 1 + lambda (1/2 - 1/2) = 1 (log capital unchanged)
+    side = _Side(10)
+    for y in (1.0, 0.0):
+        side.update(y)
+    before = side.log_k
+    side.update(0.5)
+    assert side.log_k == before and before < 0  # a, b: 1 + 0.890 (0 - 4/9) = 0.604 < 1
