@@ -53,6 +53,7 @@ import numpy as np
 from .errors import DataError, OracleError, ParameterError, check_choice
 from .oracle.base import Oracle
 from .pool import Pool
+from .proxy import resolve_proxy
 from .restrict import restrict_pair
 from .session import Session
 from .stats import SAMPLINGS
@@ -147,14 +148,15 @@ class BestOf:
 
     def _sessions(self, oracle: Oracle) -> dict[tuple[str, str], Session]:
         out, empty = {}, []
+        # what every pair shares (a reference metric computed, a cheap judge built) is done once
+        source = None if self.proxy is None else resolve_proxy(self.pool, self.proxy, oracle=self.proxy_oracle)
+        pool = self.pool if source is None else source.pool
         for k, (a, b) in enumerate(itertools.combinations(self.systems, 2)):
             try:
-                pp = restrict_pair(self.pool, a, b, oracle=oracle).pool
+                pp = restrict_pair(pool, a, b, oracle=oracle).pool
                 proxy = None
-                if self.proxy is not None:  # the proxy covers every item of the pair
-                    from .proxy import restrict_to_proxy
-
-                    restriction, proxy = restrict_to_proxy(pp, a, b, self.proxy, oracle=self.proxy_oracle)
+                if source is not None:  # the proxy covers every item of the pair
+                    restriction, proxy = source.for_pair(a, b, pp)
                     pp = restriction.pool
             except DataError as e:
                 empty.append(f"{a} vs {b} ({e})")

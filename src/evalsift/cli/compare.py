@@ -38,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """``evalsift compare``."""
+    from ..proxy import restrict_to_proxy
     from ..restrict import restrict_pair
     from ..select import build_selector
     from ..session import Session
@@ -47,9 +48,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if restriction.dropped:
         note(restriction.note())
     data, proxy = restriction.pool, None
-    if args.proxy:  # a proxy must cover every item: keep the ones it covers
-        from ..proxy import restrict_to_proxy
-
+    if args.proxy:  # a proxy must cover every item: keep the ones it covers; fitted here, once
         cheap = build_oracle(args, args.proxy.partition(":")[2]) if args.proxy.startswith("judge:") else None
         by_proxy, proxy = restrict_to_proxy(data, args.a, args.b, args.proxy, oracle=cheap)
         if by_proxy.dropped:
