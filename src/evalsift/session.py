@@ -82,6 +82,9 @@ BIAS_NOTE = (
     "diffuse_strata (a random order, DiffUse's clusters as strata) weighted_win_rate_a is the verdicts seen plus "
     "each unjudged item's stratum prediction, over the pool, and the interval uses the strata too."
 )
+RERUN_NOTE = ("re-running on new seeds until one names a winner voids the guarantee (a dead heat re-run on 20 seeds "
+              "got a winner from some seed in 84-85% of synthetic pools at risk 0.2, 30% at 0.05; "
+              "docs/confidence.md)")
 
 
 @dataclass
@@ -119,6 +122,7 @@ class Decision:
     guarantee: str = ""
     win_rate_interval: list[float] | None = None
     proxy: str | None = None  # the proxy whose predictions sharpened the anytime rule (e.g. metric:COMET-refA)
+    assumptions: list[str] = field(default_factory=list)  # what the risk rests on: order, predictions, missing data
     vote_rule: str = VOTE_RULE
     trace: list[dict[str, Any]] = field(default_factory=list)
     judged: list[dict[str, Any]] = field(default_factory=list)
@@ -129,14 +133,15 @@ class Decision:
         return asdict(self)
 
     def summary(self) -> str:
-        """One line for people."""
+        """The outcome and its risk in one line, then the assumptions the risk rests on, one per line."""
         who = f"{self.winner} wins" if self.outcome == "winner" else self.outcome
         extra = (f", {self.skipped} skipped" if self.skipped else "") + (f", {self.errors} judge errors" if self.errors else "")
         kind = "valid" if self.guarantee.startswith("valid") else "a heuristic"
         kind += f", proxy {self.proxy}" if self.proxy else ""
-        return (f"{who}: {self.a} {self.wins_a} - {self.wins_b} {self.b} ({self.ties} ties) on a decision set of "
+        head = (f"{who}: {self.a} {self.wins_a} - {self.wins_b} {self.b} ({self.ties} ties) on a decision set of "
                 f"{self.decision_set}; {self.labels_used} judgments used{extra}; risk {self.risk:.4f} "
                 f"({self.risk_rule} rule, {kind}; threshold {self.risk_threshold})")
+        return "\n".join([head, *(f"  assumes {a}" for a in self.assumptions)])
 
 
 class Session:
@@ -537,7 +542,38 @@ class Session:
             guarantee=GUARANTEES[self.risk_rule], win_rate_interval=interval,
             proxy=(self.proxy_spec if isinstance(self.proxy_spec, str) else getattr(self._proxy, "name", None))
             if self._proxy is not None else None,
+            assumptions=self.assumptions(winner, interval),
         )
+
+    def assumptions(self, winner: str | None = None, interval: list[float] | None = None) -> list[str]:
+        """What the stated risk rests on, for people (the Decision's ``assumptions``): the order of
+        the items (drawn once, from the seed), the predictions (a proxy or strata must not look at
+        the draw or the item being judged), and the missing data (which items the decision is about,
+        and whether the ones left out could change ``winner``, given the win-rate ``interval``)."""
+        out = []
+        if self.risk_rule == "anytime":
+            how = ("drawn one at a time with recorded probabilities" if self.sampling == "active"
+                   else "judged in a uniformly random order")
+            out.append(f"order: the items are {how}, drawn once (seed {self._set.seed}); {RERUN_NOTE}")
+            control = self.control
+            if control is not None:
+                what = self.proxy_spec if isinstance(self.proxy_spec, str) else getattr(self._proxy, "name", None)
+                what = what or ("DiffUse's clusters" if self._proxy is None else type(self._proxy).__name__)
+                out.append(f"predictions: {what} predicts each item from the verdicts judged before it only; a custom "
+                           "Predictor must not depend on the draw order or on the verdict of the item being judged")
+            out.append("judgments: a skipped or failed judgment is missing independently of what its verdict "
+                       "would have been")
+        else:
+            out.append("order: the paper's bound treats the decision set as a uniform random sample of a fixed size; "
+                       "it is checked after every label and DiffUse's picks are not random: no guarantee")
+        if self.restriction is not None:
+            out.append(self.restriction.scope(self.pool.n_items))
+            flip = self.restriction.flip_note(winner, interval, self.pool.n_items)
+            if flip:
+                out.append(f"missing data: {flip}")
+        else:
+            out.append(f"missing data: the decision is about the {self.pool.n_items} items of the pool it was given")
+        return out
 
     def _usage(self) -> dict[str, int]:
         """Tokens spent by judges that report them (``detail["usage"]``), summed over every judgment."""

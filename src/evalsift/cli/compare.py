@@ -58,11 +58,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     session = Session(data, sel, a=args.a, b=args.b, risk=args.risk, min_labels=args.min_labels,
                       max_labels=args.max_labels, risk_rule=resolve_risk_rule(args, sel), proxy=proxy,
                       sampling=args.sampling, explore=args.explore)
+    session.restriction = restriction  # what was left out of the whole data, for the Decision's assumptions
     decision = session.run(oracle)
-    decision.data = restriction.to_dict()
     if args.json:
         print_json(decision.to_dict())
         return 0
+    if restriction.could_change(decision.winner, decision.win_rate_interval, decision.pool_size):
+        note(restriction.flip_note(decision.winner, decision.win_rate_interval, decision.pool_size))
     print(decision.summary())
     if decision.errors:
         first = next((r["error"] for r in decision.judged if r.get("error")), "")

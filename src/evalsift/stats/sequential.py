@@ -49,7 +49,9 @@ they are by ``[0, 1]`` without predictions (with none, ``z = y`` and the rule is
 post-stratification made sequential: with the clusters as strata it keeps the stratified estimate's
 variance reduction while the items are still drawn at random, which is what makes it valid.
 
-**Assumption**: the order of the items is uniformly random and independent of the verdicts, and a
+**Assumption**: the order of the items is uniformly random, drawn once (re-running on new seeds until
+one names a winner voids the guarantee), and independent of the verdicts; a :class:`Predictor` uses
+only the verdicts judged before each item (never the draw order or the item being judged); and a
 skipped or failed judgment is missing independently of what its verdict would have been. DiffUse's
 cluster representatives are *not* a random sample: this guarantee does not cover them (the rule
 refuses them in a Session).
@@ -78,7 +80,9 @@ STOP_RULES = ("anytime", "paper", "tie_aware")
 GUARANTEES = {
     "anytime": ("valid: P(ever naming the wrong winner) <= risk for every pool, whenever one looks; assumes the "
                 "items are judged in a uniformly random order (method random or diffuse_strata), or drawn with recorded "
-                "probabilities (sampling active), and that skipped or failed judgments are missing at random"),
+                "probabilities (sampling active), drawn once (re-running on new seeds until one names a winner voids "
+                "it), predictions that use only earlier verdicts, and that skipped or failed judgments are missing at "
+                "random; the risk is about the items both systems have an output for"),
     "paper": ("heuristic (DiffUse paper): the hypergeometric bound of a fixed-size random sample, checked after "
               "every label; not a guaranteed error rate (measured false winners far above the stated risk on "
               "close pairs)"),
@@ -152,7 +156,9 @@ def _bet(edge, var, room):
 class Predictor:
     """Guesses every pool item's verdict value (in [0, 1]) from the verdicts seen so far; used as a
     control variate by the anytime rule (module doc). It may use anything known before the labels
-    (clusters, metric scores, a cheap judge) and the verdicts already seen, never the unseen ones."""
+    (clusters, metric scores, a cheap judge) and the verdicts already seen, never the unseen ones:
+    in particular not the draw order (which item comes next) nor the verdict of the item being
+    judged -- the guarantee rests on the predictions being fixed before each uniform draw."""
 
     def predict(self, items: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Predictions for all items (length = pool size), given the judged ``items`` (positions)
