@@ -170,3 +170,61 @@ def test_best_with_a_proxy_keeps_the_guarantee_and_uses_it():
     plain = BestOf(pool, risk=0.1).run(MetricOracle("q"))
     proxied = BestOf(pool, risk=0.1, proxy="metric:auto").run(MetricOracle("q"))
     assert proxied.best == plain.best == "A" and proxied.labels_used < plain.labels_used
+
+
+def _recorded(pool, pairs):
+    """Recorded judgments (as a judgments:FILE would give) for ``pairs`` only, from the 'q' scores."""
+    from evalsift.oracle import Judgment
+
+    o = MetricOracle("q")
+    out = []
+    for a, b in pairs:
+        for i, v in enumerate(o.verdicts(pool, np.arange(pool.n_items), a, b)):
+            out.append(Judgment(item_id=pool.item_ids[i], a=a, b=b, verdict=str(v), annotator="rec", kind="human"))
+    return out
+
+
+def test_recorded_verdicts_for_some_pairs_only_are_judged_and_the_rest_reported():
+    """Issue 19: `best --oracle judgments:FILE` failed the whole run when the file had no verdicts for
+    some pair. Now that pair is reported as not covered and the others are judged. In this league A
+    beats C and D on every item and C beats D (scores around 0, -10, -20):
+    - verdicts for A-C, A-D, C-D among A, C, D: every pair covered, A is named;
+    - the same file over all four systems: B has no verdict against anyone, so its 3 pairs are not
+      covered, and no system can be shown to beat B: nothing is named, nothing fails;
+    - verdicts for A-C and C-D only (A-D missing): no system has every pair covered, nothing is
+      named; the ranking judges the two covered pairs: A over C, C over D, A-D undecided."""
+    from evalsift.oracle import JudgmentsOracle
+
+    pool = league(n=120, dead_heat=False)
+    three = JudgmentsOracle(_recorded(pool, [("A", "C"), ("A", "D"), ("C", "D")]))
+    res = BestOf(pool, ["A", "C", "D"], risk=0.1).run(three)
+    assert res.outcome == "best" and res.best == "A" and res.not_covered == []
+    res = BestOf(pool, risk=0.1).run(three)  # B has no recorded verdict against anyone
+    assert res.outcome == "inconclusive" and res.best is None
+    assert sorted((p["a"], p["b"]) for p in res.not_covered) == [("A", "B"), ("B", "C"), ("B", "D")]
+    assert all("no verdict from" in p["reason"] for p in res.not_covered)
+    two = JudgmentsOracle(_recorded(pool, [("A", "C"), ("C", "D")]))
+    res = BestOf(pool, ["A", "C", "D"], risk=0.1).run(two)
+    assert res.outcome == "inconclusive" and [(p["a"], p["b"]) for p in res.not_covered] == [("A", "D")]
+    ranked = BestOf(pool, ["A", "C", "D"], risk=0.1, ranking=True).run(two)
+    assert [r["system"] for r in ranked.ranking] == ["A", "C", "D"]
+    assert ranked.beaten_by == {"A": [], "C": ["A"], "D": ["C"]}  # A-D not judged: A does not "beat" D
+    with pytest.raises(DataError, match="no pair of the 2 systems"):
+        BestOf(pool, ["A", "B"], risk=0.1).run(two)
+
+
+def test_best_cli_reports_pairs_not_covered(tmp_path, capsys):
+    """The command line: a judgments file with verdicts for A-C and A-D only among A, C, D names A and
+    says which pair it could not judge (C vs D) in a note."""
+    pool = league(n=120, dead_heat=False)
+    rows = [{"item_id": j.item_id, "system_a": j.a, "system_b": j.b, "verdict": j.verdict}
+            for j in _recorded(pool, [("A", "C"), ("A", "D")])]
+    table = tmp_path / "pairs.jsonl"
+    table.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = tmp_path / "league.jsonl"  # a long table: one row per item and system
+    data.write_text("".join(json.dumps({"item_id": iid, "system": s, "output": f"{s}{k}"}) + "\n"
+                            for k, iid in enumerate(pool.item_ids) for s in "ACD"))
+    rc = main(["--quiet", "best", "--data", str(data), "--oracle", f"judgments:{table}", "--risk", "0.1"])
+    out = capsys.readouterr()
+    assert rc == 0 and out.out.startswith("A is the best"), out.err
+    assert "note: 1 of 3 pairs not covered" in out.err and "C vs D" in out.err

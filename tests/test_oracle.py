@@ -59,3 +59,67 @@ def test_judgment_validation():
         Judgment(item_id="x", a="A", b="B", verdict="a", annotator="me", kind="human", status="skipped")
     with pytest.raises(ParameterError, match="status='done!' is not one of: done, pending, skipped, error"):
         Judgment(item_id="x", a="A", b="B", verdict="a", annotator="me", kind="human", status="done!")
+
+
+class _Replies:
+    """A judge that answers every item of ``pool`` with the same recorded judgments (re-keyed to the item)."""
+
+    name, kind = "replies", "llm"
+
+    def __init__(self, recorded):
+        self.recorded = recorded
+
+    def judge_pairs(self, pool, items, a, b):
+        return [Judgment(**{**j.to_dict(), "item_id": pool.item_ids[i]}) for i in items for j in self.recorded]
+
+
+def test_one_vote_rule_for_the_session_the_replay_and_a_judge_proxy():
+    """p says a, then corrects to b; q says a. The latest per annotator is p: b, q: a -- a split, so a
+    tie. The Session, the replay of recorded verdicts and a cheap judge read as a proxy agree (the
+    proxy used to count all three judgments: 2 a against 1 b, an 'a')."""
+    from evalsift.oracle import JudgmentsOracle, combine
+    from evalsift.proxy import judge_values
+    from evalsift.session import Session
+
+    recorded = [Judgment(item_id="x", a="A", b="B", verdict=v, annotator=who, kind="human")
+                for v, who in (("a", "p"), ("b", "p"), ("a", "q"))]
+    assert combine(recorded) == "tie"
+    pool = pool3()
+    s = Session(pool.subset([0, 1, 2]), "random", a="A", b="B", risk=0.2)
+    for j in recorded:
+        s.record(j)
+    assert s.verdict_of(s.pool.item_ids.index("x")) == "tie"
+    assert list(JudgmentsOracle(recorded).verdicts(pool, [0], "A", "B")) == ["tie"]
+    assert judge_values(_Replies(recorded), pool, "A", "B").tolist() == [0.5] * 4
+    flipped = [Judgment(**{**j.to_dict(), "a": "B", "b": "A", "verdict": {"a": "b", "b": "a"}[j.verdict]})
+               for j in recorded]  # recorded the other way round: the same tie
+    assert judge_values(_Replies(flipped), pool, "A", "B").tolist() == [0.5] * 4
+
+
+def test_the_vote_rule_sits_below_the_session_and_nothing_imports_lazily_to_dodge_a_cycle():
+    """Issue 19: oracle/judgments imported the Session's vote rule lazily (judgments -> session ->
+    proxy -> oracle -> judgments). The oracle package must not import the Session or the proxy, and
+    the Session, the proxy and best import their evalsift modules at the top (a function-level
+    import of one of them would be a cycle dodged, not broken)."""
+    import ast
+    from pathlib import Path
+
+    import evalsift
+
+    src = Path(evalsift.__file__).parent
+
+    def imports(path):
+        tree = ast.parse(path.read_text())
+        top = {n for n in tree.body if isinstance(n, ast.ImportFrom)}
+        found = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("evalsift")):
+                found.append(((node.module or ""), node in top))
+        return found
+
+    for name in ("base.py", "votes.py", "judgments.py", "metric.py"):
+        mods = [m for m, _ in imports(src / "oracle" / name)]
+        assert not any(m.split(".")[-1] in ("session", "proxy", "best") for m in mods), (name, mods)
+    for name in ("session.py", "proxy.py", "best.py"):
+        lazy = [m for m, top in imports(src / name) if not top]
+        assert lazy == [], (name, lazy)

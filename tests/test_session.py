@@ -288,3 +288,84 @@ def test_judge_errors_are_retried_later_and_then_reported():
 
     d = Session(pool, RandomSelector(), risk=0.2, max_labels=12).run(Broken())
     assert d.outcome == "inconclusive" and d.errors == 12 and d.labels_used == 0
+
+
+def test_the_decision_states_the_assumptions_its_risk_rests_on():
+    """Issue 19: the seed/order, a proxy's blindness to the draw and the missing data are printed
+    where the risk is: in the summary (one `assumes` line each) and in the JSON (`assumptions`)."""
+    pool = random_pair_pool(n=120, p_a=0.9, seed=4)
+    d = Session(pool, RandomSelector(seed=7), risk=0.1).run(MetricOracle("human"))
+    kinds = [a.split(":")[0] for a in d.assumptions]
+    assert kinds == ["order", "judgments", "missing data"]
+    assert "drawn once (seed 7)" in d.assumptions[0] and "voids the guarantee" in d.assumptions[0]
+    assert "the 120 of 120 items" in d.assumptions[2] and "none was left out" in d.assumptions[2]
+    lines = d.summary().splitlines()
+    assert len(lines) == 4 and all(x.startswith("  assumes ") for x in lines[1:])
+    assert json.loads(json.dumps(d.to_dict()))["assumptions"] == d.assumptions
+    scores = np.column_stack([pool.score("human", "A") + 0.1, pool.score("human", "B")])
+    proxied = Pool(item_ids=pool.item_ids, systems=["A", "B"], outputs=pool.outputs,
+                   scores={"human": pool.scores["human"], "auto": scores}, human_metrics=["human"])
+    d = Session(proxied, "random", risk=0.1, proxy="metric:auto").run(MetricOracle("human"))
+    assert any(a.startswith("predictions: metric:auto predicts each item from the verdicts judged before it")
+               and "must not depend on the draw order" for a in d.assumptions)
+    d = Session(pool, DiffUse(encoder=DictEncoder(4)), risk=0.1, risk_rule="paper").run(MetricOracle("human"))
+    assert d.assumptions[0].startswith("order: the paper's bound") and "no guarantee" in d.assumptions[0]
+
+
+def test_items_left_out_for_missing_outputs_could_change_the_winner():
+    """60 items: A wins the 30 where both have an output; B has no output on the other 30. The
+    decision (about the 30) names A with the win-rate interval [lo, hi]. All 30 left out going to B
+    would leave A lo * 30 / 60 <= 1/2 of all items: it could change the winner, and the Decision says
+    so. Counting a missing output as a loss for its system (B lacks all 30), A would win
+    (lo * 30 + 30) / 60 to (hi * 30 + 30) / 60 of all items."""
+    n = 60
+    outs_b = [f"b{k}" if k < 30 else None for k in range(n)]
+    scores = np.column_stack([np.ones(n), np.zeros(n)])
+    pool = Pool(item_ids=[f"i{k}" for k in range(n)], systems=["A", "B"],
+                outputs={"A": [f"a{k}" for k in range(n)], "B": outs_b}, scores={"human": scores},
+                human_metrics=["human"])
+    s = Session(pool, "random", a="A", b="B", risk=0.1)
+    d = s.run(MetricOracle("human"))
+    lo, hi = d.win_rate_interval
+    assert d.winner == "A" and d.pool_size == 30 and d.data["no_output"] == {"A": 0, "B": 30, "both": 0}
+    assert s.restriction.could_change("A", d.win_rate_interval, 30)
+    flip = next(a for a in d.assumptions if "could change the winner" in a)
+    assert f"A would win only {lo * 30 / 60:.3f} of all 60 items" in flip
+    assert f"A would win {(lo * 30 + 30) / 60:.3f}-{(hi * 30 + 30) / 60:.3f} of all 60 items" in flip
+    assert "(A has no output on 0, B on 30)" in next(a for a in d.assumptions if "left out (" in a)
+
+
+def test_items_left_out_that_cannot_change_the_winner_are_said_so():
+    """A wins all 200 comparable items; 4 items lack B's output. The rule stops with A named and an
+    interval whose low end lo is high enough that, even if all 4 went to B, A keeps lo * 200 / 204 > 1/2."""
+    n = 204
+    scores = np.column_stack([np.ones(n), np.zeros(n)])
+    pool = Pool(item_ids=[f"i{k}" for k in range(n)], systems=["A", "B"],
+                outputs={"A": [f"a{k}" for k in range(n)], "B": [f"b{k}" if k >= 4 else None for k in range(n)]},
+                scores={"human": scores}, human_metrics=["human"])
+    s = Session(pool, "random", a="A", b="B", risk=0.1)
+    d = s.run(MetricOracle("human"))
+    lo = d.win_rate_interval[0]
+    assert d.winner == "A" and lo * 200 / 204 > 0.5 and not s.restriction.could_change("A", d.win_rate_interval, 200)
+    assert any("cannot change the winner" in a for a in d.assumptions)
+
+
+def test_compare_warns_when_the_items_left_out_could_change_the_winner(tmp_path, capsys):
+    """`compare` on a long table where B has no output on 30 of 60 items and A wins the other 30:
+    a note gives the per-system counts (A 0, B 30) and warns that the 30 could change the winner;
+    the summary prints the assumptions."""
+    from evalsift.cli import main
+
+    rows = []
+    for k in range(60):
+        rows.append({"item_id": f"i{k}", "system": "A", "output": f"a{k}", "human": 1.0})
+        rows.append({"item_id": f"i{k}", "system": "B", "output": f"b{k}" if k < 30 else None, "human": 0.0})
+    data = tmp_path / "long.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rc = main(["--quiet", "compare", "--data", str(data), "--a", "A", "--b", "B", "--oracle", "metric:human",
+               "--risk", "0.1"])
+    out = capsys.readouterr()
+    assert rc == 0 and out.out.startswith("A wins")
+    assert "note: A vs B: using 30 of 60 items (30 lack an output of A or B); without an output: A 0, B 30" in out.err
+    assert "note: the 30 item(s) left out could change the winner: if all went to B" in out.err
+    assert "  assumes order: the items are judged in a uniformly random order, drawn once (seed 0)" in out.out

@@ -95,3 +95,39 @@ def test_agreement_bad_input():
         bootstrap_agreement(np.array([[1.0, np.nan], [0.0, 1.0]]))
     with pytest.raises(ParameterError, match="kind"):
         bootstrap_agreement(np.eye(3), kind="pearson")
+
+
+def test_a_resample_without_spread_gives_a_finite_studentized_bound():
+    """Issue 19: a system scored 0 on most items; a resample that draws only the zeros has no spread,
+    and its t was infinite (-inf or NaN bounds). Column [0, 0, 0, 0, 0, -5]: mean m = -5/6, sample
+    variance var = (5 (5/6)^2 + (25/6)^2) / 5 = 25/6, sd = 2.0412, se = sd / sqrt(6) = 5/6.
+    All-zero resamples (probability (5/6)^6 = 0.33, far above 2.5%) have m* - m = 5/6 and, with the
+    variance floored at var / n, se* = sd / 6, so t = (5/6) 6 / sd = 2.449 -- the largest t there is
+    (every other resample has m* <= m), hence the 0.975 quantile. low = m - t se = -5/6 - (5/6) sqrt(6)."""
+    X = np.column_stack([[0.0, 0, 0, 0, 0, -5], [-1.0, -2, 0, -3, -1, -2]])
+    iv = bootstrap_means(X, resamples=2000, seed=0)
+    assert np.isfinite(iv.low).all() and np.isfinite(iv.high).all()
+    assert iv.low[0] == pytest.approx(-5 / 6 * (1 + np.sqrt(6)))
+    # the lowest t: six draws of -5, m* - m = -25/6, t = -(25/6) 6 / sd = -5 sqrt(6); so high <= m + 5 sqrt(6) se
+    assert iv.low[0] < iv.means[0] < iv.high[0] <= -5 / 6 + 5 * np.sqrt(6) * 5 / 6 + 1e-9
+
+
+def test_wmt23_tiny_samples_get_no_nan_or_infinite_bounds(data_dir):
+    """`rank` on 2% of WMT23 en-de (11 picks, 6-11 of them MQM-scored): before the variance floor
+    4 of these 50 samples had a NaN or infinite mean bound (51 of 500 seeds) and 13 a bound more
+    than 20 standard errors from its mean; now none."""
+    from evalsift.io import load
+    from evalsift.restrict import restrict_ranking
+    from evalsift.select import make_selector
+
+    from _data import need
+
+    need("wmt23/mt-metrics-eval-v2/wmt23/sources/en-de.txt")
+    pool = load(str(data_dir / "wmt23/mt-metrics-eval-v2/wmt23/en-de"))
+    for seed in range(50):
+        picks = make_selector("random", seed=seed).fit(pool).select(11)
+        S = restrict_ranking(pool.subset(picks.items), "mqm").pool.score("mqm")
+        iv = bootstrap_means(S, resamples=2000, seed=0)
+        se = S.std(axis=0, ddof=1) / np.sqrt(S.shape[0])
+        assert np.isfinite(iv.low).all() and np.isfinite(iv.high).all(), seed
+        assert (iv.means - iv.low <= 20 * se + 1e-12).all() and (iv.high - iv.means <= 20 * se + 1e-12).all(), seed

@@ -11,7 +11,7 @@ from evalsift.pool import Pool
 from evalsift.select import DiffUse, RandomSelector
 from evalsift.session import Session
 from evalsift.stats import anytime_risk, win_rate_sequence
-from evalsift.stats.sequential import _capital
+from evalsift.stats.sequential import _capital, _Side
 
 from _fakes import DictEncoder, random_pair_pool
 
@@ -141,3 +141,70 @@ def test_the_interval_covers_when_nearly_the_whole_pool_is_seen():
         lo, hi = win_rate_sequence(pool[order][:n], M, 0.05)
         misses += not lo <= pool.mean() <= hi
     assert misses / runs <= 0.05 + 2 * (0.05 * 0.95 / runs) ** 0.5, misses
+
+
+def test_a_settled_pool_gets_the_known_win_rate_not_an_interval_around_one_half():
+    """Issue 19: 11-10 known on a 21-item pool, the last verdict an a: the rule says risk 0 (11 > 21/2)
+    and the interval was [0.476, 0.524] = [10/21, 11/21], straddling 1/2, because the last verdict
+    never narrowed the candidates. The whole pool is judged: its win rate is 11/21, exactly."""
+    r = anytime_risk([1.0, 0.0] * 10 + [1.0], 21, 0.2)
+    assert r.leader == "a" and r.risk == 0.0 and r.certain
+    assert r.interval == (11 / 21, 11 / 21)
+    # 11 a of 16 seen, 5 unseen: the pool's win rate is (11 + k) / 21 for k = 0..5 unseen a wins,
+    # so the interval lies in [11/21, 16/21] = [0.5238, 0.7619], whatever the bettors say
+    lo, hi = anytime_risk([1.0, 0.0] * 5 + [1.0] * 6, 21, 0.2).interval
+    assert 11 / 21 - 1e-6 <= lo <= hi <= 16 / 21 + 1e-6 and lo > 0.5
+
+
+def test_a_dead_heat_seen_whole_names_nobody():
+    """10 a, 10 b and a tie on a 21-item pool, the a's first: a's capital grows on the first ten
+    verdicts (risk 0.0105 before), but once the pool is judged its win rate is 10.5/21 = 1/2
+    exactly: neither side can win, so both risks are 1 and the interval is the point 1/2."""
+    r = anytime_risk([1.0] * 10 + [0.0] * 10 + [0.5], 21, 0.2)
+    assert r.leader is None and r.risk == 1.0 and r.interval == (0.5, 0.5)
+    # 5 b of a 10-item pool: a can at best tie (0 + 5 unseen <= 10/2), so a's risk is 1 and the
+    # interval lies in [0, 5/10]; b leads (5 > 10/2 is not yet certain: a 5-5 tie is possible)
+    r = anytime_risk([0.0] * 5, 10, 0.2)
+    assert r.leader == "b" and not r.certain and 0.0 <= r.interval[0] <= r.interval[1] <= 0.5
+
+
+def test_session_at_a_settled_pool_reports_the_range_still_possible():
+    """A Session on 11-10 (A-B) over 21 items stops with risk 0 once the 11th A verdict is in; the
+    interval is inside [11/21, (11 + unjudged)/21], above 1/2, and the point 11/21 when all 21 are
+    judged (seeds 2 and 5 judge all 21; before, seed 2 gave [0.476, 0.5] with A named)."""
+    scores = np.column_stack([[1.0] * 11 + [0.0] * 10, [0.0] * 11 + [1.0] * 10])
+    pool = Pool(item_ids=[f"i{k}" for k in range(21)], systems=["A", "B"], scores={"human": scores},
+                human_metrics=["human"])
+    whole = 0
+    for seed in range(8):
+        d = Session(pool, RandomSelector(seed=seed), risk=0.2, min_labels=1, max_labels=21).run(MetricOracle("human"))
+        lo, hi = d.win_rate_interval
+        assert d.winner == "A" and d.risk == 0.0 and d.wins_a == 11
+        assert 0.5 < 11 / 21 - 1e-6 <= lo <= hi <= (11 + 21 - d.labels_used) / 21 + 1e-6, (seed, lo, hi)
+        if d.labels_used == 21:
+            whole += 1
+            assert lo == hi == 11 / 21
+    assert whole >= 1
+
+
+def test_a_tie_moves_the_capital_when_the_verdicts_so_far_are_unbalanced():
+    """docs/confidence.md's worked example, pool of 10. After a, a (capital 1.49444, see
+    test_capital_by_hand; running mean 5/6, variance sum 0.5625) a tie comes:
+    m_3 = (5 - 2) / 8 = 0.375; variance 0.5625 / 3 = 0.1875; edge 5/6 - 0.375 = 0.45833;
+    bet 0.45833 / (0.1875 + 0.45833^2) = 1.15284 (cap 0.5 / 0.375 = 1.333);
+    capital 1.49444 * (1 + 1.15284 * (0.5 - 0.375)) = 1.70973: a tie raised a's capital.
+    b's bettor (values 0, 0, 1/2) has a negative edge at every step: bet 0, capital 1.
+    After a, b the verdicts are balanced: m_3 = (5 - 1) / 8 = 1/2 and a tie changes nothing."""
+    k2, _ = _capital(np.array([1.0, 1.0]), 10)
+    k3, _ = _capital(np.array([1.0, 1.0, 0.5]), 10)
+    edge = 5 / 6 - 3 / 8
+    assert k3 == pytest.approx(k2 * (1 + edge / (0.5625 / 3 + edge ** 2) * (0.5 - 3 / 8)))
+    assert k3 == pytest.approx(1.70973, abs=1e-5) and k3 > k2
+    assert _capital(np.array([0.0, 0.0, 0.5]), 10)[0] == 1.0
+    # balanced: after a, b the tie's factor is 1 + lambda (1/2 - 1/2) = 1 (log capital unchanged)
+    side = _Side(10)
+    for y in (1.0, 0.0):
+        side.update(y)
+    before = side.log_k
+    side.update(0.5)
+    assert side.log_k == before and before < 0  # a, b: 1 + 0.890 (0 - 4/9) = 0.604 < 1

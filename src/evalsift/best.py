@@ -30,6 +30,12 @@ drawn between two neighbours only where the one above beat the one below by a de
 neighbours without a line share a tier (their order is not established). The statement made is
 about the decided pairs, each listed in ``pairs``.
 
+**Pairs the judge cannot judge** (recorded verdicts that cover only some pairs, a pair without items
+both systems have): reported in ``not_covered`` and skipped; the others are judged. Neither system
+of such a pair can be shown to beat the other, so a system with a pair not covered is never named
+the best (the leader strategy does not pick it as leader) and no line is drawn between the two in a
+ranking; the guarantee is unchanged. A run fails only when no pair at all can be judged.
+
 **Assumptions**: each pair's items are judged in a uniformly random order (the Session's ``random``
 selector; the orders of different pairs are independent) and skipped or failed judgments are missing
 at random. The judge must answer at once (an LLM or recorded judgments; people: use the annotation
@@ -53,6 +59,7 @@ import numpy as np
 from .errors import DataError, OracleError, ParameterError, check_choice
 from .oracle.base import Oracle
 from .pool import Pool
+from .proxy import resolve_proxy
 from .restrict import restrict_pair
 from .session import Session
 from .stats import SAMPLINGS
@@ -86,6 +93,7 @@ class BestResult:
     pairs: list[dict[str, Any]] = field(default_factory=list)  # per pair: a, b, winner, labels, win rate, interval
     errors: int = 0
     ranking: list[dict[str, Any]] | None = None  # with ranking=True: system, wins, losses, score, tier, line_below
+    not_covered: list[dict[str, str]] = field(default_factory=list)  # pairs the judge cannot judge: a, b, reason
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -96,9 +104,11 @@ class BestResult:
         head = f"{self.best} is the best" if self.outcome == "best" else "no single best"
         if self.ranking is not None:
             head = f"ranking in {self.ranking[-1]['tier']} tier(s); {head}"
+        uncovered = f", {len(self.not_covered)} not covered by the judge" if self.not_covered else ""
         return (f"{head}: {self.labels_used} pairwise judgments over {len(self.systems)} systems "
-                f"({sum(p['labels'] > 0 for p in self.pairs)} pairs judged); survivors: {', '.join(self.survivors)}; "
-                f"risk {self.risk} (each pair at {self.pair_risk:.4g}; {self.strategy} strategy)")
+                f"({sum(p['labels'] > 0 for p in self.pairs)} pairs judged{uncovered}); survivors: "
+                f"{', '.join(self.survivors)}; risk {self.risk} (each pair at {self.pair_risk:.4g}; {self.strategy} "
+                "strategy)")
 
 
 class BestOf:
@@ -145,39 +155,45 @@ class BestOf:
         else:
             self.pair_risk = 2.0 * self.risk / K
 
-    def _sessions(self, oracle: Oracle) -> dict[tuple[str, str], Session]:
+    def _sessions(self, oracle: Oracle) -> tuple[dict[tuple[str, str], Session], list[dict[str, str]]]:
+        """A Session per pair the judge can judge, and the pairs it cannot (``a``, ``b``, ``reason``:
+        e.g. recorded verdicts that cover only some pairs). DataError when no pair can be judged."""
         out, empty = {}, []
+        # what every pair shares (a reference metric computed, a cheap judge built) is done once
+        source = None if self.proxy is None else resolve_proxy(self.pool, self.proxy, oracle=self.proxy_oracle)
+        pool = self.pool if source is None else source.pool
         for k, (a, b) in enumerate(itertools.combinations(self.systems, 2)):
             try:
-                pp = restrict_pair(self.pool, a, b, oracle=oracle).pool
+                pp = restrict_pair(pool, a, b, oracle=oracle).pool
                 proxy = None
-                if self.proxy is not None:  # the proxy covers every item of the pair
-                    from .proxy import restrict_to_proxy
-
-                    restriction, proxy = restrict_to_proxy(pp, a, b, self.proxy, oracle=self.proxy_oracle)
+                if source is not None:  # the proxy covers every item of the pair
+                    restriction, proxy = source.for_pair(a, b, pp)
                     pp = restriction.pool
             except DataError as e:
-                empty.append(f"{a} vs {b} ({e})")
+                empty.append({"a": a, "b": b, "reason": str(e)})
                 continue
             out[(a, b)] = Session(pp, "random", a=a, b=b, risk=self.pair_risk, min_labels=1,
                                   max_labels=pp.n_items, seed=self.seed * 100_003 + k, proxy=proxy,
                                   sampling=self.sampling if proxy is not None else "uniform", explore=self.explore)
-        if empty:
-            raise DataError(f"best: every pair needs items both systems have and the judge can judge; none for "
-                            f"{'; '.join(empty[:3])}{' ...' if len(empty) > 3 else ''}. Leave those systems out "
+        if not out:
+            first = empty[0]
+            raise DataError(f"best: no pair of the {len(self.systems)} systems has items both systems have and the "
+                            f"judge can judge (e.g. {first['reason']}). Check the judge (--oracle) and the systems "
                             "(--systems)", field="systems")
-        return out
+        return out, empty
 
     def run(self, oracle: Oracle) -> BestResult:
         """Judge pairs until a best is named, the cap is reached or nothing more can be learned."""
-        sessions = self._sessions(oracle)
+        sessions, not_covered = self._sessions(oracle)
         beaten_by: dict[str, set[str]] = {s: set() for s in self.systems}
         ties: set[frozenset] = set()  # pairs whose whole pool is a dead heat: neither beats the other
+        # pairs the judge cannot judge: neither system can be shown to beat the other
+        blocked: set[frozenset] = {frozenset((p["a"], p["b"])) for p in not_covered}
         labels = 0
         best = None
 
-        def pair(x: str, y: str) -> Session:
-            return sessions[(x, y)] if (x, y) in sessions else sessions[(y, x)]
+        def pair(x: str, y: str) -> Session | None:
+            return sessions[(x, y)] if (x, y) in sessions else sessions.get((y, x))
 
         def winner(s: Session) -> str | None:
             if s.outcome != "winner":
@@ -185,7 +201,8 @@ class BestOf:
             return s.a if s.trace[-1]["leader"] == "a" else s.b
 
         def beats(x: str, y: str) -> bool:
-            return winner(pair(x, y)) == x
+            s = pair(x, y)
+            return s is not None and winner(s) == x
 
         def estimate(x: str) -> float:
             rates = []
@@ -193,9 +210,9 @@ class BestOf:
                 if y == x:
                     continue
                 s = pair(x, y)
-                values = s.verdict_values()
-                rate = float(np.mean(values)) if values else 0.5
-                rates.append(rate if s.a == x else 1.0 - rate)
+                values = [] if s is None else s.verdict_values()
+                rate = float(np.mean(values)) if values else 0.5  # untested or not covered: no information
+                rates.append(rate if s is None or s.a == x else 1.0 - rate)
             return float(np.mean(rates))
 
         def step(s: Session) -> int:
@@ -228,9 +245,9 @@ class BestOf:
                     break
             if self.strategy == "leader":
                 cand = [x for x in survivors
-                        if not any(frozenset((x, y)) in ties for y in self.systems if y != x)]
+                        if not any(frozenset((x, y)) in ties | blocked for y in self.systems if y != x)]
                 if not cand:
-                    break  # every survivor ties some system on its whole pool: no system can be named
+                    break  # every survivor ties some system on its whole pool or has a pair the judge cannot judge
                 leader = max(cand, key=lambda x: (estimate(x), -self.systems.index(x)))
                 todo = [pair(leader, y) for y in self.systems if y != leader and not beats(leader, y)]
             else:
@@ -256,7 +273,7 @@ class BestOf:
                           guarantee=RANKING_GUARANTEE if self.ranking else BEST_GUARANTEE,
                           beaten_by={k: sorted(v) for k, v in beaten_by.items()}, pairs=pairs,
                           errors=sum(p["errors"] for p in pairs),
-                          ranking=self._ranking(beats, estimate) if self.ranking else None)
+                          ranking=self._ranking(beats, estimate) if self.ranking else None, not_covered=not_covered)
 
     def _ranking(self, beats, estimate) -> list[dict[str, Any]]:
         """Copeland order with tiers: a line below a system only where it beat the next one (decided)."""

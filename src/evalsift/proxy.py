@@ -24,12 +24,18 @@ brings the decision sooner, a useless one costs a little width.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .errors import DataError, ParameterError
+from .metrics import ensure_metric
+from .oracle import make_oracle
+from .oracle.judgments import orient
+from .oracle.votes import combine
 from .pool import Pool
+from .restrict import PairRestriction, restrict_pair
 from .stats.sequential import Predictor
 
 PROXY_KINDS = ("metric", "judge")
@@ -50,7 +56,7 @@ class MetricProxy(Predictor):
     """
 
     def __init__(self, difference, *, min_labels: int = 8, growth: float = 1.2, C: float = 1.0,
-                 name: str = "metric") -> None:
+                 name: str = "metric", spec: str | None = None) -> None:
         d = np.asarray(difference, dtype=float)
         if d.ndim != 1 or not np.all(np.isfinite(d)):
             raise DataError(f"proxy {name!r}: the metric difference must be a finite number for every item "
@@ -59,6 +65,7 @@ class MetricProxy(Predictor):
         sd = float(d.std())
         self.z = (d - float(d.mean())) / sd if sd > 0 else np.zeros_like(d)
         self.min_labels, self.growth, self.C, self.name = int(min_labels), float(growth), float(C), name
+        self.spec = spec  # the spec that rebuilds this proxy from the pool alone (metric:NAME), else None
         self._fits: dict[tuple, np.ndarray | None] = {}
 
     def _refit_point(self, n: int) -> int:
@@ -113,10 +120,8 @@ class MetricProxy(Predictor):
 
 def judge_values(oracle: Any, pool: Pool, a: str, b: str) -> np.ndarray:
     """The judge's verdict value (a 1, tie 1/2, b 0) on every item of ``pool``; NaN where it gave
-    none (an error, no recorded verdict). Several judgments of an item: plurality, a split is a tie."""
-    from collections import Counter
-
-    items = list(range(pool.n_items))
+    none (an error, no recorded verdict). Several judgments of an item combine by the vote rule
+    (:mod:`evalsift.oracle.votes`: the latest per annotator, plurality, a split is a tie)."""
     out = np.full(pool.n_items, np.nan)
     if hasattr(oracle, "covers") and hasattr(oracle, "verdicts"):
         ok = np.asarray(oracle.covers(pool, a, b), dtype=bool)
@@ -124,16 +129,13 @@ def judge_values(oracle: Any, pool: Pool, a: str, b: str) -> np.ndarray:
             v = oracle.verdicts(pool, np.flatnonzero(ok), a, b)
             out[ok] = [VALUES[str(x)] for x in v]
         return out
-    votes: dict[str, Counter] = {}
-    for j in oracle.judge_pairs(pool, items, a, b):
-        if j.status == "done" and j.verdict in VALUES:
-            v = j.verdict if j.a == a else {"a": "b", "b": "a"}.get(j.verdict, j.verdict)
-            votes.setdefault(j.item_id, Counter())[v] += 1
+    by_item: dict[str, list] = {}
+    for j in oracle.judge_pairs(pool, list(range(pool.n_items)), a, b):
+        by_item.setdefault(j.item_id, []).append(orient(j, a, b))  # judged the other way round: flipped
     for i, iid in enumerate(pool.item_ids):
-        c = votes.get(iid)
-        if c:
-            top = c.most_common()
-            out[i] = 0.5 if len(top) > 1 and top[0][1] == top[1][1] else VALUES[top[0][0]]
+        v = combine(by_item.get(iid, ()))
+        if v is not None:
+            out[i] = VALUES[v]
     return out
 
 
@@ -159,8 +161,6 @@ def make_proxy(spec: Any, pool: Pool, a: str, b: str, *, higher_is_better: bool 
         raise ParameterError(f"proxy kind {kind!r} is not available; known: {', '.join(PROXY_KINDS)} "
                              "(e.g. metric:COMET-refA, judge:llm:MODEL)", field="proxy")
     if kind == "judge":
-        from .oracle import make_oracle
-
         judge = oracle if oracle is not None else make_oracle(name)
         if getattr(judge, "metric", None) is not None and pool.is_human(judge.metric):
             raise ParameterError(f"proxy {spec!r} replays the human metric {judge.metric!r}: a proxy must not be the "
@@ -185,30 +185,59 @@ def make_proxy(spec: Any, pool: Pool, a: str, b: str, *, higher_is_better: bool 
                         f"{first!r}); a proxy must cover every item: restrict the pair to the items it scores",
                         field="proxy", item_id=first)
     d = sa - sb
-    return MetricProxy(d if higher_is_better else -d, name=spec)
+    return MetricProxy(d if higher_is_better else -d, name=spec, spec=spec if higher_is_better else None)
 
 
-def restrict_to_proxy(pool: Pool, a: str, b: str, spec: Any, *, oracle: Any = None) -> tuple[Any, Any]:
-    """The pair (``a``, ``b``) of ``pool`` restricted to the items the proxy covers, and the proxy to
-    give the Session: ``(restriction, proxy)``. ``metric:NAME``: the items the metric scores for both
-    systems (a reference metric such as ``chrF-ref`` is computed first), the proxy its canonical spec;
-    ``judge:SPEC``: the items the judge (``oracle``, or built from the spec) gives a verdict for, the
-    proxy built from its verdicts (the judge is asked once about every item).
-    """
-    from .restrict import restrict_pair
+@dataclass(frozen=True)
+class ProxySource:
+    """A proxy spec resolved once for a whole pool (:func:`resolve_proxy`), then restricted and
+    fitted per pair (:meth:`for_pair`). What is shared by every pair is done here once: a reference
+    metric (``metric:chrF-ref``) is computed for every system, a cheap judge (``judge:SPEC``) is
+    built (a recorded file read) once. ``pool``: the pool with the metric's column; ``spec``: the
+    canonical spec (``metric:chrF-ref``); ``judge``: the cheap judge, or None."""
 
+    spec: Any
+    pool: Pool
+    metric: str | None = None
+    judge: Any = None
+
+    def for_pair(self, a: str, b: str, pool: Pool | None = None) -> tuple[PairRestriction, Predictor]:
+        """The pair (``a``, ``b``) restricted to the items the proxy covers, and the proxy fitted on
+        them, ready for a :class:`~evalsift.session.Session`: ``(restriction, predictor)``.
+        ``pool``: the pair's items already restricted otherwise (e.g. to the judge's), a subset of
+        :attr:`pool`; default :attr:`pool`."""
+        base = self.pool if pool is None else pool
+        if self.metric is not None:
+            restriction = restrict_pair(base, a, b, metric=self.metric)
+        elif self.judge is not None:
+            restriction = restrict_pair(base, a, b, oracle=self.judge)
+        else:
+            restriction = restrict_pair(base, a, b)
+        return restriction, make_proxy(self.spec, restriction.pool, a, b, oracle=self.judge)
+
+
+def resolve_proxy(pool: Pool, spec: Any, *, oracle: Any = None) -> ProxySource:
+    """``spec`` (``metric:NAME``, ``judge:SPEC`` or a :class:`~evalsift.stats.Predictor`) resolved
+    for ``pool``: a reference metric such as ``chrF-ref`` is computed here for every system, a
+    ``judge:SPEC`` judge built here (``oracle``: already built, e.g. with the command line's options).
+    An unknown metric is the pool's error naming the ones it has."""
     kind, _, name = spec.partition(":") if isinstance(spec, str) else ("", "", "")
     if kind == "metric" and name:
-        from .metrics import ensure_metric
-
         pool, name = ensure_metric(pool, name)
         pool.check_metric(name)
-        return restrict_pair(pool, a, b, metric=name), f"metric:{name}"
+        return ProxySource(spec=f"metric:{name}", pool=pool, metric=name)
     if kind == "judge" and name:
-        from .oracle import make_oracle
+        return ProxySource(spec=spec, pool=pool, judge=oracle if oracle is not None else make_oracle(name))
+    return ProxySource(spec=spec, pool=pool)  # a Predictor, or make_proxy's error naming the fix
 
-        judge = oracle if oracle is not None else make_oracle(name)
-        restriction = restrict_pair(pool, a, b, oracle=judge)
-        return restriction, make_proxy(spec, restriction.pool, a, b, oracle=judge)
-    restriction = restrict_pair(pool, a, b)
-    return restriction, make_proxy(spec, restriction.pool, a, b)  # a Predictor, or the error naming the fix
+
+def restrict_to_proxy(pool: Pool, a: str, b: str, spec: Any, *, oracle: Any = None
+                      ) -> tuple[PairRestriction, Predictor]:
+    """The pair (``a``, ``b``) of ``pool`` restricted to the items the proxy covers, and the proxy
+    fitted on them for the Session: ``(restriction, predictor)`` -- :func:`resolve_proxy` then
+    :meth:`ProxySource.for_pair`. ``metric:NAME``: the items the metric scores for both systems (a
+    reference metric such as ``chrF-ref`` is computed first); ``judge:SPEC``: the items the judge
+    (``oracle``, or built from the spec) gives a verdict for, the judge asked once about every item.
+    Many pairs of one pool: resolve once and call ``for_pair`` per pair.
+    """
+    return resolve_proxy(pool, spec, oracle=oracle).for_pair(a, b)

@@ -30,7 +30,7 @@ The rule, in order:
 >>> r.pool.item_ids, r.dropped_outputs, r.dropped_scores
 (('i0',), 1, 1)
 >>> r.note()
-"A vs B: using 1 of 3 items (1 lack an output of A or B; 1 lack a 'm' score of A or B)"
+"A vs B: using 1 of 3 items (1 lack an output of A or B; 1 lack a 'm' score of A or B); without an output: A 1, B 0"
 
 Rankings
 --------
@@ -44,7 +44,7 @@ on the same items.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -67,6 +67,9 @@ class PairRestriction:
     dropped_scores: int
     metric: str | None
     judge: str | None = None
+    no_output_a: int = 0  # items where a has no output (b may have one or not)
+    no_output_b: int = 0
+    no_output_both: int = 0  # neither has one
 
     @property
     def dropped(self) -> int:
@@ -74,7 +77,8 @@ class PairRestriction:
         return self.dropped_outputs + self.dropped_scores
 
     def note(self) -> str:
-        """One line for people: how many items are used and why the rest are not."""
+        """One line for people: how many items are used and why the rest are not, and per system how
+        many lack its output."""
         why = []
         if self.dropped_outputs:
             why.append(f"{self.dropped_outputs} lack an output of {self.a} or {self.b}")
@@ -82,13 +86,81 @@ class PairRestriction:
             why.append(f"{self.dropped_scores} lack a {self.metric!r} score of {self.a} or {self.b}" if self.metric
                        else f"{self.dropped_scores} have no verdict from {self.judge}")
         text = f"{self.a} vs {self.b}: using {self.pool.n_items} of {self.n_total} items"
-        return text + (f" ({'; '.join(why)})" if why else "")
+        text += f" ({'; '.join(why)})" if why else ""
+        if self.dropped_outputs:
+            text += f"; without an output: {self.a} {self.no_output_a}, {self.b} {self.no_output_b}"
+        return text
 
     def to_dict(self) -> dict:
         """JSON-ready summary (without the pool)."""
         return {"a": self.a, "b": self.b, "n_total": self.n_total, "n_used": self.pool.n_items,
                 "dropped_outputs": self.dropped_outputs, "dropped_scores": self.dropped_scores,
-                "metric": self.metric, "judge": self.judge}
+                "metric": self.metric, "judge": self.judge,
+                "no_output": {self.a: self.no_output_a, self.b: self.no_output_b, "both": self.no_output_both}}
+
+    def scope(self, pool_size: int | None = None) -> str:
+        """The missingness assumption a pairwise decision rests on, for people: which items it is
+        about (``pool_size``: the decision's pool, when restricted further, e.g. to a proxy's items)
+        and what was left out."""
+        M = self.pool.n_items if pool_size is None else int(pool_size)
+        text = (f"missing data: the decision is about the {M} of {self.n_total} items where {self.a} and {self.b} "
+                "both have an output" + (" and the judge can judge" if self.judge or self.metric else ""))
+        left = self.n_total - M
+        if not left:
+            return text + "; none was left out"
+        parts = []
+        if self.dropped_outputs:
+            parts.append(f"{self.a} has no output on {self.no_output_a}, {self.b} on {self.no_output_b}")
+        if left > self.dropped_outputs:
+            parts.append(f"{left - self.dropped_outputs} the judge (or a proxy) cannot cover")
+        return text + f"; {left} left out ({'; '.join(parts)}), they are not part of what the risk is about"
+
+    def _winner_share(self, winner, interval, pool_size) -> tuple[int, int, float, float] | None:
+        """(M, items left out, the winner's win-rate interval on the M items) or None."""
+        M = self.pool.n_items if pool_size is None else int(pool_size)
+        left = self.n_total - M
+        if not left or winner is None or interval is None or winner not in (self.a, self.b):
+            return None
+        if winner == self.a:
+            return M, left, float(interval[0]), float(interval[1])
+        return M, left, 1 - float(interval[1]), 1 - float(interval[0])
+
+    def could_change(self, winner: str | None, interval: Sequence[float] | None, pool_size: int | None = None) -> bool:
+        """True when the items left out, all going to the other system, could take the named
+        ``winner``'s share of all ``n_total`` items to one half or below (see :meth:`flip_note`)."""
+        share = self._winner_share(winner, interval, pool_size)
+        return share is not None and share[2] * share[0] / self.n_total <= 0.5
+
+    def flip_note(self, winner: str | None, interval: Sequence[float] | None, pool_size: int | None = None
+                  ) -> str | None:
+        """Whether the items left out could change the named ``winner`` (``interval``: the Decision's
+        win rate of ``a`` on its ``pool_size`` items). If every item left out went to the other
+        system, the winner's share over all ``n_total`` items could fall to ``low M / n_total`` (its
+        interval's low end); and counting a missing output as a loss for the system without it (a
+        tie when both lack one; items dropped for another reason either way), its share lies in a
+        range printed too. None when nothing was left out, nobody was named or there is no interval."""
+        share = self._winner_share(winner, interval, pool_size)
+        if share is None:
+            return None
+        M, left, lo, hi = share
+        other = self.b if winner == self.a else self.a
+        worst = lo * M / self.n_total
+        if worst > 0.5:
+            text = (f"the {left} item(s) left out cannot change the winner: even if all went to {other}, {winner} "
+                    f"would win {worst:.3f} of all {self.n_total} items (at the stated risk)")
+        else:
+            text = (f"the {left} item(s) left out could change the winner: if all went to {other}, {winner} would "
+                    f"win only {worst:.3f} of all {self.n_total} items")
+        if self.dropped_outputs:
+            mine = self.no_output_a if winner == self.a else self.no_output_b
+            theirs = self.no_output_b if winner == self.a else self.no_output_a
+            gained = theirs - self.no_output_both + 0.5 * self.no_output_both  # the other one lacks it: a win
+            rest = left - self.dropped_outputs  # dropped for another reason: either way
+            low = (lo * M + gained) / self.n_total
+            high = (hi * M + gained + rest) / self.n_total
+            text += (f"; counting a missing output as a loss for its system ({winner} lacks {mine}, {other} "
+                     f"{theirs}), {winner} would win {low:.3f}-{high:.3f} of all {self.n_total} items")
+        return text
 
 
 def restrict_pair(pool: Pool, a: str, b: str, *, metric: str | None = None, oracle: Any = None,
@@ -114,10 +186,13 @@ def restrict_pair(pool: Pool, a: str, b: str, *, metric: str | None = None, orac
     if oracle is not None and hasattr(oracle, "covers"):
         ok &= np.asarray(oracle.covers(pair, a, b), dtype=bool)
         metric = metric or getattr(oracle, "metric", None)
+    lacks = [~h if h.size and any(x.any() for x in have) else np.zeros(n, dtype=bool) for h in have]
     restriction = PairRestriction(pool=pair.subset(np.flatnonzero(ok)) if not ok.all() else pair, a=a, b=b,
                                   n_total=n, dropped_outputs=int((~ok_out).sum()),
                                   dropped_scores=int((ok_out & ~ok).sum()), metric=metric,
-                                  judge=None if oracle is None else getattr(oracle, "name", str(oracle)))
+                                  judge=None if oracle is None else getattr(oracle, "name", str(oracle)),
+                                  no_output_a=int(lacks[0].sum()), no_output_b=int(lacks[1].sum()),
+                                  no_output_both=int((lacks[0] & lacks[1]).sum()))
     if restriction.pool.n_items < min_items:
         raise DataError(f"{restriction.note()}; a comparison needs at least {min_items}. Choose another pair "
                         "or complete the data.", system=b if have[1].sum() < have[0].sum() else a)

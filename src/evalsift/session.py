@@ -34,7 +34,8 @@ It is written ask/tell, so a synchronous oracle and people answering later drive
 :meth:`Session.run` does exactly this for any oracle.
 
 **Judgments** (see :class:`~evalsift.oracle.base.Judgment`) are kept in the order they arrive and
-never changed. What counts for an item:
+never changed. What counts for an item (the vote rule, :mod:`evalsift.oracle.votes`, shared with the
+replay of recorded verdicts and with a cheap judge used as a proxy):
 
 - per annotator, the **latest** judgment supersedes that annotator's earlier ones (a correction is
   a new judgment; a later ``skipped`` withdraws the annotator's verdict);
@@ -55,7 +56,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
@@ -63,10 +63,12 @@ import numpy as np
 
 from .errors import DataError, OracleError, ParameterError, check_choice
 from .oracle.base import VERDICTS, Judgment, Oracle
+from .oracle.votes import VOTE_RULE, ItemVotes
 from .restrict import PairRestriction, restrict_pair
 from .pool import Pool
+from .proxy import make_proxy
 from .select import Selector, make_selector
-from .select.base import _jsonable
+from .select.base import Selection, _jsonable
 from .stats import GUARANTEES, SAMPLINGS, STOP_RULES, active_probabilities, pairwise_risk
 from .stats.active import DEFAULT_EXPLORE, residual_spread
 from .stats.sequential import VALUES, AnytimeTest, ResidualPredictor
@@ -80,7 +82,9 @@ BIAS_NOTE = (
     "diffuse_strata (a random order, DiffUse's clusters as strata) weighted_win_rate_a is the verdicts seen plus "
     "each unjudged item's stratum prediction, over the pool, and the interval uses the strata too."
 )
-VOTE_RULE = "latest judgment per annotator; plurality of a / b / tie over annotators, a split top is a tie"
+RERUN_NOTE = ("re-running on new seeds until one names a winner voids the guarantee (a dead heat re-run on 20 seeds "
+              "got a winner from some seed in 84-85% of synthetic pools at risk 0.2, 30% at 0.05; "
+              "docs/confidence.md)")
 
 
 @dataclass
@@ -118,6 +122,7 @@ class Decision:
     guarantee: str = ""
     win_rate_interval: list[float] | None = None
     proxy: str | None = None  # the proxy whose predictions sharpened the anytime rule (e.g. metric:COMET-refA)
+    assumptions: list[str] = field(default_factory=list)  # what the risk rests on: order, predictions, missing data
     vote_rule: str = VOTE_RULE
     trace: list[dict[str, Any]] = field(default_factory=list)
     judged: list[dict[str, Any]] = field(default_factory=list)
@@ -128,53 +133,15 @@ class Decision:
         return asdict(self)
 
     def summary(self) -> str:
-        """One line for people."""
+        """The outcome and its risk in one line, then the assumptions the risk rests on, one per line."""
         who = f"{self.winner} wins" if self.outcome == "winner" else self.outcome
         extra = (f", {self.skipped} skipped" if self.skipped else "") + (f", {self.errors} judge errors" if self.errors else "")
         kind = "valid" if self.guarantee.startswith("valid") else "a heuristic"
         kind += f", proxy {self.proxy}" if self.proxy else ""
-        return (f"{who}: {self.a} {self.wins_a} - {self.wins_b} {self.b} ({self.ties} ties) on a decision set of "
+        head = (f"{who}: {self.a} {self.wins_a} - {self.wins_b} {self.b} ({self.ties} ties) on a decision set of "
                 f"{self.decision_set}; {self.labels_used} judgments used{extra}; risk {self.risk:.4f} "
                 f"({self.risk_rule} rule, {kind}; threshold {self.risk_threshold})")
-
-
-class _ItemVotes:
-    """The judgments of one item: the latest per annotator, and the item's last status."""
-
-    __slots__ = ("latest", "last_status", "_verdict")
-
-    def __init__(self) -> None:
-        self.latest: dict[str, Judgment] = {}
-        self.last_status: str | None = None
-        self._verdict: str | None = None
-
-    def add(self, j: Judgment, verdict: str | None) -> None:
-        self.latest[j.annotator] = j if verdict == j.verdict else _with_verdict(j, verdict)
-        self.last_status = j.status
-        self._verdict = self._plurality()
-
-    def _plurality(self) -> str | None:
-        counts = Counter(j.verdict for j in self.latest.values() if j.status == "done")
-        if not counts:
-            return None
-        top = counts.most_common()
-        if len(top) > 1 and top[0][1] == top[1][1]:
-            return "tie"
-        return top[0][0]
-
-    def verdict(self) -> str | None:
-        """Plurality over the annotators' current verdicts; a split top is 'tie'; None without any."""
-        return self._verdict
-
-    def state(self) -> str:
-        """'verdict', 'outstanding', 'skipped', 'error' or 'new'."""
-        if self._verdict is not None:
-            return "verdict"
-        return {"pending": "outstanding", "skipped": "skipped", "error": "error"}.get(self.last_status or "", "new")
-
-
-def _with_verdict(j: Judgment, verdict: str | None) -> Judgment:
-    return Judgment(**{**j.to_dict(), "verdict": verdict})
+        return "\n".join([head, *(f"  assumes {a}" for a in self.assumptions)])
 
 
 class Session:
@@ -224,8 +191,6 @@ class Session:
             if risk_rule != "anytime":
                 raise ParameterError(f"a proxy sharpens the anytime rule; risk_rule {risk_rule!r} cannot use it. Use "
                                      "risk_rule 'anytime' or leave the proxy out", field="proxy")
-            from .proxy import make_proxy
-
             self._proxy = make_proxy(proxy, self.pool, self.a, self.b)
         self.sampling, self.explore = sampling, float(explore)
         self._draws: list[int] = []  # active sampling: the items drawn, in order
@@ -243,7 +208,7 @@ class Session:
         self.judgments: list[Judgment] = []
         self.trace: list[dict[str, Any]] = []
         self.outcome: str | None = None
-        self._votes: dict[int, _ItemVotes] = {}
+        self._votes: dict[int, ItemVotes] = {}
         self._requested: dict[int, None] = {}  # items that entered a decision set, in order (insertion-ordered)
         self._index = {iid: i for i, iid in enumerate(self.pool.item_ids)}
         self._set = self._select(self.k)
@@ -303,7 +268,7 @@ class Session:
     def labels_used(self) -> int:
         """Items asked for that have a verdict (each paid for once)."""
         votes = self._votes
-        return sum(1 for i in self._requested if (v := votes.get(i)) is not None and v._verdict is not None)
+        return sum(1 for i in self._requested if (v := votes.get(i)) is not None and v.combined is not None)
 
     def _state(self, i: int) -> str:
         votes = self._votes.get(i)
@@ -357,14 +322,14 @@ class Session:
         if judgment.a != self.a and v is not None:  # judged with the systems the other way round
             v = {"a": "b", "b": "a"}.get(v, v)
         self.judgments.append(judgment)
-        self._votes.setdefault(self._index[judgment.item_id], _ItemVotes()).add(judgment, v)
+        self._votes.setdefault(self._index[judgment.item_id], ItemVotes()).add(judgment, v)
 
     def verdict_pairs(self) -> tuple[list[int], list[float]]:
         """(items, values): the decision set's items that have a verdict, in pick order, and their
         verdict values (a 1, b 0, tie 1/2)."""
         votes = self._votes
         pairs = [(i, VALUES[v]) for i in self._set.items.tolist() if (x := votes.get(i)) is not None
-                 and (v := x._verdict) is not None]
+                 and (v := x.combined) is not None]
         return [i for i, _ in pairs], [y for _, y in pairs]
 
     def verdict_values(self) -> list[float]:
@@ -392,8 +357,6 @@ class Session:
         drawing more as needed, each with probabilities from the predictions of the verdicts seen."""
         if self.sampling != "active":
             return self.selector.select(k)
-        from .select.base import Selection
-
         while len(self._draws) < min(k, self.pool.n_items):
             items, values = self.verdict_pairs() if hasattr(self, "_set") else ([], [])
             f = self.control.predict(np.array(items, dtype=int), np.array(values, dtype=float))
@@ -441,7 +404,7 @@ class Session:
 
     def _counts(self) -> tuple[int, int, int]:
         votes = self._votes
-        v = [None if (x := votes.get(i)) is None else x._verdict for i in self._set.items.tolist()]
+        v = [None if (x := votes.get(i)) is None else x.combined for i in self._set.items.tolist()]
         return v.count("a"), v.count("b"), v.count("tie")
 
     def _request(self, items) -> None:
@@ -506,11 +469,14 @@ class Session:
 
     # ------------------------------------------------------------------ settings and resume
     def settings(self) -> dict[str, Any]:
-        """Everything besides the pool and the judgments that determines this session (JSON-ready)."""
+        """Everything besides the pool and the judgments that determines this session (JSON-ready).
+        A proxy is recorded by its spec: as given, or, for a Predictor, the spec that rebuilds it
+        from the pool (a ``metric:NAME`` proxy made by :func:`~evalsift.proxy.make_proxy`); any
+        other Predictor (a cheap judge's verdicts) is recorded as None."""
         sel = self.selector
         return {"a": self.a, "b": self.b, "risk": self.risk, "min_labels": self.min_labels,
                 "max_labels": self.max_labels, "risk_rule": self.risk_rule,
-                "proxy": self.proxy_spec if isinstance(self.proxy_spec, str) else None,
+                "proxy": self.proxy_spec if isinstance(self.proxy_spec, str) else getattr(self._proxy, "spec", None),
                 "sampling": self.sampling, "explore": self.explore,
                 "selector": {"name": sel.name or type(sel).__name__,
                              "params": {k: _jsonable(v) for k, v in sel.get_params(deep=False).items()}}}
@@ -576,7 +542,38 @@ class Session:
             guarantee=GUARANTEES[self.risk_rule], win_rate_interval=interval,
             proxy=(self.proxy_spec if isinstance(self.proxy_spec, str) else getattr(self._proxy, "name", None))
             if self._proxy is not None else None,
+            assumptions=self.assumptions(winner, interval),
         )
+
+    def assumptions(self, winner: str | None = None, interval: list[float] | None = None) -> list[str]:
+        """What the stated risk rests on, for people (the Decision's ``assumptions``): the order of
+        the items (drawn once, from the seed), the predictions (a proxy or strata must not look at
+        the draw or the item being judged), and the missing data (which items the decision is about,
+        and whether the ones left out could change ``winner``, given the win-rate ``interval``)."""
+        out = []
+        if self.risk_rule == "anytime":
+            how = ("drawn one at a time with recorded probabilities" if self.sampling == "active"
+                   else "judged in a uniformly random order")
+            out.append(f"order: the items are {how}, drawn once (seed {self._set.seed}); {RERUN_NOTE}")
+            control = self.control
+            if control is not None:
+                what = self.proxy_spec if isinstance(self.proxy_spec, str) else getattr(self._proxy, "name", None)
+                what = what or ("DiffUse's clusters" if self._proxy is None else type(self._proxy).__name__)
+                out.append(f"predictions: {what} predicts each item from the verdicts judged before it only; a custom "
+                           "Predictor must not depend on the draw order or on the verdict of the item being judged")
+            out.append("judgments: a skipped or failed judgment is missing independently of what its verdict "
+                       "would have been")
+        else:
+            out.append("order: the paper's bound treats the decision set as a uniform random sample of a fixed size; "
+                       "it is checked after every label and DiffUse's picks are not random: no guarantee")
+        if self.restriction is not None:
+            out.append(self.restriction.scope(self.pool.n_items))
+            flip = self.restriction.flip_note(winner, interval, self.pool.n_items)
+            if flip:
+                out.append(f"missing data: {flip}")
+        else:
+            out.append(f"missing data: the decision is about the {self.pool.n_items} items of the pool it was given")
+        return out
 
     def _usage(self) -> dict[str, int]:
         """Tokens spent by judges that report them (``detail["usage"]``), summed over every judgment."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ._common import (ORACLE_HELP, add_data, add_judge_opts, add_oracle_opts, add_quiet, add_sampling_opts, build_oracle,
-                      load_data_and_oracle, name_list, open_unit, positive_int, print_json)
+                      load_data_and_oracle, name_list, note, open_unit, positive_int, print_json)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,6 +67,12 @@ def cmd_best(args: argparse.Namespace) -> int:
         ivs = f" [{iv[0]:.3f}, {iv[1]:.3f}]" if iv else ""
         print(f"  {p['a']:>16} vs {p['b']:<16} {p['winner'] or '-':<16} {p['labels']:>4} of {p['pool_size']:<5} "
               f"{p['wins_a']}-{p['wins_b']}-{p['ties']}  {p['win_rate_a']:.3f}{ivs}")
+    if res.not_covered:
+        shown = ", ".join(f"{p['a']} vs {p['b']}" for p in res.not_covered[:10])
+        extra = len(res.not_covered) - 10
+        more = f" and {extra} more (--json lists them with the reason)" if extra > 0 else ""
+        note(f"{len(res.not_covered)} of {len(res.not_covered) + len(res.pairs)} pairs not covered (no items the judge "
+             f"can judge; a system with such a pair cannot be named the best{'' if res.ranking is not None else '; --ranking judges every pair that is covered'}): {shown}{more}")
     if res.errors:
         print(f"note: {res.errors} judgment(s) failed and were left out")
     return 0

@@ -38,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """``evalsift compare``."""
+    from ..proxy import restrict_to_proxy
     from ..restrict import restrict_pair
     from ..select import build_selector
     from ..session import Session
@@ -47,9 +48,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if restriction.dropped:
         note(restriction.note())
     data, proxy = restriction.pool, None
-    if args.proxy:  # a proxy must cover every item: keep the ones it covers
-        from ..proxy import restrict_to_proxy
-
+    if args.proxy:  # a proxy must cover every item: keep the ones it covers; fitted here, once
         cheap = build_oracle(args, args.proxy.partition(":")[2]) if args.proxy.startswith("judge:") else None
         by_proxy, proxy = restrict_to_proxy(data, args.a, args.b, args.proxy, oracle=cheap)
         if by_proxy.dropped:
@@ -59,11 +58,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     session = Session(data, sel, a=args.a, b=args.b, risk=args.risk, min_labels=args.min_labels,
                       max_labels=args.max_labels, risk_rule=resolve_risk_rule(args, sel), proxy=proxy,
                       sampling=args.sampling, explore=args.explore)
+    session.restriction = restriction  # what was left out of the whole data, for the Decision's assumptions
     decision = session.run(oracle)
-    decision.data = restriction.to_dict()
     if args.json:
         print_json(decision.to_dict())
         return 0
+    if restriction.could_change(decision.winner, decision.win_rate_interval, decision.pool_size):
+        note(restriction.flip_note(decision.winner, decision.win_rate_interval, decision.pool_size))
     print(decision.summary())
     if decision.errors:
         first = next((r["error"] for r in decision.judged if r.get("error")), "")

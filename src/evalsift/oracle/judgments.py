@@ -16,7 +16,7 @@ any Pool with those ids and names (e.g. ``load("summeval")``).
   with the record as it was in ``detail["recorded_as"]``, so the answer to (B, A) mirrors the answer
   to (A, B) as for every oracle.
 - :meth:`JudgmentsOracle.verdicts` gives each item's combined verdict by the Session's rule
-  (:data:`evalsift.session.VOTE_RULE`): per annotator the latest judgment counts (a later ``error``
+  (:mod:`evalsift.oracle.votes`): per annotator the latest judgment counts (a later ``error``
   or ``skipped`` one withdraws that annotator's earlier verdict); over annotators the plurality of
   a / b / tie, a split top being a tie. An item without a verdict is an OracleError naming it.
 - :meth:`JudgmentsOracle.covers` is True for the items that have a combined verdict, so
@@ -26,13 +26,14 @@ any Pool with those ids and names (e.g. ``load("summeval")``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..errors import OracleError, ParameterError
 from ..pool import Pool
 from .base import Judgment, oracle
+from .votes import combine  # the vote rule (also evalsift.oracle.judgments.combine, as before)
 
 _FLIP = {"a": "b", "b": "a"}
 _ORDER_FLIP = {"ab": "ba", "ba": "ab"}
@@ -56,24 +57,6 @@ def orient(j: Judgment, a: str, b: str) -> Judgment:
              shown_order=_ORDER_FLIP.get(j.shown_order, j.shown_order),
              detail={**j.detail, "recorded_as": {"a": j.a, "b": j.b, "verdict": j.verdict, "shown_order": j.shown_order}})
     return Judgment(**d)
-
-
-def combine(judgments: Iterable[Judgment]) -> str | None:
-    """The combined verdict of one item's judgments (all for the same ``a`` vs ``b``, in recorded order)
-    by the Session's rule: latest judgment per annotator, plurality of a / b / tie over annotators, a
-    split top is a tie; None without any verdict.
-
-    >>> js = [Judgment(item_id="1", a="X", b="Y", verdict=v, annotator=who, kind="human")
-    ...       for v, who in (("a", "p"), ("b", "q"), ("b", "p"))]
-    >>> combine(js), combine(js[:2]), combine([])
-    ('b', 'tie', None)
-    """
-    from ..session import _ItemVotes  # the Session's own rule, so both always agree
-
-    votes = _ItemVotes()
-    for j in judgments:
-        votes.add(j, j.verdict)
-    return votes.verdict()
 
 
 @oracle("judgments", help="replay recorded pairwise verdicts: judgments:FILE (a pairwise table) or a recorded "

@@ -22,7 +22,7 @@ Everything public is importable from ``evalsift.stats`` directly.
 from .agreement import (AGREEMENT_KINDS, ALPHA_LEVELS, AlphaResult, FleissResult, JudgmentMatrix, KappaResult,
                         agreement_from_judgments, cohen_kappa, fleiss_kappa, judgment_matrix, krippendorff_alpha)
 from .intervals import (BOOTSTRAP_METHODS, AgreementInterval, MeanIntervals, bootstrap_agreement, bootstrap_means,
-                        standard_error)
+                        standard_error, studentized_t)
 from .ppi import PPIEstimate, cross_ppi_mean, ppi_mean, regression_means
 from .ranking import (CLUSTER_CHAINS, CORRELATION_KINDS, MATCH_RULES, NeededToMatch, SystemClusters, cluster_count,
                       kendall_tau_b, kendall_tau_b_rows, needed_to_match, paired_t_p_values, prefix_cluster_counts,
@@ -45,5 +45,5 @@ __all__ = [
     "SystemClusters", "WILCOXON_TEST", "cluster_count", "count_verdicts", "hypergeometric_risk", "kendall_tau_b",
     "kendall_tau_b_rows", "majority", "needed_to_match", "paired_t_p_values", "pairwise_risk",
     "prefix_cluster_counts", "prefix_correlation", "prefix_means", "prefix_sizes", "signed_rank_p_values",
-    "soft_pairwise_accuracy", "spearman", "spearman_rows", "standard_error", "system_clusters",
+    "soft_pairwise_accuracy", "spearman", "spearman_rows", "standard_error", "studentized_t", "system_clusters",
 ]

@@ -28,6 +28,29 @@ def standard_error(values) -> float:
 BOOTSTRAP_METHODS = ("studentized", "BCa", "percentile")
 
 
+def studentized_t(deviation, boot_var, var, n: int) -> np.ndarray:
+    """The bootstrap-t statistics ``(m* - m) / se*`` of resamples whose means deviate from the
+    sample's by ``deviation`` and whose unbiased variances are ``boot_var`` (resamples x systems),
+    for a sample of ``n`` items with variances ``var`` (per system).
+
+    Each resample's variance is floored at ``var / n``, the sample's variance over its size:
+    ``se* = sqrt(max(var*, var / n) / n)``. A resample that repeats one score (``var* = 0``, e.g. a
+    system scored 0 on most items, drawn 6 times out of 6) used to get an infinite ``t``, whose
+    quantiles gave -inf or NaN bounds, and one whose variance is zero up to rounding (``1e-18``) a
+    ``t`` of ``1e9`` and a bound far outside the scores; with the floor its ``t`` is at most
+    ``|m* - m| n / sd``. Resamples with more spread than that (all but near-degenerate ones) are
+    unchanged, and so is the coverage measured at 20 items and more (``docs/ranking-stats.md``).
+    A system whose sample has no spread (``var = 0``) gets ``t = 0``: its interval is the point.
+
+    >>> studentized_t(np.array([[1.0, 0.5]]), np.array([[0.0, 2.0]]), np.array([4.0, 2.0]), 4).round(3).tolist()
+    [[2.0, 0.707]]
+    """
+    dev = np.asarray(deviation, dtype=float)
+    se_boot = np.sqrt(np.maximum(np.asarray(boot_var, dtype=float), np.asarray(var, dtype=float) / n) / n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(se_boot > 0, dev / np.where(se_boot > 0, se_boot, 1.0), 0.0)
+
+
 @dataclass(frozen=True)
 class MeanIntervals:
     """Bootstrap intervals for every system's mean score and rank (1 = best), at ``level``."""
@@ -78,7 +101,9 @@ def bootstrap_means(scores, *, level: float = 0.95, resamples: int = 2000, metho
       0.91 at 30; ``benchmarks/interval_coverage.py``).
     - ``BCa``, ``percentile``: through ``scipy.stats.bootstrap``.
 
-    A column whose sample scores are all equal gets the point. Rank intervals: the
+    A resample whose scores barely vary has its variance floored at the sample's over ``n``
+    (:func:`studentized_t`), so no bound is infinite or NaN. A column whose sample scores are all
+    equal gets the point. Rank intervals: the
     ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of each system's rank over the same
     resamples (a system's rank is 1 + the number of systems with a strictly better mean).
 
@@ -108,10 +133,9 @@ def bootstrap_means(scores, *, level: float = 0.95, resamples: int = 2000, metho
     boot_means, boot_vars = _resampled_moments(X, int(resamples), seed)
     flat = X.std(axis=0) == 0
     if method == "studentized":
-        se = X.std(axis=0, ddof=1) / np.sqrt(n)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = (boot_means - means) / np.sqrt(boot_vars / n)
-        t = np.where(np.isnan(t), 0.0, t)  # a resample that repeats one score: no spread, no information
+        var = X.var(axis=0, ddof=1)
+        se = np.sqrt(var / n)
+        t = studentized_t(boot_means - means, boot_vars, var, n)
         low = means - np.quantile(t, 1 - q, axis=0) * se
         high = means - np.quantile(t, q, axis=0) * se
     else:

@@ -42,6 +42,7 @@ import numpy as np
 from scipy.stats import norm
 
 from ..errors import DataError, ParameterError
+from .intervals import studentized_t
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,7 @@ def regression_means(Y, labelled, F, *, level: float = 0.95, resamples: int = 20
     Fl = F[idx]
     Fbar = F.mean(axis=0)
 
-    def fit(w):  # weighted moments -> (estimate, se) per row of weights (k x n) and system
+    def fit(w):  # weighted moments -> (estimate, residual variance, slope) per row of weights (k x n) and system
         sw = w.sum(axis=1, keepdims=True)
         my, mf = (w @ Y) / sw, (w @ Fl) / sw
         vyy = (w @ (Y * Y)) / sw - my ** 2
@@ -189,16 +190,16 @@ def regression_means(Y, labelled, F, *, level: float = 0.95, resamples: int = 20
         lam = np.where(vff > 1e-12, vyf / np.where(vff > 1e-12, vff, 1.0), 0.0)
         est = my + lam * (Fbar - mf)
         resid_var = np.maximum(vyy - 2 * lam * vyf + lam ** 2 * vff, 0.0) * n / (n - 2)
-        return est, np.sqrt(resid_var / n), lam
+        return est, resid_var, lam
 
-    est, se, lam = (a[0] for a in fit(np.ones((1, n))))
+    est, resid_var, lam = (a[0] for a in fit(np.ones((1, n))))
+    se = np.sqrt(resid_var / n)
     rng = np.random.default_rng(seed)
     ts = []
     for start in range(0, resamples, 256):
         W = rng.multinomial(n, np.full(n, 1.0 / n), size=min(256, resamples - start)).astype(float)
-        e_b, se_b, _ = fit(W)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ts.append(np.where(se_b > 0, (e_b - est) / se_b, 0.0))
+        e_b, var_b, _ = fit(W)
+        ts.append(studentized_t(e_b - est, var_b, resid_var, n))  # no infinite t from a degenerate resample
     t = np.concatenate(ts)
     q = (1 - level) / 2
     low = est - np.quantile(t, 1 - q, axis=0) * se

@@ -21,7 +21,9 @@ The rule names ``a`` once ``K_t >= 2 / risk`` (symmetrically for ``b``, betting 
 including a dead heat (both nulls true: at most ``risk / 2`` each). The reported risk is the
 anytime-valid p-value ``min(1, 2 / max_{s<=t} K_s)`` of the leader's side. When the verdicts seen
 already settle the pool (``sum_{seen} y > M / 2`` can no longer be undone), the winner is certain:
-risk 0.
+risk 0; when they settle that a side cannot win (even if every unjudged item went its way it would
+at best tie), that side's risk is 1 -- so a pool judged to the end is never called for a side that
+did not win it, and a dead heat seen whole names nobody.
 
 **Bets** (``lambda``): aGRAPA, the approximate growth-rate-optimal bet of Waudby-Smith and Ramdas (their
 Sec. 5.3): ``lambda_t = max(0, (mu_{t-1} - m_t) / (v_{t-1} + (mu_{t-1} - m_t)^2))``, clipped to
@@ -47,7 +49,9 @@ they are by ``[0, 1]`` without predictions (with none, ``z = y`` and the rule is
 post-stratification made sequential: with the clusters as strata it keeps the stratified estimate's
 variance reduction while the items are still drawn at random, which is what makes it valid.
 
-**Assumption**: the order of the items is uniformly random and independent of the verdicts, and a
+**Assumption**: the order of the items is uniformly random, drawn once (re-running on new seeds until
+one names a winner voids the guarantee), and independent of the verdicts; a :class:`Predictor` uses
+only the verdicts judged before each item (never the draw order or the item being judged); and a
 skipped or failed judgment is missing independently of what its verdict would have been. DiffUse's
 cluster representatives are *not* a random sample: this guarantee does not cover them (the rule
 refuses them in a Session).
@@ -76,7 +80,9 @@ STOP_RULES = ("anytime", "paper", "tie_aware")
 GUARANTEES = {
     "anytime": ("valid: P(ever naming the wrong winner) <= risk for every pool, whenever one looks; assumes the "
                 "items are judged in a uniformly random order (method random or diffuse_strata), or drawn with recorded "
-                "probabilities (sampling active), and that skipped or failed judgments are missing at random"),
+                "probabilities (sampling active), drawn once (re-running on new seeds until one names a winner voids "
+                "it), predictions that use only earlier verdicts, and that skipped or failed judgments are missing at "
+                "random; the risk is about the items both systems have an output for"),
     "paper": ("heuristic (DiffUse paper): the hypergeometric bound of a fixed-size random sample, checked after "
               "every label; not a guaranteed error rate (measured false winners far above the stated risk on "
               "close pairs)"),
@@ -102,12 +108,13 @@ class _Side:
     """The capital betting that the pool's mean of y exceeds 1/2, updated one value at a time; the
     bettor sees ``z`` (``y``, or ``y`` adjusted by predictions) lying in ``[lo, hi]``."""
 
-    __slots__ = ("M", "t", "s", "mean", "var_sum", "log_k", "best", "certain")
+    __slots__ = ("M", "t", "s", "mean", "var_sum", "log_k", "best", "certain", "impossible")
 
     def __init__(self, M: int) -> None:
         self.M, self.t, self.s, self.mean, self.var_sum = M, 0, 0.0, 0.5, 0.25
         self.log_k = self.best = 0.0
-        self.certain = False
+        self.certain = False  # the seen values alone exceed half the pool: this side wins whatever comes
+        self.impossible = False  # even if every unseen value were 1 this side could not exceed half the pool
 
     def update(self, y: float, z: float | None = None, lo: float = 0.0, hi: float = 1.0) -> None:
         if self.certain:
@@ -124,6 +131,8 @@ class _Side:
         self.t = t
         if self.s > self.M / 2.0:  # the seen verdicts alone exceed half the pool: settled whatever comes next
             self.certain = True
+        elif self.s + (self.M - t) <= self.M / 2.0:  # settled the other way: at best a dead heat
+            self.impossible = True
 
     @property
     def capital(self) -> float:
@@ -147,7 +156,9 @@ def _bet(edge, var, room):
 class Predictor:
     """Guesses every pool item's verdict value (in [0, 1]) from the verdicts seen so far; used as a
     control variate by the anytime rule (module doc). It may use anything known before the labels
-    (clusters, metric scores, a cheap judge) and the verdicts already seen, never the unseen ones."""
+    (clusters, metric scores, a cheap judge) and the verdicts already seen, never the unseen ones:
+    in particular not the draw order (which item comes next) nor the verdict of the item being
+    judged -- the guarantee rests on the predictions being fixed before each uniform draw."""
 
     def predict(self, items: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Predictions for all items (length = pool size), given the judged ``items`` (positions)
@@ -347,8 +358,8 @@ class AnytimeTest:
 
     def assess(self, risk: float, *, interval: bool = False) -> "AnytimeAssessment":
         """Leader, anytime-valid risk and (optionally) the confidence sequence, as :func:`anytime_risk`."""
-        pa = 0.0 if self._a.certain else min(1.0, 2.0 / self._a.capital)
-        pb = 0.0 if self._b.certain else min(1.0, 2.0 / self._b.capital)
+        pa = 0.0 if self._a.certain else 1.0 if self._a.impossible else min(1.0, 2.0 / self._a.capital)
+        pb = 0.0 if self._b.certain else 1.0 if self._b.impossible else min(1.0, 2.0 / self._b.capital)
         if pa < pb:
             leader, r = "a", pa
         elif pb < pa:
@@ -507,9 +518,15 @@ def _sequence(seen: _Adjusted, M: int, level: float, horizon: int | None = None)
             s += y[t - 1]
             var_sum += (x - mean) ** 2
             mean = (mean * t + x) / (t + 1)
-    if not alive.any():  # rounding at a grid edge: fall back to the point the data sit on
-        est = float(y.mean())
-        return (est, est)
+    n = len(y)
+    if n == M and slack == 0.0:  # the whole pool is judged: its win rate is known
+        return (float(s) / M, float(s) / M)
+    # what the last value settles too: the unseen items can add between 0 and M - n
+    left = totals - s
+    possible = (left >= -slack * M) & (left <= (M - n) + slack * M)
+    alive &= possible
+    if not alive.any():  # every candidate refuted (a miss, probability <= level): what is still possible
+        alive = possible
     keep = m[alive]
     # rounded outward to 6 decimals, so rounding never moves the truth out
     return (math.floor(max(0.0, float(keep.min()) - slack) * 1e6) / 1e6,
