@@ -80,6 +80,7 @@ if __name__ == "__main__":
 
 # ---------------------------------------------------------------------------------------------- running them
 import os  # noqa: E402
+import urllib.error  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import subprocess  # noqa: E402
@@ -97,8 +98,11 @@ class Shell:
     """One document's examples run in order in one folder, as a user in a shell runs them: ``cd`` and
     ``mkdir`` and ``export`` apply to the commands after them; ``evalsift`` is the installed command."""
 
-    def __init__(self, folder: Path, env: dict[str, str], judge_url: str | None = None) -> None:
+    def __init__(self, folder: Path, env: dict[str, str], judge_url: str | None = None,
+                 answers_while_serving: int = 0) -> None:
         self.cwd, self.env, self.judge_url = folder, dict(env), judge_url
+        self.answers = answers_while_serving  # each person whose link was printed answers this many items
+        self.links: list[str] = []
 
     def run(self, e: Example, timeout: float = 900) -> tuple[int, str, float]:
         """``(exit status, output, seconds)`` of one example."""
@@ -126,6 +130,7 @@ class Shell:
                 words = self._with_stub(words)
                 r = subprocess.run(words, cwd=self.cwd, env=self.env, capture_output=True, text=True, timeout=timeout)
                 code, out = r.returncode, r.stdout + r.stderr
+                self.links += re.findall(r"https?://[^/\s]+/a/([A-Za-z0-9_-]+)", r.stdout)
             if code:
                 break
         return code, out, time.monotonic() - t0
@@ -155,11 +160,42 @@ class Shell:
                     time.sleep(0.1)
             else:
                 return 1, "the server did not start"
+            for token in self.links:
+                self._judge(port, token)
         finally:
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)
             out = p.communicate(timeout=30)[0]
         return 0, out
+
+
+    def _judge(self, port: int, token: str) -> None:
+        """A person answers up to ``self.answers`` items through the app's API (1: the first output shown;
+        a score at the middle of the scale)."""
+        import json
+        import urllib.request
+
+        def call(method: str, path: str, body: dict | None = None) -> dict:
+            req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
+                                         data=None if body is None else json.dumps(body).encode(),
+                                         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(req, timeout=60) as r:
+                    return json.loads(r.read())
+            except urllib.error.HTTPError:
+                return {"done": True}
+
+        for _ in range(self.answers):
+            a = call("GET", "/api/v1/next")
+            if a.get("done"):
+                return
+            body = {"assignment_id": a["assignment_id"]}
+            if "outputs" in a:
+                body["verdict"] = "1"
+            else:
+                low, high = a.get("scale", [0, 1])
+                body["score"] = 1 if a.get("question") else (low + high) / 2
+            call("POST", "/api/v1/judgments", body)
 
 
 if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "--time":

@@ -28,6 +28,7 @@ def files(tmp_path_factory):
 
     st = Store(d / "work.db")
     st.create_project("pairs", kind="pairwise", mode="fixed", settings={"a": "A", "b": "B", "systems": ["A", "B"]})
+    st.create_project("scores", kind="score", mode="fixed", settings={"systems": ["A"], "scale": [0, 100]})
     st.close()
     (d / "picks.jsonl").write_text('{"item_id": "0"}\n{"item_id": "1"}\n')
     (d / "inf.csv").write_text("item_id,system,output,human\n1,A,x,0.5\n1,B,y,inf\n2,A,z,0.1\n2,B,w,0.2\n")
@@ -174,6 +175,8 @@ def cases(f):
         (["annotate", "status", "--db", str(f / "work.db"), "--project", "nope"], "no project 'nope'"),
         (["annotate", "export", "--db", str(f / "work.db"), "--project", "1", "--out", str(f / "o.jsonl"),
           "--format", "s2e"], "holds pairwise verdicts"),
+        (["annotate", "export", "--db", str(f / "work.db"), "--project", "scores", "--out", str(f / "o.jsonl"),
+          "--format", "s2e"], "has no scores yet"),
         (["serve", "--db", str(f / "missing.db")], "does not exist"),
         (["serve", "--db", str(f / "work.db"), "--port", "0"], "--port: expected a TCP port from 1 to 65535"),
         (["serve", "--db", str(f / "work.db"), "--port", "70000"], "--port: expected a TCP port from 1 to 65535"),

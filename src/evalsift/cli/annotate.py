@@ -346,6 +346,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     from ..io import write_s2e_jsonl, write_table
 
     pool, counts = scores_pool(store, project.id)
+    if counts == 0:
+        raise DataError(f"project {project.name!r} has no scores yet, so there is nothing to rank; export its judgments "
+                        "with --format judgments, or wait for people to score", field="project")
     if args.format == "s2e":
         write_s2e_jsonl(pool, out)
     else:
