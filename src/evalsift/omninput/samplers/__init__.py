@@ -50,13 +50,13 @@ from typing import Any, Callable
 import numpy as np
 from scipy.special import logsumexp
 
-from ..errors import DataError, NotFittedError, ParameterError, check_choice
-from ..progress import progress_bar
-from ..registry import Registry
-from .models import OmniModel, as_model
-from .reweight import binned_log_density, mbar_log_weights
-from .samples import Candidates, OmniSamples
-from .space import InputSpace
+from ...errors import DataError, NotFittedError, ParameterError, check_choice
+from ...progress import progress_bar
+from ...registry import Registry
+from ..models import OmniModel, as_model
+from ..reweight import binned_log_density, mbar_log_weights
+from ..samples import Candidates, OmniSamples
+from ..space import InputSpace
 
 samplers: Registry[type] = Registry("sampler")
 PROPOSALS = ("mixed", "single", "block", "gradient")
@@ -655,7 +655,7 @@ def _load_checkpoint(folder: Path, settings: dict) -> dict | None:
 
 def _save_checkpoint(folder: Path, settings: dict, state: dict) -> None:
     """Write the state atomically: arrays first, then the JSON that points at them."""
-    from ..io._common import json_default
+    from ...io._common import json_default
 
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / (CHECKPOINT + ".tmp.npz")
