@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, ParameterError, check_choice, missing_dependency
-from ..irt import IRTResult, fit_irt
-from ..registry import Registry
+from ...errors import DataError, ParameterError, check_choice, missing_dependency
+from ...irt import IRTResult, fit_irt
+from ...registry import Registry
 
 __all__ = [
     "POOL_FIELDS",
