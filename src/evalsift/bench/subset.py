@@ -198,39 +198,41 @@ def _seed_task(shared: dict[str, Any], seed: int) -> dict[str, Any]:
                 out["ntm"][method][stat][rule] = r.value
                 out["censored"][method] += r.n_censored if rule == "first" else 0
     if shared["interval_resamples"]:
-        for method in shared["methods"]:
-            out["agreement"][method] = _agreement(sub, fitted[method], human_metric, props, kind, shared["level"],
-                                                  shared["interval_resamples"], seed)
+        out["agreement"] = _agreement(sub, {m: fitted[m] for m in shared["methods"]}, human_metric, props, kind,
+                                      shared["level"], shared["interval_resamples"], seed)
     out["evaluation_time"] = time.perf_counter() - t0
     return out
 
 
-def _agreement(sub: Pool, fitted: tuple, human_metric: str, props: Sequence[float], kind: str, level: float,
-               resamples: int, seed: int) -> np.ndarray:
-    """Per proportion: [low, high, expected, covered] of the bootstrap agreement interval of the
-    method's prefix and whether it held the observed correlation with the subsample's ranking; then
-    the share of systems whose mean interval (studentized bootstrap on the prefix) held the
-    subsample's mean, and the intervals' mean width."""
+def _agreement(sub: Pool, fitted: dict[str, tuple], human_metric: str, props: Sequence[float], kind: str,
+               level: float, resamples: int, seed: int) -> dict[str, np.ndarray]:
+    """Per method, per proportion: [low, high, expected, covered] of the bootstrap agreement interval of
+    the method's prefix and whether it held the observed correlation with the subsample's ranking;
+    then the share of systems whose mean interval (studentized bootstrap on the prefix) held the
+    subsample's mean, and the intervals' mean width. Proportions outside, methods inside: every
+    method's prefix of one size is resampled with the same weights (same size, same seed), which
+    :mod:`evalsift.stats.intervals` then draws once."""
     from ..stats import bootstrap_agreement, bootstrap_means, kendall_tau_b_rows, spearman_rows
 
-    sel, systems = fitted
-    H = sub.score(human_metric)
-    if systems is not None:
-        H = H[:, list(systems)]
     n = sub.n_items
-    full = H.mean(axis=0)
-    order = sel.select(n).items if _nested(sel) else None
     corr = kendall_tau_b_rows if kind == "kendall" else spearman_rows
-    rows = []
+    judged = {}  # method -> (its systems' scores, their means on the subsample, its nested order or None)
+    for method, (sel, systems) in fitted.items():
+        H = sub.score(human_metric)
+        if systems is not None:
+            H = H[:, list(systems)]
+        judged[method] = (H, H.mean(axis=0), sel.select(n).items if _nested(sel) else None)
+    rows: dict[str, list[list[float]]] = {m: [] for m in fitted}
     for size in prefix_sizes(props, n):
         size = max(2, int(size))
-        items = order[:size] if order is not None else sel.select(size).items
-        a = bootstrap_agreement(H[items], kind=kind, level=level, resamples=resamples, seed=seed, population=n)
-        observed = float(np.nan_to_num(corr(H[items].mean(axis=0)[None, :], full)[0]))
-        iv = bootstrap_means(H[items], level=level, resamples=resamples, seed=seed)
-        rows.append([a.low, a.high, a.expected, float(a.low <= observed <= a.high),
-                     float(np.mean((iv.low <= full) & (full <= iv.high))), float(np.mean(iv.high - iv.low))])
-    return np.array(rows)
+        for method, (H, full, order) in judged.items():
+            items = order[:size] if order is not None else fitted[method][0].select(size).items
+            a = bootstrap_agreement(H[items], kind=kind, level=level, resamples=resamples, seed=seed, population=n)
+            observed = float(np.nan_to_num(corr(H[items].mean(axis=0)[None, :], full)[0]))
+            iv = bootstrap_means(H[items], level=level, resamples=resamples, seed=seed)
+            rows[method].append([a.low, a.high, a.expected, float(a.low <= observed <= a.high),
+                                 float(np.mean((iv.low <= full) & (full <= iv.high))), float(np.mean(iv.high - iv.low))])
+    return {m: np.array(r) for m, r in rows.items()}
 
 
 class _Targets:
