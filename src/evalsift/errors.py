@@ -13,6 +13,7 @@ library reports about your input. Each also derives from the matching built-in (
 - :class:`MissingDependencyError` -- an optional extra is not installed; the message gives the
   ``pip install`` line.
 - :class:`NotFittedError` -- a fitted-state method (``select``) was called before a successful ``fit``.
+- :class:`WorkerError` -- worker processes of a parallel run kept dying (killed, out of memory).
 
 Every error carries **structured context** besides its message, for programs (the web app) that
 want to point at the cause: ``field``, ``item_id``, ``system`` and ``hint`` attributes (None when not
@@ -83,6 +84,10 @@ class MissingDependencyError(EvalsiftError, ImportError):
 
 class NotFittedError(EvalsiftError, RuntimeError):
     """A fitted-state method was called before a successful ``fit``."""
+
+
+class WorkerError(EvalsiftError, RuntimeError):
+    """Worker processes of a parallel run died (killed, out of memory) more often than it retries."""
 
 
 class DataWarning(UserWarning):

@@ -40,7 +40,7 @@ from ..errors import ParameterError, check_choice
 from ..restrict import RankingRestriction, restrict_ranking
 from ..pool import Pool
 from ..progress import progress_bar
-from .parallel import import_ray, is_parallel, run_tasks, shippable_encoder, workers_timing
+from .parallel import TaskJournal, import_ray, is_parallel, run_tasks, shippable_encoder, workers_timing
 from ..select import build_selector, make_selector
 from ..stats import (CORRELATION_KINDS, cluster_count, needed_to_match, prefix_cluster_counts,
                      prefix_correlation, prefix_sizes, spearman, kendall_tau_b, standard_error)
@@ -105,11 +105,12 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
                  random_targets: int = 10, correlation: str = "kendall", alpha: float = 0.05,
                  encoder: Any = "minilm", quiet: bool = False, level: float = 0.95,
                  interval_resamples: int = 1000, jobs: int | str | None = 1, backend: str = "local",
-                 ray_address: str | None = None) -> dict[str, Any]:
+                 ray_address: str | None = None, journal: TaskJournal | None = None) -> dict[str, Any]:
     """Run the protocol; returns the ``results.json`` dictionary (see the module doc and docs/cli.md).
     ``interval_resamples=0`` leaves the correlation intervals out. ``jobs`` / ``backend`` /
     ``ray_address``: the seeds run on that many worker processes or on Ray
-    (:func:`evalsift.bench.parallel.run_tasks`); the result is the serial one."""
+    (:func:`evalsift.bench.parallel.run_tasks`); the result is the serial one. ``journal``: seeds
+    finished by an earlier run are taken from it, and each seed is added as it finishes."""
     restriction = _check(pool, human_metric, props, seeds, subsample, correlation)
     full = restriction.pool
     for m in methods:
@@ -132,7 +133,7 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
                    "random_targets": random_targets, "interval_resamples": interval_resamples, "level": level}
     with progress_bar(seeds * len(evaluated), "seeds x methods", quiet) as advance:
         done = run_tasks(_seed_task, range(seeds), shared=task_inputs, jobs=jobs, backend=backend,
-                         ray_address=ray_address, advance=lambda n=1: advance(n * len(evaluated)))
+                         ray_address=ray_address, advance=lambda n=1: advance(n * len(evaluated)), journal=journal)
     for res in done:  # folded in seed order: the serial run's order
         for method, t in res["fit_time"].items():
             timing[method] += t
@@ -149,7 +150,7 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
     out = _results(pool, full, human_metric, metric, methods, seeds, subsample, props, correlation, alpha,
                    random_targets, per_seed, ntm, baseline, censored, timing, time.perf_counter() - t_start)
     out["left_out"] = restriction.to_dict()
-    out["timing_s"].update(workers_timing(jobs, backend))
+    out["timing_s"].update(workers_timing(jobs, backend, journal))
     if interval_resamples:
         out["correlation_intervals"] = {
             "level": level, "resamples": interval_resamples,
