@@ -212,7 +212,8 @@ def test_llm_judge_on_the_english_language_model(tmp_path, capsys):
      "sampler 'pt': steps=5 with burn_in=10 (10 steps not recorded) and thin=1 records no step; raise steps to at "
      "least 11"),
     (["omni", "sample", "--model", "digits-lr", "--sampler", "metropolis", "--steps", "50", "--thin", "100", "--out",
-      "X"], "steps=50 with burn_in=0.2 (10 steps not recorded) and thin=100 records no step; raise steps to at least 110"),
+      "X"], "steps=50 with burn_in=0.2 (10 steps not recorded) and thin=100 records no step; raise steps to at least "
+            "110"),
     # a judge made for another model's inputs
     (["omni", "curve", "--samples", "D", "--judgments", "rule:toy", "--out", "X"],
      "--judgments rule:toy judges the toy model's digit sequences (evalsift omni sample --model toy); these samples "

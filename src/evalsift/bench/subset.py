@@ -231,8 +231,9 @@ def _agreement(sub: Pool, fitted: dict[str, tuple], human_metric: str, props: Se
             a = bootstrap_agreement(H[items], kind=kind, level=level, resamples=resamples, seed=seed, population=n)
             observed = float(np.nan_to_num(corr(H[items].mean(axis=0)[None, :], full)[0]))
             iv = bootstrap_means(H[items], level=level, resamples=resamples, seed=seed)
-            rows[method].append([a.low, a.high, a.expected, float(a.low <= observed <= a.high),
-                                 float(np.mean((iv.low <= full) & (full <= iv.high))), float(np.mean(iv.high - iv.low))])
+            held = float(np.mean((iv.low <= full) & (full <= iv.high)))
+            rows[method].append([a.low, a.high, a.expected, float(a.low <= observed <= a.high), held,
+                                 float(np.mean(iv.high - iv.low))])
     return {m: np.array(r) for m, r in rows.items()}
 
 

@@ -54,6 +54,9 @@ def parallel_opts(args: argparse.Namespace) -> dict[str, Any]:
     return {"jobs": args.jobs, "backend": args.backend, "ray_address": args.ray_address}
 
 
+RESUMES = "tasks.jsonl keeps finished tasks: the same command resumes)"
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``bench pairwise``, ``bench subset`` and ``bench calibration``."""
     bench = sub.add_parser("bench", help="benchmarks on real data")
@@ -88,8 +91,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bp.add_argument("--analysis-budget", type=positive_int, default=10,
                     help="random items drawn per norm bin for its success rate (with --analyses)")
     add_oracle_opts(bp)
-    bp.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, success.png; "
-                                                                "tasks.jsonl keeps finished tasks: the same command resumes)")
+    bp.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, success.png; " + RESUMES)
     add_parallel(bp)
     add_quiet(bp)
     bp.set_defaults(handler=cmd_bench_pairwise)
@@ -114,8 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bs.add_argument("--interval-resamples", type=int, default=1000,
                     help="bootstrap resamples per correlation interval (0: no intervals)")
     add_encoder(bs)
-    bs.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, subset.png; "
-                                                                "tasks.jsonl keeps finished tasks: the same command resumes)")
+    bs.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, subset.png; " + RESUMES)
     add_parallel(bs)
     add_quiet(bs)
     bs.set_defaults(handler=cmd_bench_subset)
@@ -159,7 +160,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bc.add_argument("--max-labels", type=positive_int, default=200, help="label cap of every run")
     add_encoder(bc)
     bc.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, calibration.png; "
-                                                                "tasks.jsonl keeps finished tasks: the same command resumes)")
+                                                                + RESUMES)
     add_parallel(bc)
     add_quiet(bc)
     bc.set_defaults(handler=cmd_bench_calibration)
@@ -190,7 +191,7 @@ def provenance(argv: list[str] | None) -> dict[str, Any]:
 
 
 JOURNAL = "tasks.jsonl"
-NOT_SETTINGS = ("handler", "argv", "out", "quiet", "jobs", "backend", "ray_address")  # they leave the results as they are
+NOT_SETTINGS = ("handler", "argv", "out", "quiet", "jobs", "backend", "ray_address")  # results do not depend on them
 
 
 def _run(args: argparse.Namespace, run: Callable[[Any, Any], dict[str, Any]]) -> tuple[dict[str, Any], Path]:

@@ -311,9 +311,9 @@ def _html(results: dict) -> str:
     parts.append(f"<h2>Performance per stratum (Fig. 3/4)</h2><img alt='strata' src='{strata_figure(r)}'>")
     shown, left_out = plotted_systems(r["systems"])
     if left_out:
-        parts.append(f"<p>The plot shows {len(shown)} of the {len(r['systems'])} systems (the first {len(shown)} in the "
-                     f"data's order); left out of it: {html.escape(', '.join(left_out))}. Every system's numbers per "
-                     "stratum are in results.json.</p>")
+        parts.append(f"<p>The plot shows {len(shown)} of the {len(r['systems'])} systems (the first {len(shown)} in "
+                     f"the data's order); left out of it: {html.escape(', '.join(left_out))}. Every system's numbers "
+                     "per stratum are in results.json.</p>")
     a, b = r["profile"]["models"]
     parts.append(f"<h2>Two-model profile: {html.escape(a)} vs {html.escape(b)} (Fig. 6)</h2>"
                  f"<img alt='profile' src='{profile_figure(r)}'>")

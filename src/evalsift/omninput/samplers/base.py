@@ -142,8 +142,8 @@ class Sampler:
         check_choice("proposal", self.proposal, PROPOSALS, where=f"sampler '{self.name}'")
         burn = self._burn()
         if self.uses_steps and self.steps - burn < self.thin:  # steps burn+1..steps, every thin-th recorded
-            raise ParameterError(f"sampler '{self.name}': steps={self.steps} with burn_in={self.burn_in!r} ({burn} steps "
-                                 f"not recorded) and thin={self.thin} records no step; raise steps to at least "
+            raise ParameterError(f"sampler '{self.name}': steps={self.steps} with burn_in={self.burn_in!r} ({burn} "
+                                 f"steps not recorded) and thin={self.thin} records no step; raise steps to at least "
                                  f"{burn + self.thin}, or lower burn_in or thin",
                                  field="burn_in" if burn >= self.steps else "thin")
 
