@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import warnings
+from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from evalsift.bench.parallel import resolve_jobs, run_tasks
+from evalsift.bench.parallel import TaskJournal, resolve_jobs, run_tasks
 from evalsift.cli import main
-from evalsift.errors import DataWarning
+from evalsift.errors import DataError, DataWarning, WorkerError
 
 REQUIRE_RAY = os.environ.get("EVALSIFT_REQUIRE_RAY", "") not in ("", "0")
 
@@ -140,6 +144,85 @@ def test_backend_ray_without_ray_says_how_to_install(tmp_path):
         assert p.returncode == 2 and len(lines) == 1, p.stderr
         assert lines[0] == ("error: --backend ray needs the Python module 'ray', which is not installed. Install it "
                             "with: pip install 'evalsift[ray]'")
+
+
+# ------------------------------------------------------------------------- a worker killed mid-sweep
+def _fragile(shared, x):
+    """A task for run_tasks that writes one line per finished run to ``shared["log"]`` and, the first
+    time it is given ``shared["kill"]``, kills its own process with SIGKILL (as the OOM killer would);
+    a marker file next to the log says it happened, so the task runs normally the next time."""
+    if x == shared["kill"]:
+        try:
+            os.close(os.open(shared["log"] + ".killed", os.O_CREAT | os.O_EXCL))
+            os.kill(os.getpid(), signal.SIGKILL)
+        except FileExistsError:
+            pass
+    time.sleep(shared["sleep"])
+    with open(shared["log"], "a") as f:
+        f.write(f"{x}\n")
+    return x, x * x
+
+
+def _finished_runs(log) -> Counter:
+    return Counter(int(line) for line in Path(log).read_text().split())
+
+
+TASKS = list(range(8))
+
+
+@pytest.fixture(scope="module")
+def serial_fragile(tmp_path_factory):
+    return run_tasks(_fragile, TASKS, shared={"log": str(tmp_path_factory.mktemp("serial") / "log"), "kill": -1,
+                                              "sleep": 0}, jobs=1)
+
+
+def test_a_killed_worker_is_replaced_and_no_finished_task_runs_again(tmp_path, serial_fragile):
+    shared = {"log": str(tmp_path / "log"), "kill": 5, "sleep": 0.3}
+    journal = TaskJournal(tmp_path / "tasks.jsonl", {"case": "kill"})
+    ticks = []
+    out = run_tasks(_fragile, TASKS, shared=shared, jobs=2, journal=journal, advance=ticks.append)
+    assert Path(shared["log"] + ".killed").exists()  # task 5's worker was killed (SIGKILL) ...
+    assert out == serial_fragile == [(x, x * x) for x in TASKS]  # ... and the sweep still equals the serial run
+    # every task finished exactly once: the tasks finished before the kill were not run again; task 5 and the
+    # task the other worker was running (killed with the broken executor, not finished) ran on a fresh one
+    assert _finished_runs(shared["log"]) == Counter(TASKS)
+    assert len(ticks) == len(TASKS) and len(TaskJournal(tmp_path / "tasks.jsonl", {"case": "kill"})) == len(TASKS)
+
+
+def test_a_rerun_takes_the_finished_tasks_from_the_journal(tmp_path, serial_fragile):
+    shared = {"log": str(tmp_path / "log"), "kill": 5, "sleep": 0.3}
+    path = tmp_path / "tasks.jsonl"
+    with pytest.raises(WorkerError, match="died"):  # no retry: the sweep fails as it did before
+        run_tasks(_fragile, TASKS, shared=shared, jobs=2, journal=TaskJournal(path, {"case": "rerun"}), retries=0)
+    first = _finished_runs(shared["log"])
+    kept = TaskJournal(path, {"case": "rerun"})
+    assert 0 < len(kept) < len(TASKS) and len(kept) == sum(first.values())  # what finished was written down
+    assert len(TaskJournal(path, {"case": "other settings"})) == 0  # and serves only the same settings
+    out = run_tasks(_fragile, TASKS, shared=shared, jobs=2, journal=kept)
+    assert out == serial_fragile
+    assert kept.reused == sum(first.values())
+    assert _finished_runs(shared["log"]) == Counter(TASKS)  # the rerun ran only the tasks that had not finished
+
+
+def test_a_torn_journal_line_is_dropped_and_a_bad_one_named(tmp_path):
+    path = tmp_path / "tasks.jsonl"
+    assert run_tasks(_fragile, [1, 2], shared={"log": str(tmp_path / "log"), "kill": -1, "sleep": 0},
+                     journal=TaskJournal(path)) == [(1, 1), (2, 4)]
+    whole = path.read_bytes()
+    path.write_bytes(whole + b'{"key": "abc", "res')  # the process died while writing a line
+    assert len(TaskJournal(path)) == 2 and path.read_bytes() == whole
+    path.write_bytes(whole + b"not json\n")
+    with pytest.raises(DataError, match="line 3 is not a finished task"):
+        TaskJournal(path)
+
+
+def test_bench_rerun_in_the_same_out_resumes(capsys, tmp_path, data):
+    first, timing = bench(capsys, tmp_path, "out", SUBSET, data, "--jobs", "2")
+    assert timing["resumed_tasks"] == 0
+    again, timing = bench(capsys, tmp_path, "out", SUBSET, data)
+    assert again == first and timing["resumed_tasks"] == 3  # every seed from out/tasks.jsonl, none run
+    other, timing = bench(capsys, tmp_path, "out", SUBSET, data, "--alpha", "0.1")
+    assert timing["resumed_tasks"] == 0 and json.loads(other)["alpha"] == 0.1  # other options: run anew
 
 
 # --------------------------------------------------------------------------------------------- Ray

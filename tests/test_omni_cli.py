@@ -37,6 +37,15 @@ def toy_dir(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def digits_dir(tmp_path_factory):
+    """Uniform draws of 8x8 images with 3 grey levels through the digits' logistic regression (quick)."""
+    out = tmp_path_factory.mktemp("digits") / "s"
+    assert main(["--quiet", "omni", "sample", "--model", "digits-lr", "--levels", "3", "--sampler", "uniform",
+                 "--steps", "5", "--walkers", "64", "--chains", "2", "--out", str(out)]) == 0
+    return out
+
+
 def test_sample_writes_the_distribution_and_candidates(toy_dir, capsys):
     s = OmniSamples.load(toy_dir)
     assert s.model["name"] == "toy-L4" and s.model["output"] == "nll" and s.positive == "low"
@@ -193,13 +202,34 @@ def test_llm_judge_on_the_english_language_model(tmp_path, capsys):
     (["omni", "curve", "--samples", "S", "--judgments", "rule:digits", "--out", "X"],
      "'digits' is a proxy, not a rule: write proxy:digits"),
     (["omni", "curve", "--samples", "S", "--judgments", "db:none.db", "--out", "X"], "no store at none.db"),
+    # degenerate settings, refused before anything is trained or sampled
+    (["omni", "sample", "--model", "digits-lr", "--levels", "1", "--out", "X"],
+     "digits: levels must be an integer in 2..17 (grey levels of a pixel: at least black and white"),
+    (["omni", "sample", "--model", "digits-mlp", "--levels", "18", "--out", "X"], "got 18"),
+    (["omni", "sample", "--model", "lm", "--vocab", "2", "--out", "X"],
+     "lm: vocab must be an integer >= 3 (two words and <unk>"),
+    (["omni", "sample", "--model", "digits-lr", "--steps", "5", "--burn-in", "10", "--out", "X"],
+     "sampler 'pt': steps=5 with burn_in=10 (10 steps not recorded) and thin=1 records no step; raise steps to at "
+     "least 11"),
+    (["omni", "sample", "--model", "digits-lr", "--sampler", "metropolis", "--steps", "50", "--thin", "100", "--out",
+      "X"], "steps=50 with burn_in=0.2 (10 steps not recorded) and thin=100 records no step; raise steps to at least "
+            "110"),
+    # a judge made for another model's inputs
+    (["omni", "curve", "--samples", "D", "--judgments", "rule:toy", "--out", "X"],
+     "--judgments rule:toy judges the toy model's digit sequences (evalsift omni sample --model toy); these samples "
+     "come from digits-lr, whose description has no modulus. Judge them with proxy:digits, llm:MODEL"),
+    (["omni", "curve", "--samples", "S", "--judgments", "proxy:digits", "--out", "X"],
+     "--judgments proxy:digits judges 8x8 digit images of the digit classifiers (evalsift omni sample --model "
+     "digits-lr or digits-mlp); these samples come from toy-L4, whose description has no levels, designated_class. "
+     "Judge them with rule:toy, llm:MODEL"),
 ])
-def test_bad_input_is_one_clear_line(argv, message, tmp_path, toy_dir, capsys, monkeypatch):
+def test_bad_input_is_one_clear_line(argv, message, tmp_path, toy_dir, digits_dir, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    argv = [str(toy_dir) if a == "S" else a for a in argv]
+    argv = [str(toy_dir) if a == "S" else str(digits_dir) if a == "D" else a for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and message in err[0], err
+    assert not (tmp_path / "X" / "judgments.jsonl").exists() and not (tmp_path / "X" / "omni.json").exists()
 
 
 def test_judgments_for_other_samples_are_refused(toy_dir, tmp_path, capsys):

@@ -208,10 +208,38 @@ def test_profile_wmt23_by_domain(tmp_path, capsys):
         assert k in ood
     captured = capsys.readouterr()
     assert "OOD prediction by domain" in captured.out
+    # 12 systems: the per-stratum plot draws 8 and the command says which 4 it leaves out
+    left_out = ", ".join(res["systems"][8:])
+    assert "note: the per-stratum plot of the report shows 8 of the 12 systems" in captured.err
+    assert f"left out of it: {left_out} (every system's numbers are in results.json)" in captured.err
     # a regression that loses to "no change" on held-out splits is called out, one that wins is not
     for key, what in (("ood", "all dimensions"), ("ood_label_free", "label-free dimensions")):
         warned = f"the regression ({what}) is worse than assuming no change" in captured.err
         assert warned == (not res[key]["beats_no_change"])
+
+
+def test_the_strata_plot_names_the_systems_it_leaves_out(tmp_path):
+    """11 systems: the per-stratum plot draws the first MAX_LINES (8); the other three are named in the
+    notes (printed by the command), under the plot, and in its legend's count -- never dropped silently."""
+    from evalsift.pool import Pool
+    from evalsift.transparency.report import MAX_LINES, profile_pool, write_report
+
+    rng = np.random.default_rng(0)
+    systems = [f"sys{k:02d}" for k in range(11)]
+    n = 60
+    pool = Pool(item_ids=range(n), inputs=[" ".join(["w"] * int(k)) for k in rng.integers(1, 30, n)], systems=systems,
+                scores={"q": rng.random((n, 11)) + np.linspace(0, 1, 11)}, name="eleven")
+    res = profile_pool(pool, "q", dims=["length", "difficulty"], n_samples=20, quiet=True)
+    assert MAX_LINES == 8 and len(res["systems"]) == 11
+    note = [x for x in res["notes"] if "per-stratum plot" in x]
+    assert note == ["the per-stratum plot of the report shows 8 of the 11 systems (the first 8 in the data's order); "
+                    "left out of it: sys08, sys09, sys10 (every system's numbers are in results.json)"]
+    assert all(len(r["models"]) == 11 for r in res["analysis"].values())  # results.json keeps all of them
+    page = write_report(res, tmp_path)["html"].read_text()
+    assert "The plot shows 8 of the 11 systems" in page and "left out of it: sys08, sys09, sys10" in page
+    few = profile_pool(pool.with_systems(systems[:8]), "q", dims=["length"], n_samples=20, quiet=True)
+    assert not any("per-stratum plot" in x for x in few["notes"])  # 8 systems: all drawn, nothing to say
+    assert "The plot shows" not in write_report(few, tmp_path / "few")["html"].read_text()
 
 
 @pytest.mark.parametrize("argv, fragment", [

@@ -10,6 +10,7 @@ library reports about your input. Each also derives from the matching built-in (
   message suggests the closest name and lists what is available.
 - :class:`ParameterError` -- an argument to a selector, oracle, session or function is out of range.
 - :class:`OracleError` -- an oracle could not give a verdict (missing score, judge failure).
+- :class:`WorkerError` -- worker processes of a parallel run kept dying (killed, out of memory).
 - :class:`MissingDependencyError` -- an optional extra is not installed; the message gives the
   ``pip install`` line.
 - :class:`NotFittedError` -- a fitted-state method (``select``) was called before a successful ``fit``.
@@ -81,6 +82,10 @@ class ParameterError(EvalsiftError, ValueError):
 
 class OracleError(EvalsiftError, RuntimeError):
     """An oracle could not give a verdict for an item."""
+
+
+class WorkerError(EvalsiftError, RuntimeError):
+    """Worker processes of a parallel run died (killed, out of memory) more often than it retries."""
 
 
 class MissingDependencyError(EvalsiftError, ImportError):

@@ -42,7 +42,7 @@ from ..session import Session
 from ..stats import GUARANTEES, STOP_RULES, win_rate_sequence
 from ..stats.sequential import VALUES
 from .pairwise import _warm_embeddings, bench_oracle, case_tasks, restricted_pairs, task_case
-from .parallel import import_ray, is_parallel, run_tasks, shippable_encoder, workers_timing
+from .parallel import TaskJournal, import_ray, is_parallel, run_tasks, shippable_encoder, workers_timing
 
 GAPS = (0.0, 0.02, 0.05, 0.1)
 TIES = (0.0, 0.3)
@@ -209,15 +209,16 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
                       min_labels: int = 5, max_labels: int = 200, max_pairs: int | None = None, close: float = 0.05,
                       higher_is_better: bool = True, tie_tolerance: float = 0.0, encoder: Any = "minilm",
                       quiet: bool = False, proxy: str | None = None, active: bool = False,
-                      jobs: int | str | None = 1, backend: str = "local", ray_address: str | None = None
-                      ) -> dict[str, Any]:
+                      jobs: int | str | None = 1, backend: str = "local", ray_address: str | None = None,
+                      journal: TaskJournal | None = None) -> dict[str, Any]:
     """Run the calibration benchmark (see the module doc); returns the ``results.json`` dictionary.
 
     ``proxy`` (``metric:NAME``): also run the anytime rule with that proxy on the random orders, as
     methods ``<method>+proxy`` (the synthetic pools use their own metric ``proxy`` instead);
     ``active``: and with active sampling, as ``<method>+proxy+active``. ``jobs`` / ``backend`` /
     ``ray_address``: the synthetic runs and the real (pair, seed) test sets run on that many worker
-    processes or on Ray (:func:`evalsift.bench.parallel.run_tasks`); the result is the serial one."""
+    processes or on Ray (:func:`evalsift.bench.parallel.run_tasks`); the result is the serial one.
+    ``journal``: runs finished by an earlier run are taken from it, and each is added as it finishes."""
     for r in rules:
         check_choice("rule", r, STOP_RULES, where="bench calibration")
     if not risks or any(not 0 < r < 1 for r in risks):
@@ -238,7 +239,7 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
     parallel = is_parallel(jobs, backend)
     if backend == "ray":
         import_ray()  # fail before any work, with the install line
-    spread = {"jobs": jobs, "backend": backend, "ray_address": ray_address}
+    spread = {"jobs": jobs, "backend": backend, "ray_address": ray_address, "journal": journal}
     if synthetic:
         syn_enc = SyntheticEncoder()
         cells: dict[str, Any] = {}
@@ -306,7 +307,7 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
                        "seeds": seeds, "subsample": subsample, "cases": len(truth), "close_cases": len(near),
                        "skipped_tied": skipped, "summary": _summary(real), "gap_quartiles": [float(q) for q in np.quantile(gaps_seen, [.25, .5, .75])]
                        if gaps_seen else [], "cells": real}
-    out["timing_s"] = {"total": round(time.perf_counter() - t_start, 3), **workers_timing(jobs, backend)}
+    out["timing_s"] = {"total": round(time.perf_counter() - t_start, 3), **workers_timing(jobs, backend, journal)}
     return out
 
 

@@ -34,7 +34,7 @@ from ..session import Session
 from ..stats import count_verdicts, majority, standard_error
 from ..progress import progress_bar
 from .analyses import DiffUseAnalyses
-from .parallel import import_ray, is_parallel, run_tasks, workers_timing
+from .parallel import TaskJournal, import_ray, is_parallel, run_tasks, workers_timing
 
 OUTCOMES = ("success", "error", "inconclusive")
 
@@ -161,7 +161,7 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
                    iterative: dict[str, Any] | None = None, higher_is_better: bool = True,
                    tie_tolerance: float = 0.0, encoder: Any = "minilm", quiet: bool = False,
                    analyses: dict[str, Any] | None = None, jobs: int | str | None = 1, backend: str = "local",
-                   ray_address: str | None = None) -> dict[str, Any]:
+                   ray_address: str | None = None, journal: TaskJournal | None = None) -> dict[str, Any]:
     """Run the protocol; returns the ``results.json`` dictionary (see module doc and docs/cli.md).
 
     ``oracle``: a metric name (the old form, e.g. ``"mqm"``), an oracle spec (``"metric:mqm"``,
@@ -171,6 +171,8 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
     ``{}`` for those defaults) adds DiffUse's own analyses (:mod:`evalsift.bench.analyses`).
     ``jobs`` / ``backend`` / ``ray_address``: the (pair, seed) test sets run on that many worker
     processes or on Ray (:func:`evalsift.bench.parallel.run_tasks`); the result is the serial one.
+    ``journal``: test sets finished by an earlier run are taken from it, and each is added as it
+    finishes.
     """
     if not 0 < subsample <= 1:
         raise ParameterError(f"bench pairwise: subsample must be in (0, 1], got {subsample}", field="subsample")
@@ -219,7 +221,7 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
               "iterative": iterative, "oracle": oracle, "analyses": analyses}
     with progress_bar(len(tasks), "pairs x seeds", quiet) as advance:
         done = run_tasks(_pairwise_task, tasks, shared=shared, jobs=jobs, backend=backend, ray_address=ray_address,
-                         advance=advance)
+                         advance=advance, journal=journal)
     for ((_, seed), res) in zip(tasks, done):  # folded in task order: the serial run's order
         if res is None:
             skipped_ties += 1
@@ -269,7 +271,7 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
     total = time.perf_counter() - t_start
     result["timing_s"] = {"embed": round(t_embed, 3), "select": {m: round(t, 3) for m, t in select_time.items()},
                           "iterative": round(iter_time, 3), "total": round(total, 3),
-                          **workers_timing(jobs, backend)}
+                          **workers_timing(jobs, backend, journal)}
     return result
 
 

@@ -20,8 +20,17 @@ its serial loop did, so a run on N workers writes the same ``results.json`` as a
 
 With more than one worker, each worker's BLAS/OpenMP/torch pools are limited to one thread
 (``OMP_NUM_THREADS`` etc., unless you set them yourself), so N workers use N cores, not N x cores.
-The progress bar advances once per finished task, from any worker. Warnings raised in a worker are
+The progress bar advances once per finished task, from any worker. Warnings raised in a task are
 raised again here, in task order. An exception in a task stops the run and is raised here.
+
+Finished tasks are not lost:
+
+- a worker process that dies (killed, out of memory) breaks the executor; the tasks that had not
+  finished run again on a fresh one, up to ``retries`` times (Ray retries its crashed workers'
+  tasks itself);
+- with a :class:`TaskJournal` (``bench ... --out DIR`` keeps ``DIR/tasks.jsonl``) every finished
+  task's result is appended to a file as it arrives, so running the same command again -- after a
+  crash, Ctrl-C or a machine that went down -- runs only the tasks that are not in it.
 
 >>> def square(shared, x):
 ...     return shared["k"] * x * x
@@ -31,18 +40,23 @@ raised again here, in task order. An exception in a task stops the run and is ra
 
 from __future__ import annotations
 
+import base64
 import concurrent.futures as cf
 import contextlib
+import hashlib
+import json
 import logging
 import multiprocessing
 import os
+import pickle
 import sys
 import warnings
+from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from ..errors import ParameterError, check_choice, missing_dependency
+from ..errors import DataError, ParameterError, WorkerError, check_choice, missing_dependency
 
 BACKENDS = ("local", "ray")
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
@@ -71,12 +85,16 @@ def is_parallel(jobs: int | str | None, backend: str = "local") -> bool:
     return backend == "ray" or resolve_jobs(jobs) > 1
 
 
-def workers_timing(jobs: int | str | None, backend: str) -> dict[str, Any]:
+def workers_timing(jobs: int | str | None, backend: str, journal: "TaskJournal | None" = None) -> dict[str, Any]:
     """The ``timing_s`` entries that say how a run was spread: ``jobs`` (workers; ``"auto"`` for every
-    CPU of a Ray cluster) and ``backend``. With more than one worker the per-part times of
-    ``timing_s`` are sums over the workers (CPU-seconds); ``total`` stays the wall-clock time."""
+    CPU of a Ray cluster), ``backend`` and, with a journal, ``resumed_tasks`` (taken from it, not run).
+    With more than one worker the per-part times of ``timing_s`` are sums over the workers
+    (CPU-seconds); ``total`` stays the wall-clock time."""
     auto = backend == "ray" and (jobs is None or jobs == 0 or jobs == "auto")
-    return {"jobs": "auto" if auto else resolve_jobs(jobs), "backend": backend}
+    out: dict[str, Any] = {"jobs": "auto" if auto else resolve_jobs(jobs), "backend": backend}
+    if journal is not None:
+        out["resumed_tasks"] = journal.reused
+    return out
 
 
 def import_ray() -> Any:
@@ -90,26 +108,157 @@ def import_ray() -> Any:
 
 def run_tasks(fn: Callable[[Any, Any], Any], tasks: Sequence[Any], *, shared: Any = None, jobs: int | str | None = 1,
               backend: str = "local", ray_address: str | None = None,
-              advance: Callable[[int], None] | None = None) -> list[Any]:
+              advance: Callable[[int], None] | None = None, journal: "TaskJournal | None" = None,
+              retries: int = 2) -> list[Any]:
     """``[fn(shared, task) for task in tasks]``, computed by ``jobs`` workers (see the module doc).
 
     ``fn`` must be a module-level function (workers import it by name) and, with more than one
     worker, ``shared``, the tasks and the results must pickle. ``advance(1)`` is called once per
-    finished task (a progress bar's). Results come back in the order of ``tasks``.
+    finished task (a progress bar's). Results come back in the order of ``tasks``. ``journal``: the
+    tasks it holds are not run again (their results and warnings come from it) and every task that
+    finishes is added to it. ``retries``: how often the unfinished tasks run again on a fresh
+    executor after a worker process died (local backend; then :class:`~evalsift.errors.WorkerError`).
     """
     check_choice("backend", backend, BACKENDS, where="parallel run")
     n = resolve_jobs(jobs)
     tasks = list(tasks)
     step = advance or (lambda k=1: None)
-    if backend == "ray":
-        return _run_ray(fn, tasks, shared, n if jobs not in (None, 0, "auto") else None, ray_address, step)
-    if n == 1 or len(tasks) <= 1:
-        out = []
-        for task in tasks:
-            out.append(fn(shared, task))
+    results: list[Any] = [None] * len(tasks)
+    caught: list[list] = [[] for _ in tasks]
+    keys = [journal.key(fn, task) for task in tasks] if journal is not None else []
+    todo: dict[int, Any] = {}
+    for i, task in enumerate(tasks):
+        kept = journal.get(keys[i]) if journal is not None else None
+        if kept is None:
+            todo[i] = task
+        else:
+            results[i], caught[i] = kept
             step(1)
+
+    def finished(i: int, out: tuple[Any, list]) -> None:
+        results[i], caught[i] = out
+        if journal is not None:
+            journal.add(keys[i], tasks[i], out)
+        step(1)
+
+    if not todo:
+        pass
+    elif backend == "ray":
+        _run_ray(fn, todo, shared, n if jobs not in (None, 0, "auto") else None, ray_address, finished)
+    elif n == 1 or len(todo) <= 1:
+        for i, task in todo.items():
+            finished(i, _with_warnings(fn, shared, task))
+    else:
+        _run_processes(fn, todo, shared, min(n, len(todo)), finished, retries)
+    for c in caught:
+        _reraise_warnings(c)
+    return results
+
+
+class TaskJournal:
+    """The finished tasks of a sweep, kept in an append-only JSONL file: one line per task,
+    ``{"settings", "key", "task", "result"}``, written and fsynced as the task's result arrives.
+
+    ``key`` is a SHA-256 of the task function's name, the task, ``settings`` (anything JSON-able
+    that decides the results: the command's options and a digest of its data, :func:`pool_digest`)
+    and the source of the evalsift package that runs (:func:`code_digest`), so a run with other
+    settings or changed code never takes a result from a different one (``settings``: a digest of
+    those; other settings' lines are kept, unused). ``result`` is the pickled ``(result, warnings)``
+    in base64 -- read back only from a file this user's own runs wrote. A last line cut short by a
+    crash is dropped. ``reused``: how many tasks :meth:`get` answered.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "tasks.jsonl"
+    >>> square = lambda shared, x: x * x
+    >>> run_tasks(square, [1, 2], journal=TaskJournal(path, {"k": 1}))
+    [1, 4]
+    >>> len(TaskJournal(path, {"k": 1})), len(TaskJournal(path, {"k": 2}))   # other settings: nothing kept
+    (2, 0)
+    """
+
+    def __init__(self, path: str | os.PathLike[str], settings: Any = None) -> None:
+        self.path = Path(path)
+        self._salt = json.dumps({"settings": settings, "code": code_digest()}, sort_keys=True, default=repr)
+        self._settings = hashlib.sha256(self._salt.encode("utf-8")).hexdigest()
+        self._done: dict[str, tuple[Any, list]] = {}
+        self.reused = 0
+        if self.path.is_file():
+            self._read()
+
+    def _read(self) -> None:
+        raw = self.path.read_bytes()
+        end = raw.rfind(b"\n") + 1
+        if end < len(raw):  # a line cut short by a crash: drop it, so the next line starts clean
+            with open(self.path, "r+b") as f:
+                f.truncate(end)
+        for lineno, line in enumerate(raw[:end].splitlines(), 1):
+            try:
+                rec = json.loads(line)
+                if rec["settings"] == self._settings:
+                    self._done[rec["key"]] = pickle.loads(base64.b64decode(rec["result"]))
+            except Exception as e:  # noqa: BLE001 - any unreadable line: say which, and how to start over
+                raise DataError(f"{self.path}: line {lineno} is not a finished task ({type(e).__name__}: {e}); delete "
+                                f"the file to run every task again", field="out") from None
+
+    def key(self, fn: Callable, task: Any) -> str:
+        """The task's key: its function, the task and the journal's settings."""
+        text = json.dumps([f"{fn.__module__}.{fn.__qualname__}", task], default=repr) + self._salt
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def get(self, key: str) -> tuple[Any, list] | None:
+        """``(result, warnings)`` of a finished task, or None."""
+        out = self._done.get(key)
+        self.reused += out is not None
         return out
-    return _run_processes(fn, tasks, shared, min(n, len(tasks)), step)
+
+    def add(self, key: str, task: Any, out: tuple[Any, list]) -> None:
+        """Append a finished task (flushed and fsynced before returning)."""
+        line = json.dumps({"settings": self._settings, "key": key, "task": json.loads(json.dumps(task, default=repr)),
+                           "result": base64.b64encode(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)).decode()})
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        self._done[key] = out
+
+    def __len__(self) -> int:
+        return len(self._done)
+
+
+_CODE_DIGEST: str | None = None
+
+
+def code_digest() -> str:
+    """A SHA-256 of every ``.py`` file of the evalsift package that runs (names and contents)."""
+    global _CODE_DIGEST
+    if _CODE_DIGEST is None:
+        root = Path(__file__).resolve().parents[1]
+        h = hashlib.sha256()
+        for f in sorted(root.rglob("*.py")):
+            h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+        _CODE_DIGEST = h.hexdigest()
+    return _CODE_DIGEST
+
+
+def pool_digest(pool: Any) -> str | None:
+    """A SHA-256 of what a benchmark reads from a Pool (ids, systems, inputs, outputs, every score
+    matrix and which metrics are human), for :class:`TaskJournal` settings; None for no pool."""
+    if pool is None:
+        return None
+    h = hashlib.sha256()
+
+    def text(values: Any) -> None:
+        h.update(json.dumps([v if isinstance(v, (str, int, float, type(None))) else repr(v) for v in values]).encode())
+
+    text([pool.name, *pool.item_ids, *pool.systems])
+    text(pool.inputs)
+    for s in pool.systems:
+        text(pool.outputs[s])
+    for m in sorted(pool.metrics):
+        text([m, pool.is_human(m)])
+        h.update(np.ascontiguousarray(pool.scores[m], dtype=np.float64).tobytes())
+    return h.hexdigest()
 
 
 # ------------------------------------------------------------------------------------- processes
@@ -174,24 +323,37 @@ def _reraise_warnings(caught: list) -> None:
                       else UserWarning, stacklevel=3)
 
 
-def _run_processes(fn, tasks, shared, n, step) -> list[Any]:
-    results: list[Any] = [None] * len(tasks)
-    caught: list[list] = [[] for _ in tasks]
-    # the workers start when tasks are submitted: the environment they copy is set until the end
-    with _thread_env(), cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"),
-                                               initializer=_init_worker, initargs=(shared,)) as ex:
-        futures = {ex.submit(_call, fn, task): i for i, task in enumerate(tasks)}
-        try:
-            for fut in cf.as_completed(futures):
-                i = futures[fut]
-                results[i], caught[i] = fut.result()
-                step(1)
-        except BaseException:
-            ex.shutdown(wait=True, cancel_futures=True)
-            raise
-    for c in caught:
-        _reraise_warnings(c)
-    return results
+def _run_processes(fn, todo: dict[int, Any], shared, n, finished, retries: int) -> None:
+    """Run ``todo`` (task index -> task) on ``n`` spawned workers, ``finished(i, (result, warnings))``
+    as each arrives. A worker that dies breaks the executor: the tasks still unfinished run again on a
+    fresh one, at most ``retries`` times."""
+    pending = dict(todo)
+    for attempt in range(retries + 1):
+        lost = False
+        # the workers start when tasks are submitted: the environment they copy is set until the end
+        with _thread_env(), cf.ProcessPoolExecutor(max_workers=min(n, len(pending)),
+                                                   mp_context=multiprocessing.get_context("spawn"),
+                                                   initializer=_init_worker, initargs=(shared,)) as ex:
+            futures = {ex.submit(_call, fn, task): i for i, task in pending.items()}
+            try:
+                for fut in cf.as_completed(futures):
+                    i = futures[fut]
+                    try:
+                        out = fut.result()
+                    except cf.process.BrokenProcessPool:  # a worker died: the others' results still arrive
+                        lost = True
+                        continue
+                    del pending[i]
+                    finished(i, out)
+            except BaseException:
+                ex.shutdown(wait=True, cancel_futures=True)
+                raise
+        if not lost:
+            return
+    raise WorkerError(f"a worker process died (killed, or out of memory) {retries + 1} times; {len(pending)} of "
+                      f"{len(todo)} tasks did not finish. Use fewer --jobs (less memory at once); with --out the "
+                      "finished tasks are kept in its tasks.jsonl and the same command resumes from them",
+                      field="jobs")
 
 
 # ------------------------------------------------------------------------------------------ ray
@@ -213,7 +375,7 @@ def _ray_call(fn: Callable[[Any, Any], Any], ref: list, task: Any, version: str)
     return _with_warnings(fn, _RAY_SHARED[key], task)
 
 
-def _run_ray(fn, tasks, shared, cap, address, step) -> list[Any]:
+def _run_ray(fn, todo: dict[int, Any], shared, cap, address, finished) -> None:
     ray = import_ray()
     from .. import __version__
 
@@ -233,9 +395,7 @@ def _run_ray(fn, tasks, shared, cap, address, step) -> list[Any]:
     try:
         remote = ray.remote(num_cpus=1)(_ray_call)
         ref = ray.put(shared)
-        results: list[Any] = [None] * len(tasks)
-        caught: list[list] = [[] for _ in tasks]
-        waiting = list(enumerate(tasks))[::-1]
+        waiting = list(todo.items())[::-1]
         running: dict[Any, int] = {}
         while waiting or running:
             while waiting and (cap is None or len(running) < cap):
@@ -245,15 +405,12 @@ def _run_ray(fn, tasks, shared, cap, address, step) -> list[Any]:
             for obj in done:
                 i = running.pop(obj)
                 try:
-                    results[i], caught[i] = ray.get(obj)
+                    out = ray.get(obj)
                 except ray.exceptions.RayTaskError as e:  # the task's own exception, not Ray's wrapper
                     for other in running:
                         ray.cancel(other)
                     raise (e.cause if isinstance(getattr(e, "cause", None), BaseException) else e) from None
-                step(1)
-        for c in caught:
-            _reraise_warnings(c)
-        return results
+                finished(i, out)
     finally:
         if started:
             ray.shutdown()

@@ -40,7 +40,7 @@ from ..errors import ParameterError, check_choice
 from ..restrict import RankingRestriction, restrict_ranking
 from ..pool import Pool
 from ..progress import progress_bar
-from .parallel import import_ray, is_parallel, run_tasks, shippable_encoder, workers_timing
+from .parallel import TaskJournal, import_ray, is_parallel, run_tasks, shippable_encoder, workers_timing
 from ..select import build_selector, make_selector
 from ..stats import (CORRELATION_KINDS, cluster_count, needed_to_match, prefix_cluster_counts,
                      prefix_correlation, prefix_sizes, spearman, kendall_tau_b, standard_error)
@@ -105,11 +105,12 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
                  random_targets: int = 10, correlation: str = "kendall", alpha: float = 0.05,
                  encoder: Any = "minilm", quiet: bool = False, level: float = 0.95,
                  interval_resamples: int = 1000, jobs: int | str | None = 1, backend: str = "local",
-                 ray_address: str | None = None) -> dict[str, Any]:
+                 ray_address: str | None = None, journal: TaskJournal | None = None) -> dict[str, Any]:
     """Run the protocol; returns the ``results.json`` dictionary (see the module doc and docs/cli.md).
     ``interval_resamples=0`` leaves the correlation intervals out. ``jobs`` / ``backend`` /
     ``ray_address``: the seeds run on that many worker processes or on Ray
-    (:func:`evalsift.bench.parallel.run_tasks`); the result is the serial one."""
+    (:func:`evalsift.bench.parallel.run_tasks`); the result is the serial one. ``journal``: seeds
+    finished by an earlier run are taken from it, and each seed is added as it finishes."""
     restriction = _check(pool, human_metric, props, seeds, subsample, correlation)
     full = restriction.pool
     for m in methods:
@@ -132,7 +133,7 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
                    "random_targets": random_targets, "interval_resamples": interval_resamples, "level": level}
     with progress_bar(seeds * len(evaluated), "seeds x methods", quiet) as advance:
         done = run_tasks(_seed_task, range(seeds), shared=task_inputs, jobs=jobs, backend=backend,
-                         ray_address=ray_address, advance=lambda n=1: advance(n * len(evaluated)))
+                         ray_address=ray_address, advance=lambda n=1: advance(n * len(evaluated)), journal=journal)
     for res in done:  # folded in seed order: the serial run's order
         for method, t in res["fit_time"].items():
             timing[method] += t
@@ -149,7 +150,7 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
     out = _results(pool, full, human_metric, metric, methods, seeds, subsample, props, correlation, alpha,
                    random_targets, per_seed, ntm, baseline, censored, timing, time.perf_counter() - t_start)
     out["left_out"] = restriction.to_dict()
-    out["timing_s"].update(workers_timing(jobs, backend))
+    out["timing_s"].update(workers_timing(jobs, backend, journal))
     if interval_resamples:
         out["correlation_intervals"] = {
             "level": level, "resamples": interval_resamples,
@@ -198,39 +199,42 @@ def _seed_task(shared: dict[str, Any], seed: int) -> dict[str, Any]:
                 out["ntm"][method][stat][rule] = r.value
                 out["censored"][method] += r.n_censored if rule == "first" else 0
     if shared["interval_resamples"]:
-        for method in shared["methods"]:
-            out["agreement"][method] = _agreement(sub, fitted[method], human_metric, props, kind, shared["level"],
-                                                  shared["interval_resamples"], seed)
+        out["agreement"] = _agreement(sub, {m: fitted[m] for m in shared["methods"]}, human_metric, props, kind,
+                                      shared["level"], shared["interval_resamples"], seed)
     out["evaluation_time"] = time.perf_counter() - t0
     return out
 
 
-def _agreement(sub: Pool, fitted: tuple, human_metric: str, props: Sequence[float], kind: str, level: float,
-               resamples: int, seed: int) -> np.ndarray:
-    """Per proportion: [low, high, expected, covered] of the bootstrap agreement interval of the
-    method's prefix and whether it held the observed correlation with the subsample's ranking; then
-    the share of systems whose mean interval (studentized bootstrap on the prefix) held the
-    subsample's mean, and the intervals' mean width."""
+def _agreement(sub: Pool, fitted: dict[str, tuple], human_metric: str, props: Sequence[float], kind: str,
+               level: float, resamples: int, seed: int) -> dict[str, np.ndarray]:
+    """Per method, per proportion: [low, high, expected, covered] of the bootstrap agreement interval of
+    the method's prefix and whether it held the observed correlation with the subsample's ranking;
+    then the share of systems whose mean interval (studentized bootstrap on the prefix) held the
+    subsample's mean, and the intervals' mean width. Proportions outside, methods inside: every
+    method's prefix of one size is resampled with the same weights (same size, same seed), which
+    :mod:`evalsift.stats.intervals` then draws once."""
     from ..stats import bootstrap_agreement, bootstrap_means, kendall_tau_b_rows, spearman_rows
 
-    sel, systems = fitted
-    H = sub.score(human_metric)
-    if systems is not None:
-        H = H[:, list(systems)]
     n = sub.n_items
-    full = H.mean(axis=0)
-    order = sel.select(n).items if _nested(sel) else None
     corr = kendall_tau_b_rows if kind == "kendall" else spearman_rows
-    rows = []
+    judged = {}  # method -> (its systems' scores, their means on the subsample, its nested order or None)
+    for method, (sel, systems) in fitted.items():
+        H = sub.score(human_metric)
+        if systems is not None:
+            H = H[:, list(systems)]
+        judged[method] = (H, H.mean(axis=0), sel.select(n).items if _nested(sel) else None)
+    rows: dict[str, list[list[float]]] = {m: [] for m in fitted}
     for size in prefix_sizes(props, n):
         size = max(2, int(size))
-        items = order[:size] if order is not None else sel.select(size).items
-        a = bootstrap_agreement(H[items], kind=kind, level=level, resamples=resamples, seed=seed, population=n)
-        observed = float(np.nan_to_num(corr(H[items].mean(axis=0)[None, :], full)[0]))
-        iv = bootstrap_means(H[items], level=level, resamples=resamples, seed=seed)
-        rows.append([a.low, a.high, a.expected, float(a.low <= observed <= a.high),
-                     float(np.mean((iv.low <= full) & (full <= iv.high))), float(np.mean(iv.high - iv.low))])
-    return np.array(rows)
+        for method, (H, full, order) in judged.items():
+            items = order[:size] if order is not None else fitted[method][0].select(size).items
+            a = bootstrap_agreement(H[items], kind=kind, level=level, resamples=resamples, seed=seed, population=n)
+            observed = float(np.nan_to_num(corr(H[items].mean(axis=0)[None, :], full)[0]))
+            iv = bootstrap_means(H[items], level=level, resamples=resamples, seed=seed)
+            held = float(np.mean((iv.low <= full) & (full <= iv.high)))
+            rows[method].append([a.low, a.high, a.expected, float(a.low <= observed <= a.high), held,
+                                 float(np.mean(iv.high - iv.low))])
+    return {m: np.array(r) for m, r in rows.items()}
 
 
 class _Targets:

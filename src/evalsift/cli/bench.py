@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ._common import (add_data, add_encoder, add_loop_opts, add_oracle_opts, add_quiet, fraction, fraction_list,
-                      int_list, load_data, name_list, nonneg_int, open_unit, out_dir, positive_int, resolve_encoder,
-                      risk_list, share_list)
+                      int_list, load_data, name_list, nonneg_int, note, open_unit, out_dir, positive_int,
+                      resolve_encoder, risk_list, share_list)
 
 
 def jobs_count(text: str) -> int:
@@ -54,6 +54,9 @@ def parallel_opts(args: argparse.Namespace) -> dict[str, Any]:
     return {"jobs": args.jobs, "backend": args.backend, "ray_address": args.ray_address}
 
 
+RESUMES = "tasks.jsonl keeps finished tasks: the same command resumes)"
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``bench pairwise``, ``bench subset`` and ``bench calibration``."""
     bench = sub.add_parser("bench", help="benchmarks on real data")
@@ -88,7 +91,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bp.add_argument("--analysis-budget", type=positive_int, default=10,
                     help="random items drawn per norm bin for its success rate (with --analyses)")
     add_oracle_opts(bp)
-    bp.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, success.png)")
+    bp.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, success.png; " + RESUMES)
     add_parallel(bp)
     add_quiet(bp)
     bp.set_defaults(handler=cmd_bench_pairwise)
@@ -113,7 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bs.add_argument("--interval-resamples", type=int, default=1000,
                     help="bootstrap resamples per correlation interval (0: no intervals)")
     add_encoder(bs)
-    bs.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, subset.png)")
+    bs.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, subset.png; " + RESUMES)
     add_parallel(bs)
     add_quiet(bs)
     bs.set_defaults(handler=cmd_bench_subset)
@@ -156,7 +159,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     bc.add_argument("--min-labels", type=positive_int, default=5, help="size of the first decision set")
     bc.add_argument("--max-labels", type=positive_int, default=200, help="label cap of every run")
     add_encoder(bc)
-    bc.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, calibration.png)")
+    bc.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, calibration.png; "
+                                                                + RESUMES)
     add_parallel(bc)
     add_quiet(bc)
     bc.set_defaults(handler=cmd_bench_calibration)
@@ -186,13 +190,27 @@ def provenance(argv: list[str] | None) -> dict[str, Any]:
             "commit": commit, "date": datetime.date.today().isoformat()}
 
 
-def _run(args: argparse.Namespace, run: Callable[[Any], dict[str, Any]]) -> tuple[dict[str, Any], Path]:
-    """Load ``--data`` (None when absent), call ``run(pool)``, add the load time and provenance, write ``--out``/results.json."""
+JOURNAL = "tasks.jsonl"
+NOT_SETTINGS = ("handler", "argv", "out", "quiet", "jobs", "backend", "ray_address")  # results do not depend on them
+
+
+def _run(args: argparse.Namespace, run: Callable[[Any, Any], dict[str, Any]]) -> tuple[dict[str, Any], Path]:
+    """Load ``--data`` (None when absent), call ``run(pool, journal)``, add the load time and
+    provenance, write ``--out``/results.json. ``journal``: ``--out``/tasks.jsonl, the finished tasks of
+    every run of this command with the same options and data (:class:`evalsift.bench.parallel.TaskJournal`),
+    so running it again after a crash or Ctrl-C runs only the tasks that had not finished."""
+    from ..bench.parallel import TaskJournal, pool_digest
+
     out = out_dir(args.out)
     t0 = time.perf_counter()
     pool = load_data(args) if getattr(args, "data", None) is not None else None
     t_load = time.perf_counter() - t0
-    res = run(pool)
+    settings = {k: v for k, v in sorted(vars(args).items()) if k not in NOT_SETTINGS}
+    journal = TaskJournal(out / JOURNAL, {"options": settings, "data": pool_digest(pool)})
+    res = run(pool, journal)
+    if journal.reused:
+        note(f"{journal.reused} task(s) were finished by an earlier run of this command in {out} ({JOURNAL}) and are "
+             "not run again; delete that file to run them anew")
     res["timing_s"]["load"] = round(t_load, 3)
     res["provenance"] = provenance(getattr(args, "argv", None))
     (out / "results.json").write_text(json.dumps(res, indent=2))
@@ -209,12 +227,12 @@ def cmd_bench_pairwise(args: argparse.Namespace) -> int:
     if args.iterative:
         iterative = {"risk": args.risk, "min_labels": args.min_labels, "max_labels": args.max_labels,
                      "risk_rule": args.risk_rule}
-    res, out = _run(args, lambda pool: pairwise_bench(
+    res, out = _run(args, lambda pool, journal: pairwise_bench(
         pool, args.oracle or args.oracle_metric, args.methods, args.budgets, seeds=args.seeds, subsample=args.subsample,
         max_pairs=args.max_pairs, iterative=iterative, higher_is_better=not args.lower_is_better,
         tie_tolerance=args.tie_tolerance, encoder=resolve_encoder(args, pool), quiet=args.quiet,
         analyses={"clusters": args.analysis_clusters, "bins": args.norm_bins, "budget": args.analysis_budget}
-        if args.analyses else None, **workers))
+        if args.analyses else None, journal=journal, **workers))
     success_plot(res, out / "success.png")
     _print_pairwise(res)
     written = [out / "results.json", out / "success.png"]
@@ -277,10 +295,11 @@ def cmd_bench_subset(args: argparse.Namespace) -> int:
     from ..report import subset_plot
 
     workers = parallel_opts(args)
-    res, out = _run(args, lambda pool: subset_bench(
+    res, out = _run(args, lambda pool, journal: subset_bench(
         pool, args.human_metric, args.methods, metric=args.metric, seeds=args.seeds, props=args.props or PROPS,
         subsample=args.subsample, correlation=args.correlation, alpha=args.alpha, encoder=resolve_encoder(args, pool),
-        quiet=args.quiet, level=args.level, interval_resamples=max(0, args.interval_resamples), **workers))
+        quiet=args.quiet, level=args.level, interval_resamples=max(0, args.interval_resamples), journal=journal,
+        **workers))
     subset_plot(res, out / "subset.png")
     print(f"{res['data']}: human {res['human_metric']}, metric {res['metric']}, {res['n_systems']} systems, "
           f"{res['n_items']} items (subsample {res['subsample']}), {res['seeds']} seeds, {res['correlation']}")
@@ -322,12 +341,13 @@ def cmd_bench_calibration(args: argparse.Namespace) -> int:
     if args.oracle is not None and args.data is None:
         raise ParameterError("bench calibration: --oracle judges real data; give it with --data", field="data")
     workers = parallel_opts(args)
-    res, out = _run(args, lambda pool: calibration_bench(
+    res, out = _run(args, lambda pool, journal: calibration_bench(
         pool, args.oracle, rules=args.rules, risks=args.risks, methods=args.methods, seeds=args.seeds, runs=args.runs,
         gaps=args.gaps, ties=args.ties, synthetic_items=args.synthetic_items, synthetic=not args.no_synthetic,
         subsample=args.subsample, min_labels=args.min_labels, max_labels=args.max_labels, max_pairs=args.max_pairs,
         close=args.close, higher_is_better=not args.lower_is_better, tie_tolerance=args.tie_tolerance, **workers,
-        encoder=resolve_encoder(args, pool), quiet=args.quiet, proxy=args.proxy, active=args.sampling == "active"))
+        encoder=resolve_encoder(args, pool), quiet=args.quiet, proxy=args.proxy, active=args.sampling == "active",
+        journal=journal))
     calibration_plot(res, out / "calibration.png")
     print(calibration_text(res), end="")
     print(f"wrote {out / 'results.json'} and {out / 'calibration.png'}", file=sys.stderr)

@@ -378,7 +378,7 @@ def _judge_one(args: argparse.Namespace, kind: str, s, llm, store, file_judgment
 
     reps = s.representatives(args.per_bin, seed=args.seed)
     if kind in ("rule", "proxy"):
-        lab = make_labeler(args.judgments, info=s.model.get("info") or {})
+        lab = make_labeler(args.judgments, model=str(s.model.get("name")), info=s.model.get("info") or {})
         judge_info["note"] = lab.note
         return reps, judge_with_labeler(s, reps, lab), None
     if kind == "llm":

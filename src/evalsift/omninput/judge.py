@@ -44,11 +44,15 @@ class Labeler:
     """A yes/no function of inputs: ``__call__(x (B, D) int) -> bool (B,)``, with ``name`` and ``kind``
     ('rule': the ground truth; 'proxy': a stand-in for a person) and a ``note`` saying what it checks.
     Factories take ``info=`` (the judged model's description, e.g. the toy's ``modulus``, the digits'
-    ``levels``) and read from it what they need."""
+    ``levels``) and read from it what they need. ``needs``: the keys a model's description must have
+    for the labeler to judge its inputs, and ``judges``: which inputs those are (for the error that
+    :func:`make_labeler` gives on other samples)."""
 
     name = ""
     kind = "rule"
     note = ""
+    needs: tuple[str, ...] = ()
+    judges = ""
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -64,6 +68,8 @@ class ToyRule(Labeler):
     """The toy's rule (the exact judge): True where the digits sum to a multiple of ``modulus``."""
 
     kind = "rule"
+    needs = ("modulus",)
+    judges = "the toy model's digit sequences (evalsift omni sample --model toy)"
 
     def __init__(self, modulus: int = 30, info: dict[str, Any] | None = None) -> None:
         self.modulus = int((info or {}).get("modulus", modulus))
@@ -94,6 +100,8 @@ class DigitsProxy(Labeler):
     """
 
     kind = "proxy"
+    needs = ("levels", "designated_class")
+    judges = "8x8 digit images of the digit classifiers (evalsift omni sample --model digits-lr or digits-mlp)"
 
     def __init__(self, levels: int = 17, k: int = 5, votes: int = 3, quantile: float = 0.99, seed: int = 0,
                  info: dict[str, Any] | None = None) -> None:
@@ -123,16 +131,42 @@ class DigitsProxy(Labeler):
         return (dist[:, 0] <= self.threshold) & (ones >= self.votes)
 
 
-def make_labeler(spec: str, **options: Any) -> Labeler:
+def make_labeler(spec: str, *, model: str | None = None, **options: Any) -> Labeler:
     """``rule:NAME`` or ``proxy:NAME`` -> the registered labeler (its kind must match the prefix);
-    ``options`` go to its factory (``info``: the judged model's description)."""
+    ``options`` go to its factory (``info``: the judged model's description). With ``info``, a
+    labeler whose ``needs`` it lacks is refused before it judges anything: its answers about other
+    inputs would mean nothing (``model``: the samples' model name, for the message).
+
+    >>> make_labeler("rule:toy", info={"modulus": 30}).note
+    'exact: sum of digits % 30 == 0'
+    >>> try:
+    ...     make_labeler("rule:toy", model="digits-lr", info={"levels": 17, "designated_class": "1"})
+    ... except ParameterError as e:
+    ...     print(str(e).split("; ")[1])  # doctest: +ELLIPSIS
+    these samples come from digits-lr, whose description has no modulus. Judge them with proxy:digits, llm:MODEL, ...
+    """
     kind, _, name = spec.partition(":")
     if kind not in ("rule", "proxy") or not name:
         raise ParameterError(f"a labeler spec is rule:NAME or proxy:NAME, got {spec!r}", field="judgments")
-    lab = labelers.get(name)(**options)
-    if lab.kind != kind:
-        raise ParameterError(f"{name!r} is a {lab.kind}, not a {kind}: write {lab.kind}:{name}", field="judgments")
+    factory = labelers.get(name)
+    _check_kind(name, kind, getattr(factory, "kind", kind))  # a class says its kind before it is built
+    info = options.get("info")
+    missing = [k for k in getattr(factory, "needs", ()) if info is not None and k not in info]
+    if missing:
+        fits = [f"{getattr(f, 'kind', 'rule')}:{n}" for n, f in labelers.items()
+                if getattr(f, "needs", ()) and all(k in info for k in f.needs)]
+        raise ParameterError(f"--judgments {spec} judges {factory.judges}; these samples come from "
+                             f"{model or 'another model'}, whose description has no {', '.join(missing)}. Judge them "
+                             f"with {', '.join(fits + ['llm:MODEL'])}, people in the app (evalsift omni annotate) or a "
+                             "judgments file", field="judgments")
+    lab = factory(**options)
+    _check_kind(name, kind, lab.kind)
     return lab
+
+
+def _check_kind(name: str, asked: str, kind: str) -> None:
+    if kind != asked:
+        raise ParameterError(f"{name!r} is a {kind}, not a {asked}: write {kind}:{name}", field="judgments")
 
 
 # ---------------------------------------------------------------------------------------------- as a pool

@@ -309,8 +309,9 @@ def digits_01(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
 
 
 def _digits_space(levels: int) -> InputSpace:
-    if not 2 <= levels <= 17:
-        raise ParameterError(f"digits: levels must be 2..17 (the data's pixels are 0-16), got {levels}", field="levels")
+    if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or not 2 <= levels <= 17:
+        raise ParameterError(f"digits: levels must be an integer in 2..17 (grey levels of a pixel: at least black and "
+                             f"white, at most the data's 0-16), got {levels!r}", field="levels")
     return InputSpace(64, levels, kind="image", shape=(8, 8), name=f"8x8 images with {levels} grey levels")
 
 
@@ -324,6 +325,7 @@ def _digits_model(kind: str, seed: int, levels: int) -> tuple[Any, InputSpace]:
     from sklearn.linear_model import LogisticRegression
     from sklearn.neural_network import MLPClassifier
 
+    space = _digits_space(levels)  # checked before anything is trained
     Xtr, ytr, Xte, yte = digits_01(seed)
     if kind == "lr":
         est = LogisticRegression(max_iter=5000, C=1.0)
@@ -333,7 +335,7 @@ def _digits_model(kind: str, seed: int, levels: int) -> tuple[Any, InputSpace]:
     model = SklearnModel(est, designated=1, features=_digits_features(levels), name=f"digits-{kind}")
     model.info.update(test_accuracy=float(est.score(Xte, yte)), train_size=int(len(ytr)), test_size=int(len(yte)),
                       designated_class="1", levels=levels, seed=seed)
-    return model, _digits_space(levels)
+    return model, space
 
 
 @omni_model("digits-lr", help="logistic regression, 0 vs 1 on sklearn's 8x8 digits (logit of '1')")
@@ -396,6 +398,11 @@ def english_lm(*, length: int = 8, vocab: int = 1000, seed: int = 0, d_model: in
     in the model's vocabulary for training but not allowed in the space)."""
     from collections import Counter
 
+    for name, v, lo in (("length", length, 1), ("vocab", vocab, 3), ("steps", steps, 1), ("d_model", d_model, 8),
+                        ("layers", layers, 1), ("batch", batch, 1)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            why = " (two words and <unk>: a space of one word per position holds one input)" if name == "vocab" else ""
+            raise ParameterError(f"lm: {name} must be an integer >= {lo}{why}, got {v!r}", field=name)
     texts, files = english_text(data)
     sents = [tokenize(t) for t in texts]
     counts = Counter(w for s in sents for w in s)

@@ -3,6 +3,7 @@ and ranks (paired over items, through :func:`scipy.stats.bootstrap`)."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 
@@ -71,15 +72,37 @@ class MeanIntervals:
                 "resamples": self.resamples, "n_items": self.n_items}
 
 
+def _draw_weights(n: int, resamples: int, seed: int, chunk: int):
+    """Multinomial resample weights of ``n`` rows, ``chunk`` resamples at a time (the draws of ``seed``)."""
+    rng = np.random.default_rng(seed)
+    for start in range(0, resamples, chunk):
+        yield rng.multinomial(n, np.full(n, 1.0 / n), size=min(chunk, resamples - start)).astype(float)
+
+
+@functools.lru_cache(maxsize=4)
+def _kept_weights(n: int, resamples: int, seed: int, chunk: int) -> tuple[np.ndarray, ...]:
+    out = tuple(_draw_weights(n, resamples, seed, chunk))
+    for W in out:
+        W.setflags(write=False)
+    return out
+
+
+def _resample_weights(n: int, resamples: int, seed: int, chunk: int):
+    """The weights of :func:`_draw_weights`; those of at most 2^21 numbers are drawn once and kept (the
+    last few), since the same draws serve several calls: ``bench subset`` asks for the weights of one
+    (prefix size, seed) for every method and for both of its intervals (drawing them was most of its time)."""
+    if isinstance(seed, (int, np.integer)) and n * resamples <= 1 << 21:
+        return _kept_weights(n, resamples, int(seed), chunk)
+    return _draw_weights(n, resamples, seed, chunk)
+
+
 def _resampled_moments(X: np.ndarray, resamples: int, seed: int, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
     """Means and unbiased variances of every column over ``resamples`` paired resamples of the rows
     (multinomial weights, a chunk of resamples at a time so memory stays at chunk x items)."""
-    rng = np.random.default_rng(seed)
     n = X.shape[0]
     means, variances = [], []
     X2 = X * X
-    for start in range(0, resamples, chunk):
-        W = rng.multinomial(n, np.full(n, 1.0 / n), size=min(chunk, resamples - start)).astype(float)
+    for W in _resample_weights(n, resamples, seed, chunk):
         m = W @ X / n
         means.append(m)
         variances.append(np.maximum(W @ X2 / n - m * m, 0.0) * n / (n - 1))

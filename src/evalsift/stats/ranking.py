@@ -17,7 +17,7 @@ import numpy as np
 from scipy.special import stdtr
 
 from ..errors import DataError, ParameterError, check_choice
-from .ranks import _rank_rows, _row_chunks
+from .ranks import _CHUNK, _rank_rows, _row_chunks
 from .wilcoxon import (
     WILCOXON_METHODS,
     WILCOXON_TEST,
@@ -168,15 +168,25 @@ def _check_test(test: str, fn: str) -> str:
     return check_choice("test", test, WILCOXON_METHODS, where=fn)
 
 
-def _walk_clusters(G: np.ndarray, order: np.ndarray, alpha: float, chain: str, test: str = "auto"):
-    """Cluster walk for c cases at once. G: (c, m, n_sys) scores, higher better; order: (c, n_sys).
+def _walk_clusters(G: np.ndarray, order: np.ndarray, alpha: float, chain: str, test: str = "auto",
+                   source: np.ndarray | None = None, lengths: np.ndarray | None = None):
+    """Cluster walk for c cases at once. G: (g, m, n_sys) scores, higher better; order: (c, n_sys).
 
-    Returns labels in sorted position (c, n_sys), p-values (c, n_sys - 1) and the reference
-    system of each comparison (c, n_sys - 1). Each step is one vectorised signed-rank test over
-    the cases (``test``: the method of :func:`signed_rank_p_values`); only the n_sys - 1 steps
-    are a Python loop.
+    Case i walks ``G[source[i]]`` (default: ``G[i]``) over its first ``lengths[i]`` items (default:
+    all m): the differences of the items after them are set to zero, which leaves a signed-rank
+    p-value unchanged under every method (zeros are dropped), so cases of different lengths share
+    one array. Returns labels in sorted position (c, n_sys), p-values (c, n_sys - 1) and the
+    reference system of each comparison (c, n_sys - 1). Each step is one vectorised signed-rank
+    test over the cases (``test``: the method of :func:`signed_rank_p_values`); only the
+    n_sys - 1 steps are a Python loop.
     """
-    c, m, n_sys = G.shape
+    c, n_sys = order.shape
+    m = G.shape[1]
+    source = np.arange(c) if source is None else np.asarray(source)
+    width = np.full(c, m) if lengths is None else np.asarray(lengths)
+    # cases shortest first, in blocks of at most 256 (and bounded memory), each as wide as its longest case
+    cases, per_block = np.argsort(width, kind="stable"), max(1, min(256, _CHUNK // (4 * m)))
+    blocks = [cases[i:i + per_block] for i in range(0, c, per_block)]
     labels = np.zeros((c, n_sys), dtype=np.int64)
     p = np.ones((c, max(n_sys - 1, 0)))
     refs = np.zeros((c, max(n_sys - 1, 0)), dtype=np.int64)
@@ -184,11 +194,11 @@ def _walk_clusters(G: np.ndarray, order: np.ndarray, alpha: float, chain: str, t
     for step in range(1, n_sys):
         nxt = order[:, step]
         base = ref if chain == "top" else order[:, step - 1]
-        for rows in _row_chunks(c, 4 * m):
-            d = (
-                np.take_along_axis(G[rows], nxt[rows, None, None], axis=2)[:, :, 0]
-                - np.take_along_axis(G[rows], base[rows, None, None], axis=2)[:, :, 0]
-            )
+        for rows in blocks:
+            g, items = source[rows, None], np.arange(width[rows[-1]])
+            d = G[g, items, nxt[rows, None]] - G[g, items, base[rows, None]]  # (rows, width)
+            if lengths is not None:
+                d[items[None, :] >= lengths[rows, None]] = 0.0
             p[rows, step - 1] = signed_rank_p_values(d, "less", method=test)  # H1: next is worse than base
         refs[:, step - 1] = base
         new = p[:, step - 1] < alpha
@@ -430,9 +440,10 @@ def prefix_cluster_counts(
 ) -> np.ndarray:
     """:func:`cluster_count` of every prefix: (k, len(sizes)) integers (1-D order: (len(sizes),)).
 
-    Same inputs as :func:`prefix_means` (complete items). Per size, the cluster walk runs for all
-    k orders at once (one vectorised signed-rank test per step), so the Python loop is
-    len(sizes) x (n_systems - 1) steps. ``test``: the signed-rank method, as in :func:`system_clusters`.
+    Same inputs as :func:`prefix_means` (complete items). The cluster walk runs for every (order,
+    size) at once (one vectorised signed-rank test per step; a shorter prefix's missing items count
+    as zero differences, which the test drops), so the Python loop is n_systems - 1 steps.
+    ``test``: the signed-rank method, as in :func:`system_clusters`.
 
     >>> s = np.array([[3, 1, 1], [4, 2, 2], [5, 1, 1], [6, 2, 2], [5, 3, 3], [4, 0, 0]], dtype=float)
     >>> prefix_cluster_counts(s, [0, 1, 2, 3, 4, 5], [3, 6]).tolist()   # 3 items cannot reach p < 0.05
@@ -447,10 +458,11 @@ def prefix_cluster_counts(
     gathered = np.take(signed, o[:, : sz.max()], axis=0)  # (k, m, n_sys)
     means = np.cumsum(gathered, axis=1)[:, sz - 1, :] / sz[None, :, None]
     order = np.argsort(-means, axis=2, kind="stable")  # (k, n_sizes, n_sys)
-    counts = np.empty((o.shape[0], sz.size), dtype=np.int64)
-    for col, size in enumerate(sz):
-        labels, _, _ = _walk_clusters(gathered[:, :size, :], order[:, col, :], alpha, chain, test)
-        counts[:, col] = labels[:, -1] + 1
+    k, n_sizes, n_sys = order.shape
+    # every (order, size) case walks at once: case (i, col) is order i's first sz[col] items
+    labels, _, _ = _walk_clusters(gathered, order.reshape(k * n_sizes, n_sys), alpha, chain, test,
+                                  source=np.repeat(np.arange(k), n_sizes), lengths=np.tile(sz, k))
+    counts = (labels[:, -1] + 1).reshape(k, n_sizes)
     return counts[0] if single else counts
 
 

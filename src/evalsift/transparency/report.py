@@ -34,7 +34,7 @@ from ..report.html import page, png_uri as _png, table as _table, write_json
 from .analysis import analyse_all, mean_score
 from .ood import ood_regression, split_indices, split_similarity, two_model_profile
 
-__all__ = ["DEFAULT_DIMS", "LABEL_FREE", "profile_pool", "write_report"]
+__all__ = ["DEFAULT_DIMS", "LABEL_FREE", "MAX_LINES", "plotted_systems", "profile_pool", "write_report"]
 
 DEFAULT_DIMS = ("length", "difficulty", "irt_difficulty", "discriminability")
 # computed from the inputs alone (the learned ones fitted on the other splits only): known for an unjudged split
@@ -173,6 +173,11 @@ def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, t
         advance()
     summary = [{"dimension": n, "pct_significant": r.pct_significant, "n_rank_significant": r.n_rank_significant,
                 "mean_sigma": _nanmean(r.sigma)} for n, r in analysis.items()]
+    shown, left_out = plotted_systems(list(pool.systems))
+    if left_out:
+        notes.append(f"the per-stratum plot of the report shows {len(shown)} of the {pool.n_systems} systems (the "
+                     f"first {len(shown)} in the data's order); left out of it: {', '.join(left_out)} (every system's "
+                     "numbers are in results.json)")
     return {"data": pool.name, "metric": metric, "higher_is_better": higher_is_better, "seed": seed,
             "n_items": pool.n_items, "systems": list(pool.systems), "dimensions": names,
             "label_free": [n for n in names if n in LABEL_FREE], "performance": dict(zip(pool.systems, full.tolist())),
@@ -198,23 +203,33 @@ def _grid(n: int, width: float = 3.6, height: float = 2.8):
     return fig, list(axes.flat)
 
 
-MAX_LINES = 8
+MAX_LINES = 8  # systems drawn in the per-stratum plot (more lines and bands are unreadable)
+
+
+def plotted_systems(systems: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(shown, left out)``: the systems :func:`strata_figure` draws -- the first :data:`MAX_LINES` in
+    the data's order -- and the rest, which the report names."""
+    return list(systems[:MAX_LINES]), list(systems[MAX_LINES:])
 
 
 def strata_figure(results: dict) -> str:
-    """Fig. 3/4: per dimension, each model's performance per stratum, its random band shaded."""
+    """Fig. 3/4: per dimension, each model's performance per stratum, its random band shaded (the
+    systems of :func:`plotted_systems`; the legend says how many of all)."""
     fig, axes = _grid(len(results["analysis"]))
     for ax, (name, r) in zip(axes, results["analysis"].items()):
         perf, band = np.array(r["stratum_perf"], dtype=float), np.array(r["band"], dtype=float)
         x = np.arange(perf.shape[0])
-        for j, m in enumerate(r["models"][:MAX_LINES]):
+        shown, _ = plotted_systems(r["models"])
+        for j, m in enumerate(shown):
             line, = ax.plot(x, perf[:, j], marker="o", ms=3, lw=1.2, label=m)
             ax.axhspan(band[0, j], band[1, j], color=line.get_color(), alpha=0.12, lw=0)
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("stratum (low -> high)", fontsize=8)
         ax.set_ylabel(results["metric"], fontsize=8)
         ax.tick_params(labelsize=7)
-    axes[0].legend(fontsize=6)
+    shown, left_out = plotted_systems(results["systems"])
+    axes[0].legend(fontsize=6, title=f"{len(shown)} of {len(shown) + len(left_out)} systems" if left_out else None,
+                   title_fontsize=6)
     return _png(fig)
 
 
@@ -294,6 +309,11 @@ def _html(results: dict) -> str:
                         [[s["dimension"], s["pct_significant"], s["n_rank_significant"], s["mean_sigma"]]
                          for s in r["summary"]]))
     parts.append(f"<h2>Performance per stratum (Fig. 3/4)</h2><img alt='strata' src='{strata_figure(r)}'>")
+    shown, left_out = plotted_systems(r["systems"])
+    if left_out:
+        parts.append(f"<p>The plot shows {len(shown)} of the {len(r['systems'])} systems (the first {len(shown)} in "
+                     f"the data's order); left out of it: {html.escape(', '.join(left_out))}. Every system's numbers "
+                     "per stratum are in results.json.</p>")
     a, b = r["profile"]["models"]
     parts.append(f"<h2>Two-model profile: {html.escape(a)} vs {html.escape(b)} (Fig. 6)</h2>"
                  f"<img alt='profile' src='{profile_figure(r)}'>")

@@ -1,0 +1,112 @@
+"""Several dimensions at once, from given inputs or from a Pool's fields: :func:`compute_dimensions`."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ...errors import DataError, ParameterError
+from .registry import dimensions
+from .scores import fit_responses
+
+
+POOL_FIELDS: dict[str, tuple[str | tuple[str, ...], ...]] = {
+    "texts": ("texts", ("premise", "hypothesis")),
+    "counts": ("counts", "label_count"),
+    "gold": ("gold",),
+    "gold_probs": ("gold_probs", "gold_prob"),
+}
+"""Dimension input -> the pool fields it is read from, in order: a per-item column (``pool.metadata``)
+of that name, or a score matrix (``pool.scores``, items x systems) of that name; a tuple of names
+zips those per-item columns into one tuple per item (a premise-hypothesis pair)."""
+_ONE_OF = ("counts", "labels", "ratings", "observed")  # noise / learned_noise take exactly one of these
+
+
+def _pool_inputs(pool: Any, declared: set[str], given: Mapping[str, Any]) -> dict[str, Any]:
+    """The inputs of :data:`POOL_FIELDS` that ``pool`` provides, for the ``declared`` ones not ``given``."""
+    out: dict[str, Any] = {}
+    for key, fields in POOL_FIELDS.items():
+        if key not in declared or key in given:
+            continue
+        if key in _ONE_OF and any(k in given or k in out for k in _ONE_OF):
+            continue
+        for f in fields:
+            if isinstance(f, tuple):
+                if all(c in pool.metadata for c in f):
+                    out[key] = list(zip(*(pool.metadata[c] for c in f)))
+                    break
+            elif f in pool.metadata:
+                col = pool.metadata[f]
+                out[key] = np.asarray(col) if isinstance(col, np.ndarray) else list(col)
+                break
+            elif f in pool.scores:
+                out[key] = np.asarray(pool.scores[f])
+                break
+    return out
+
+
+def compute_dimensions(names: Iterable[str], *, pool: Any = None, metric: str | None = None,
+                       **inputs: Any) -> dict[str, np.ndarray]:
+    """Compute the dimensions ``names`` from ``inputs``; one array per name, all of the same length.
+
+    Each dimension takes the keyword inputs it declares (``texts``, ``records``/``field``,
+    ``counts``/``labels``/``ratings``, ``scores``, ``responses``, ``seed``, ...); inputs a dimension
+    does not declare are ignored. Both IRT dimensions share one 2PL fit.
+
+    With ``pool`` (an :class:`evalsift.pool.Pool`), an input that is not given and that some requested
+    dimension declares is taken from the pool, first match wins (see :data:`POOL_FIELDS`):
+
+    - the data inputs ``texts``, ``counts``, ``gold`` and ``gold_probs`` from the pool's per-item
+      column (``pool.metadata``) of that name, else of an alias -- ``counts`` from ``label_count``,
+      ``gold_probs`` from ``gold_prob``, ``texts`` from the ``premise`` and ``hypothesis`` columns
+      zipped into pairs -- else from a score matrix (items x systems) of that name or alias
+      (``gold_probs`` = ``pool.scores["gold_prob"]``: one run per column). Only one of the
+      alternatives ``counts``/``labels``/``ratings``/``observed`` is filled, and none if one is given;
+    - otherwise ``texts=pool.inputs`` (text pools), ``scores=pool.scores[metric]`` and
+      ``responses=pool.scores[metric].T``.
+
+    So a ChaosNLI pool (:func:`evalsift.io.chaosnli.read_chaosnli`) provides the pairs, the 100 crowd
+    labels per item, the gold labels and the runs' gold-label probabilities: ``length``, ``perplexity``,
+    ``noise``, ``learned_noise``, ``pvi`` and ``ambiguity`` need no other input. A pool without such
+    fields behaves as before.
+
+    >>> Y = np.array([[1, 0, 1], [1, 0, 0], [1, 1, 0]], dtype=float)   # systems x items
+    >>> d = compute_dimensions(["difficulty", "discriminability"], scores=Y.T, responses=Y)
+    >>> d["difficulty"].round(4).tolist(), d["discriminability"].shape   # 1 - 3/3, 1 - 1/3, 1 - 1/3
+    ([0.0, 0.6667, 0.6667], (3,))
+    """
+    names = list(names)
+    if not names:
+        raise ParameterError("compute_dimensions: names is empty; give at least one of "
+                             f"{', '.join(dimensions)}.", field="names")
+    fns = {n: dimensions.get(n) for n in names}
+    if pool is not None:
+        declared = {k for fn in fns.values() for k in inspect.signature(fn).parameters}
+        inputs.update(_pool_inputs(pool, declared, inputs))
+        if metric is not None:
+            if metric not in pool.scores:
+                raise DataError(f"compute_dimensions: pool has no metric {metric!r}; it has {list(pool.metrics)}.",
+                                field="metric")
+            inputs.setdefault("scores", np.asarray(pool.scores[metric]))
+            inputs.setdefault("responses", np.asarray(pool.scores[metric]).T)
+        if pool.inputs_are_text:
+            inputs.setdefault("texts", list(pool.inputs))
+    if {"irt_difficulty", "discriminability"} & set(names) and "fit" not in inputs and "responses" in inputs:
+        inputs["fit"] = fit_responses(inputs["responses"], seed=int(inputs.get("seed", 0)))
+    out: dict[str, np.ndarray] = {}
+    for n, fn in fns.items():
+        params = inspect.signature(fn).parameters
+        out[n] = np.asarray(fn(**{k: v for k, v in inputs.items() if k in params}), dtype=float)
+    sizes = {n: len(v) for n, v in out.items()}
+    if len(set(sizes.values())) > 1:
+        raise DataError(f"compute_dimensions: the dimensions have different numbers of items: {sizes}; give "
+                        "every input for the same items in the same order.", field=max(sizes, key=sizes.get))
+    if pool is not None and next(iter(sizes.values())) != pool.n_items:
+        raise DataError(f"compute_dimensions: {sizes} items but the pool has {pool.n_items}.", field=names[0])
+    return out
+
+
+__all__ = ["POOL_FIELDS", "compute_dimensions"]

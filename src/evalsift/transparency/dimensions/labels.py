@@ -1,0 +1,388 @@
+"""Dimensions from annotators' labels and gold labels: ``noise`` (annotator disagreement), ``pvi``
+(pointwise V-information), ``ambiguity`` (training-dynamics variability, :func:`training_dynamics`),
+and the cross-fitted predictions ``learned_noise`` and ``learned_difficulty`` (defined for unjudged
+items too)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...errors import DataError, ParameterError, check_choice
+from .crossfit import (_check_folds, _default_classifier, _default_regressor, _encode_labels, _estimator, _log_proba,
+                       _model_inputs, _splits, _take, _tfidf)
+from .inputs import _check_len, _float_matrix, _nonempty
+from .registry import dimension
+from .scores import difficulty
+
+
+@dimension("noise")
+def noise(counts: Any = None, *, labels: Sequence[Sequence[Any]] | None = None,
+          ratings: Any = None, scale: tuple[float, float] | None = None) -> np.ndarray:
+    """Annotator disagreement per item: 1 - agreement (Kovatchev & Lease 2024, Sec. 3, "noise").
+
+    Categorical labels (the paper's definition): ``1 - n_majority / n_annotators``, the share of
+    annotators who did *not* choose the majority label. Give either ``counts`` (items x classes,
+    the number of annotators choosing each class, e.g. ChaosNLI's ``label_count``) or ``labels``
+    (one list of labels per item, e.g. ChaosNLI's ``old_labels``). An item with fewer than 2
+    annotations gets NaN (agreement is undefined).
+
+    Numeric scores (``ratings``: items x repeats, NaN where a repeat is missing, e.g. the three
+    SummEval experts): our extension, not in the paper: the standard deviation of the repeats
+    (``ddof=0``) divided by the scale range ``hi - lo`` (``scale=(lo, hi)``; default: the minimum and
+    maximum over all ratings). It is 0 when the raters agree and at most 0.5 (half at each end).
+    Items with fewer than 2 ratings get NaN.
+
+    >>> noise([[3, 1, 0], [0, 0, 0], [2, 2, 0]]).tolist()          # 1 - 3/4, no labels, 1 - 2/4
+    [0.25, nan, 0.5]
+    >>> noise(labels=[["e", "e", "n"], ["c"]]).round(4).tolist()   # 1 - 2/3; one label: undefined
+    [0.3333, nan]
+    >>> noise(ratings=[[1, 5], [3, 3], [2, np.nan]], scale=(1, 5)).tolist()   # std 2 / 4; 0; one rating
+    [0.5, 0.0, nan]
+    """
+    given = [n for n, v in (("counts", counts), ("labels", labels), ("ratings", ratings)) if v is not None]
+    if len(given) != 1:
+        raise ParameterError("noise: give exactly one of counts=, labels= or ratings=; got "
+                             f"{', '.join(given) or 'none'}.", field="counts")
+    if labels is not None:
+        _nonempty(labels, "labels")
+        out = np.full(len(labels), np.nan)
+        for i, row in enumerate(labels):
+            row = [x for x in (row or []) if x is not None]
+            if len(row) >= 2:
+                out[i] = 1.0 - Counter(row).most_common(1)[0][1] / len(row)
+        return out
+    if counts is not None:
+        c = _float_matrix(counts, "counts")
+        if np.any(c[np.isfinite(c)] < 0):
+            raise DataError("noise: counts must be >= 0 (annotators per class).", field="counts")
+        c = np.nan_to_num(c, nan=0.0)
+        total = c.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(total >= 2, 1.0 - c.max(axis=1) / total, np.nan)
+    r = _float_matrix(ratings, "ratings")
+    if scale is None:
+        finite = r[np.isfinite(r)]
+        if finite.size == 0:
+            raise DataError("noise: ratings has no finite value.", field="ratings")
+        scale = (float(finite.min()), float(finite.max()))
+    lo, hi = float(scale[0]), float(scale[1])
+    if not hi > lo:
+        raise ParameterError(f"noise: scale=(lo, hi) needs hi > lo, got {scale}.", field="scale")
+    n = np.isfinite(r).sum(axis=1)
+    sd = np.full(r.shape[0], np.nan)
+    ok = n >= 2
+    sd[ok] = np.nanstd(r[ok], axis=1)
+    return sd / (hi - lo)
+
+
+@dimension("pvi")
+def pvi(texts: Sequence[Any] | None = None, *, gold: Sequence[Any] | None = None, features: Any = None,
+        model: Any = None, folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Pointwise V-information in bits (Ethayarajh, Choi & Swayamdipta, ICML 2022, Eq. 2), cross-fitted.
+
+    ``PVI(x -> y) = -log2 p_null(y) + log2 p_input(y | x)``: how much the input tells a model family
+    about the gold label beyond the label's base rate. ``p_input`` is a model fitted on (input, label)
+    pairs; ``p_null`` the same family fitted with an empty input, whose best fit is the class prior --
+    so it *is* the class prior of the training folds (Ethayarajh et al. fine-tune on empty input,
+    which approximates this). Cross-fitted: the usable items are split in ``folds`` parts (stratified
+    by label when every class has ``folds`` items) and each item is scored by the models fitted on the
+    other parts, so no item is scored by a model that saw it.
+
+    Ethayarajh et al. use PVI as instance difficulty: **low PVI = hard** (negative: the model does
+    worse with the input than without it). It is the classification counterpart of ``difficulty``
+    here and is returned as is -- not negated, not rescaled; ``difficulty`` (scores x systems) stays
+    the form for scored (NLG) data.
+
+    ``texts``: one string per item or a (premise, hypothesis) tuple (the words of a pair are tagged
+    with their side, see the default model); or ``features`` (items x columns). ``gold``: one label
+    per item (any hashable; None = unlabelled). ``model``: a scikit-learn classifier with
+    ``predict_proba`` or a function returning one (it is fitted on the list of strings, or on
+    ``features``); default TF-IDF (unigrams + bigrams, sublinear tf) + ``LogisticRegression``.
+    NaN: items without input or gold label, and items whose gold class is absent from their
+    training folds (its probability is undefined).
+
+    >>> t = ["good great fine"] * 10 + ["bad awful poor"] * 10 + ["meh so so"] * 10
+    >>> y = ["pos"] * 10 + ["neg"] * 10 + ["pos", "neg"] * 5
+    >>> v = pvi(t, gold=y, folds=5)
+    >>> bool(v[:20].mean() > 0.5 > v[20:].mean())       # predictable labels carry information
+    True
+    """
+    X, usable, is_text = _model_inputs(texts, features, "pvi")
+    n = len(usable)
+    codes, classes = _encode_labels(gold, n)
+    if len(classes) < 2:
+        raise DataError(f"pvi: gold has {len(classes)} distinct label(s); PVI needs at least 2 classes.", field="gold")
+    ok = np.flatnonzero(usable & (codes >= 0))
+    folds = _check_folds(folds, ok.size, "pvi")
+    out = np.full(n, np.nan)
+    default = _default_classifier(is_text)
+    for train, test in _splits(ok, folds, seed, codes[ok]):
+        ytr = codes[train]
+        prior = np.bincount(ytr, minlength=len(classes)) / ytr.size
+        if np.count_nonzero(prior) < 2:  # one class in the training folds: no classifier to fit
+            continue
+        est = _estimator(model, default).fit(_take(X, train), ytr)
+        col = {int(c): k for k, c in enumerate(getattr(est, "classes_", np.unique(ytr)))}
+        logp = _log_proba(est, _take(X, test))
+        for row, i in enumerate(test):
+            c = int(codes[i])
+            if c in col and prior[c] > 0:
+                out[i] = (logp[row, col[c]] - np.log(prior[c])) / np.log(2.0)
+    return out
+
+
+# ---------------------------------------------------------------------------------------- ambiguity
+def _variability(p: np.ndarray, include_ci: bool) -> np.ndarray:
+    n = np.isfinite(p).sum(axis=1)
+    out = np.full(p.shape[0], np.nan)
+    ok = n >= 2
+    var = np.nanvar(p[ok], axis=1)  # ddof=0, as np.std in the cartography code
+    if include_ci:
+        var = var + var * var / (n[ok] - 1)
+    out[ok] = np.sqrt(var)
+    return out
+
+
+def training_dynamics(texts: Sequence[Any] | None = None, gold: Sequence[Any] | None = None, *,
+                      features: Any = None, epochs: int = 5, setting: str = "train", folds: int = 5,
+                      seed: int = 0, alpha: float = 1e-4) -> np.ndarray:
+    """Per-epoch gold-label probabilities (items x epochs) of a cheap classifier: the input of ``ambiguity``.
+
+    A linear classifier (``SGDClassifier(loss="log_loss", alpha=alpha)``, logistic regression by
+    SGD) on TF-IDF features (or ``features``) is trained one epoch at a time with ``partial_fit``
+    over a seeded shuffle; after each epoch every item's probability of its gold label is recorded.
+
+    ``setting``:
+
+    - ``"train"`` (default; Swayamdipta et al. 2020's setting): one model trained on all usable
+      items, recording the dynamics of the items it trains on. Cartography characterises *training*
+      items by how the model learns them; this is that measurement.
+    - ``"heldout"``: cross-fitted; the items are split in ``folds`` parts and an item's dynamics are
+      recorded from the model training on the other parts (it never trains on the item). This
+      measures how stable the prediction for an unseen item is over training -- not the paper's
+      quantity, but free of memorisation.
+
+    NaN rows: items without input or gold label. Reproducible for a given ``seed``.
+    """
+    from sklearn.linear_model import SGDClassifier
+
+    check_choice("setting", setting, ("train", "heldout"), where="training_dynamics")
+    if isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 2:
+        raise ParameterError(f"training_dynamics: epochs must be an integer >= 2 (variability needs two), "
+                             f"got {epochs!r}.", field="epochs")
+    X, usable, is_text = _model_inputs(texts, features, "training_dynamics")
+    n = len(usable)
+    codes, classes = _encode_labels(gold, n)
+    if len(classes) < 2:
+        raise DataError(f"training_dynamics: gold has {len(classes)} distinct label(s); need at least 2.",
+                        field="gold")
+    ok = np.flatnonzero(usable & (codes >= 0))
+    if setting == "train":
+        if ok.size < 2:
+            raise DataError("training_dynamics: fewer than 2 items with an input and a gold label.", field="gold")
+        plan = [(ok, ok)]
+    else:
+        plan = _splits(ok, _check_folds(folds, ok.size, "training_dynamics"), seed, codes[ok])
+    out = np.full((n, int(epochs)), np.nan)
+    rng = np.random.default_rng(seed)
+    all_classes = np.arange(len(classes))
+    for train, record in plan:
+        if is_text:
+            vec = _tfidf().fit(_take(X, train))
+            Xtr, Xrec = vec.transform(_take(X, train)), vec.transform(_take(X, record))
+        else:
+            from sklearn.preprocessing import StandardScaler
+
+            sc = StandardScaler().fit(X[train])
+            Xtr, Xrec = sc.transform(X[train]), sc.transform(X[record])
+        clf = SGDClassifier(loss="log_loss", alpha=alpha, random_state=int(rng.integers(2**31)))
+        for e in range(int(epochs)):
+            order = rng.permutation(len(train))
+            clf.partial_fit(Xtr[order], codes[train][order], classes=all_classes)
+            proba = clf.predict_proba(Xrec)
+            out[record, e] = proba[np.arange(len(record)), codes[record]]
+    return out
+
+
+@dimension("ambiguity")
+def ambiguity(gold_probs: Any = None, *, probs: Any = None, gold: Sequence[Any] | None = None,
+              texts: Sequence[Any] | None = None, features: Any = None, include_ci: bool = False,
+              epochs: int = 5, setting: str = "train", folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Training-dynamics variability (Swayamdipta et al., EMNLP 2020, "Dataset Cartography", Sec. 2).
+
+    The standard deviation over epochs of the model's probability of the gold label,
+    ``sqrt(sum_e (p_e - mean)^2 / E)`` (ddof=0, as ``np.std`` in their code). Swayamdipta et al. call
+    high-variability items *ambiguous*; it is the ambiguity dimension of the benchmark-transparency
+    analysis. High = the model wavers on the item.
+
+    ``include_ci=True`` is their code's ``--include_ci`` option
+    (``cartography/selection/train_dy_filtering.py``, after Chang et al. 2017, "Active Bias"): the
+    variance plus the variance of that variance estimate, ``sqrt(var + var**2 / (E - 1))`` with the
+    same ddof=0 ``var`` -- slightly larger than the plain std when there are few epochs.
+
+    Three ways in, in this order:
+
+    - ``gold_probs``: items x epochs (or items x runs) gold-label probabilities, NaN where missing.
+      Per-run probabilities (several seeds or models, e.g. ChaosNLI's five runs) give the
+      variability across runs -- our extension: the same formula over runs instead of epochs.
+    - ``probs`` (items x epochs x classes) with ``gold`` (an integer class index per item).
+    - ``texts`` (or ``features``) with ``gold``: :func:`training_dynamics` trains a cheap classifier
+      for ``epochs`` epochs (``setting="train"``, the paper's, or ``"heldout"``, cross-fitted in
+      ``folds``; seeded by ``seed``).
+
+    Items with fewer than 2 finite probabilities are NaN.
+
+    >>> ambiguity([[0.9, 0.7, 0.8], [0.5, 0.5, 0.5], [0.2, np.nan, np.nan]]).round(4).tolist()
+    [0.0816, 0.0, nan]
+    >>> ambiguity([[0.9, 0.7, 0.8]], include_ci=True).round(4).tolist()   # sqrt(v + v^2/2), v = 0.02/3
+    [0.0818]
+    """
+    if gold_probs is not None:
+        p = _float_matrix(gold_probs, "gold_probs")
+        field = "gold_probs"
+    elif probs is not None:
+        P = np.asarray(probs, dtype=float)
+        if P.ndim != 3 or P.shape[0] == 0:
+            raise DataError(f"probs: expected items x epochs x classes, got shape {P.shape}; for gold-label "
+                            "probabilities (items x epochs) use gold_probs=.", field="probs")
+        if gold is None:
+            raise ParameterError("ambiguity: probs=... needs gold=... (a class index per item).", field="gold")
+        g = np.asarray(gold)
+        _check_len(g, P.shape[0], "gold", "probs")
+        if g.dtype.kind not in "iu" or np.any((g < 0) | (g >= P.shape[2])):
+            raise DataError(f"gold: with probs=, each gold label must be a class index 0..{P.shape[2] - 1}.",
+                            field="gold")
+        p = P[np.arange(P.shape[0]), :, g]
+        field = "probs"
+    elif texts is not None or features is not None:
+        p = training_dynamics(texts, gold, features=features, epochs=epochs, setting=setting, folds=folds,
+                              seed=seed)
+        field = "texts"
+    else:
+        raise ParameterError("ambiguity needs gold_probs=... (items x epochs), probs=... with gold=..., or "
+                             "texts=... with gold=... to record training dynamics.", field="gold_probs")
+    finite = p[np.isfinite(p)]
+    if finite.size and (finite.min() < 0 or finite.max() > 1):
+        raise DataError(f"{field}: probabilities must lie in [0, 1]; found {finite.min():.4g}..{finite.max():.4g}. "
+                        "Apply a softmax to logits first.", field=field)
+    return _variability(p, bool(include_ci))
+
+
+# ------------------------------------------------------------------------------------ learned noise
+@dimension("learned_noise")
+def learned_noise(texts: Sequence[Any] | None = None, *, counts: Any = None,
+                  labels: Sequence[Sequence[Any]] | None = None, ratings: Any = None,
+                  scale: tuple[float, float] | None = None, observed: Any = None, features: Any = None,
+                  model: Any = None, folds: int = 5, seed: int = 0,
+                  groups: Sequence[Any] | None = None) -> np.ndarray:
+    """Annotator disagreement *predicted* from the input alone; defined for unjudged items too.
+
+    Our extension of Kovatchev & Lease's "noise" (2024, Sec. 3), which needs several annotations per
+    item: a regression from the input to the observed :func:`noise`, so that items without
+    annotations get an estimate. **It is a prediction, not a measurement**: it says how contested
+    items *like this one* were, not how contested this one is.
+
+    The target is :func:`noise` of ``counts`` / ``labels`` / ``ratings`` (+ ``scale``), or
+    ``observed`` (one float per item, NaN = not judged). The judged items are cross-fitted (``folds``
+    parts; each is predicted by a model fitted on the others); the unjudged items are predicted by a
+    model fitted on all judged items. ``model``: a scikit-learn regressor or a function returning
+    one; default TF-IDF (unigrams + bigrams) + ``Ridge(alpha=1)``. Predictions are not clipped, so
+    they may fall slightly outside the range of noise. NaN: items without input. ``groups`` (one
+    split label per item): each split is predicted by a model fitted on the other splits only.
+
+    >>> t = ["plain clear sentence"] * 10 + ["vague unclear sentence"] * 10 + ["vague new words"]
+    >>> obs = [0.0] * 10 + [0.5] * 10 + [np.nan]                       # the last item is unjudged
+    >>> v = learned_noise(t, observed=obs)
+    >>> bool(v[10:20].mean() > v[:10].mean()), bool(np.isfinite(v[-1]))
+    (True, True)
+    """
+    X, usable, is_text = _model_inputs(texts, features, "learned_noise")
+    n = len(usable)
+    if observed is not None:
+        y = np.asarray(observed, dtype=float)
+        if y.ndim != 1:
+            raise DataError(f"observed: expected one number per item, got shape {y.shape}.", field="observed")
+        field = "observed"
+    else:
+        if counts is None and labels is None and ratings is None:
+            raise ParameterError("learned_noise needs the annotations to learn from: counts=, labels=, ratings= "
+                                 "(as for noise) or observed= (the noise per item, NaN where not judged).",
+                                 field="counts")
+        y = noise(counts, labels=labels, ratings=ratings, scale=scale)
+        field = next(f for f, v in (("counts", counts), ("labels", labels), ("ratings", ratings)) if v is not None)
+    _check_len(y, n, field, "texts" if features is None else "features")
+    return _learned(X, usable, is_text, y, model, folds, seed, groups, "learned_noise")
+
+
+def _learned(X: Any, usable: np.ndarray, is_text: bool, y: np.ndarray, model: Any, folds: int, seed: int,
+             groups: Sequence[Any] | None, name: str) -> np.ndarray:
+    """Cross-fitted predictions of ``y`` (NaN = not judged) from the inputs ``X``: judged items by
+    ``folds``-fold cross-fitting -- or, with ``groups``, each group's items by a model fitted on the
+    other groups only (so a split's values never use its own labels) -- and unjudged items by a
+    model fitted on every judged item (of the other groups, with ``groups``)."""
+    n = len(usable)
+    out = np.full(n, np.nan)
+    default = _default_regressor(is_text)
+    judged = np.flatnonzero(usable & np.isfinite(y))
+    if groups is not None:
+        g = np.asarray([str(v) for v in groups])
+        _check_len(g, n, "groups", "texts")
+        for value in np.unique(g):
+            train = judged[g[judged] != value]
+            test = np.flatnonzero(usable & (g == value))
+            if train.size < 2 or test.size == 0:
+                continue  # nothing to learn from outside this group: its items stay NaN
+            est = _estimator(model, default).fit(_take(X, train), y[train])
+            out[test] = np.asarray(est.predict(_take(X, test)), dtype=float).ravel()
+        return out
+    folds = _check_folds(folds, judged.size, name)
+    for train, test in _splits(judged, folds, seed):
+        est = _estimator(model, default).fit(_take(X, train), y[train])
+        out[test] = np.asarray(est.predict(_take(X, test)), dtype=float).ravel()
+    rest = np.flatnonzero(usable & ~np.isfinite(y))
+    if rest.size:
+        est = _estimator(model, default).fit(_take(X, judged), y[judged])
+        out[rest] = np.asarray(est.predict(_take(X, rest)), dtype=float).ravel()
+    return out
+
+
+@dimension("learned_difficulty")
+def learned_difficulty(texts: Sequence[Any] | None = None, *, scores: Any = None,
+                       scale: tuple[float, float] | None = None, higher_is_better: bool = True,
+                       observed: Any = None, groups: Sequence[Any] | None = None, features: Any = None,
+                       model: Any = None, folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Difficulty *predicted* from the input alone; defined for unjudged items too (our extension:
+    the "predicted difficulty" of a new, unjudged split).
+
+    The target is :func:`difficulty` of ``scores`` (items x systems; NaN rows = not judged) or
+    ``observed`` (one float per item). Fitted as :func:`learned_noise` (TF-IDF + ridge by default,
+    cross-fitted). ``groups`` (one split label per item, e.g. the domain): each split's items are
+    predicted by a model fitted on the *other* splits only, so a split's value never uses its own
+    labels -- what a prediction for an unjudged split must be. **A prediction, not a measurement.**
+
+    >>> t = ["short easy"] * 10 + ["long hard tricky sentence"] * 10
+    >>> s = np.r_[np.ones(10), np.zeros(10)][:, None] * np.ones((1, 2))     # 2 systems: easy right, hard wrong
+    >>> v = learned_difficulty(t, scores=s)
+    >>> bool(v[10:].mean() > v[:10].mean())
+    True
+    """
+    X, usable, is_text = _model_inputs(texts, features, "learned_difficulty")
+    if observed is not None:
+        y = np.asarray(observed, dtype=float)
+        if y.ndim != 1:
+            raise DataError(f"observed: expected one number per item, got shape {y.shape}.", field="observed")
+        field = "observed"
+    elif scores is not None:
+        y, field = difficulty(scores, scale=scale, higher_is_better=higher_is_better), "scores"
+    else:
+        raise ParameterError("learned_difficulty needs what to learn: scores= (items x systems) or observed= (the "
+                             "difficulty per item, NaN where not judged).", field="scores")
+    _check_len(y, len(usable), field, "texts" if features is None else "features")
+    return _learned(X, usable, is_text, y, model, folds, seed, groups, "learned_difficulty")
+
+
+__all__ = ["ambiguity", "learned_difficulty", "learned_noise", "noise", "pvi", "training_dynamics"]
