@@ -88,7 +88,7 @@ def test_ctrl_c_saves_and_the_same_command_resumes_to_the_same_result(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "evalsift.cli", *args, "--out", str(tmp_path / "a")], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
-    while not (tmp_path / "a" / "checkpoint.json").is_file() and time.time() < deadline:
+    while not (tmp_path / "a" / "checkpoint.npz").is_file() and time.time() < deadline:
         time.sleep(0.05)
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)

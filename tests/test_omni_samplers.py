@@ -122,7 +122,7 @@ def test_resume_gives_the_uninterrupted_result(name, tmp_path):
     with pytest.raises(Interrupted, match=f"stopped at step {steps // 2} of {steps}"):
         make_sampler(name, bin_width=1.0, seed=2, **SPECS[name][0]).run(small_model(), SPACE, quiet=True,
                                                                        checkpoint=tmp_path, stop_at=steps // 2)
-    assert (tmp_path / "checkpoint.json").is_file()
+    assert (tmp_path / "checkpoint.npz").is_file()
     resumed = make_sampler(name, bin_width=1.0, seed=2, **SPECS[name][0]).run(small_model(), SPACE, quiet=True,
                                                                              checkpoint=tmp_path)
     assert np.array_equal(whole.ln_rho, resumed.ln_rho)
@@ -146,7 +146,7 @@ def test_sigint_stops_between_steps_and_resumes_exactly(tmp_path):
     calls["at"], calls["n"] = calls["n"] - 200, 0  # 200 calls before the end: in the sampling loop, past the pilot
     with pytest.raises(KeyboardInterrupt):
         make_sampler("pt", bin_width=1.0, seed=4, **params).run(model, SPACE, quiet=True, checkpoint=tmp_path)
-    assert (tmp_path / "checkpoint.json").is_file()
+    assert (tmp_path / "checkpoint.npz").is_file()
     resumed = make_sampler("pt", bin_width=1.0, seed=4, **params).run(base, SPACE, quiet=True, checkpoint=tmp_path)
     whole = make_sampler("pt", bin_width=1.0, seed=4, **params).run(base, SPACE, quiet=True)
     assert np.array_equal(whole.ln_rho, resumed.ln_rho) and whole.evaluations == resumed.evaluations
@@ -218,3 +218,56 @@ def test_representatives_are_uniform_within_a_bin_despite_the_tilt():
     # 500 draws: the standard error of a share of 1/3 is 0.021 (seeds 0-4 gave 0.346)
     assert abs(np.mean(share) - 1 / 3) < 0.06
     assert np.mean(raw) > 1 / 3 + 0.05  # the unweighted candidates are tilted toward z = 3 (0.413)
+
+
+CHECKPOINT_WRITER = """
+import sys
+sys.path.insert(0, {src!r})
+from pathlib import Path
+import numpy as np
+from evalsift.omninput.samplers.checkpoints import save_checkpoint
+g = 0
+while True:
+    g += 1   # one generation: the arrays and the scalars say the same number
+    save_checkpoint(Path({folder!r}), {{"sampler": "x"}}, {{"arrays": {{"gen": np.full(20000, g)}}, "scalars": {{"gen": g}}}})
+    print(g, flush=True)
+"""
+
+
+def test_a_checkpoint_is_one_generation_whenever_the_writer_is_killed(tmp_path):
+    """kill -9 at random moments of a writer that saves checkpoints back to back: the checkpoint read afterwards
+    always pairs the arrays and the scalars of the same generation (two files renamed one after the other could
+    pair new arrays with old scalars), and is never older than the last one reported written."""
+    import random
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from evalsift.omninput.samplers.checkpoints import load_checkpoint
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    rng = random.Random(0)
+    for _ in range(12):
+        p = subprocess.Popen([sys.executable, "-c", CHECKPOINT_WRITER.format(src=src, folder=str(tmp_path))],
+                             stdout=subprocess.PIPE, text=True)
+        last = int(p.stdout.readline())  # at least one written
+        time.sleep(rng.uniform(0.0, 0.3))
+        os.kill(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        last = max([last, *(int(x) for x in out.split())])
+        state = load_checkpoint(tmp_path, {"sampler": "x"})
+        gen = state["scalars"]["gen"]
+        assert set(state["arrays"]["gen"].tolist()) == {gen} and gen >= last
+    assert not (tmp_path / "checkpoint.json").exists()
+
+
+def test_a_checkpoint_in_the_two_file_layout_is_still_read(tmp_path):
+    import json
+
+    np.savez(tmp_path / "checkpoint.npz", gen=np.array([3]))
+    (tmp_path / "checkpoint.json").write_text(json.dumps({"settings": {"s": 1}, "scalars": {"gen": 3}}))
+    from evalsift.omninput.samplers.checkpoints import load_checkpoint
+
+    state = load_checkpoint(tmp_path, {"s": 1})
+    assert state["scalars"] == {"gen": 3} and state["arrays"]["gen"].tolist() == [3]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -257,7 +258,8 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     print(f"project {pid} ({name}) in {args.db}: {pool.n_items} inputs ({args.per_bin} per bin, {samples.bins.size} "
           f"bins); question: {question}")
     print(f"admin token (shown once): {token}")
-    print(f"next: evalsift annotate add-annotator --db {args.db} --project {pid} --name NAME   (prints the person's "
+    print(f"next: evalsift annotate add-annotator --db {args.db} --project {shlex.quote(name)} --name NAME   (prints "
+          "the person's "
           f"link); evalsift serve --db {args.db}; then evalsift omni curve --samples {args.samples} --judgments "
           f"db:{args.db} --out DIR")
     return 0

@@ -216,8 +216,10 @@ class OmniSamples:
         folder = Path(folder)
         meta_path = folder / META_FILE
         if not meta_path.is_file():
+            from .samplers.checkpoints import checkpoint_exists
+
             hint = (" (a sampling run was interrupted there: run 'evalsift omni sample' again with the same options to "
-                    "finish it)" if (folder / "checkpoint.json").is_file() else "")
+                    "finish it)" if checkpoint_exists(folder) else "")
             raise DataError(f"--samples {folder}: no {META_FILE} in it; give the --out folder of 'evalsift omni sample'"
                             + hint, field="samples")
         try:

@@ -1,5 +1,11 @@
-"""A sampler's resumable state: the checkpoint on disk (arrays in ``checkpoint.npz``, settings and scalars in
-``checkpoint.json``, written atomically) and Ctrl-C turned into a stop between steps."""
+"""A sampler's resumable state: the checkpoint on disk and Ctrl-C turned into a stop between steps.
+
+A checkpoint is one generation in one file, ``checkpoint.npz``: the arrays, and the settings and scalars as
+JSON in its ``__meta__`` entry. It is written to a temporary file, flushed to disk, and put in place by one
+rename, so a kill at any moment leaves the previous generation or the new one, never a mix. (Before, arrays
+and scalars were two files replaced one after the other: a kill between the two renames paired new arrays
+with old scalars.) A folder written by the two-file layout is still read.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ import numpy as np
 from ...errors import DataError
 
 CHECKPOINT = "checkpoint"
+META = "__meta__"
 
 
 @contextlib.contextmanager
@@ -39,18 +46,23 @@ def deferred_interrupt(defer: bool = True):
         signal.signal(signal.SIGINT, old)
 
 
+def checkpoint_exists(folder: Path) -> bool:
+    """Whether ``folder`` holds a sampler checkpoint (either layout)."""
+    return (folder / (CHECKPOINT + ".npz")).is_file() or (folder / (CHECKPOINT + ".json")).is_file()
+
+
 def load_checkpoint(folder: Path, settings: dict) -> dict | None:
     """The state saved in ``folder`` (None when it holds none); a run with other ``settings`` is refused."""
-    meta = folder / (CHECKPOINT + ".json")
-    if not meta.is_file():
+    arrays_path, meta = folder / (CHECKPOINT + ".npz"), folder / (CHECKPOINT + ".json")
+    if not checkpoint_exists(folder):
         return None
     try:
-        saved = json.loads(meta.read_text(encoding="utf-8"))
-        with np.load(folder / (CHECKPOINT + ".npz"), allow_pickle=False) as z:
+        with np.load(arrays_path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError) as e:
+        saved = json.loads(str(arrays.pop(META))) if META in arrays else json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError) as e:
         raise DataError(f"{folder}: the checkpoint cannot be read ({type(e).__name__}: {e}); delete "
-                        f"{meta.name} and {CHECKPOINT}.npz to start over, or use another --out", field="out") from None
+                        f"{arrays_path.name} to start over, or use another --out", field="out") from None
     if saved["settings"] != settings:
         diff = [k for k in ("sampler", "model", "space") if saved["settings"].get(k) != settings.get(k)]
         diff += [f"{k}={saved['settings']['params'].get(k)!r} (now {v!r})" for k, v in settings["params"].items()
@@ -62,17 +74,33 @@ def load_checkpoint(folder: Path, settings: dict) -> dict | None:
 
 
 def save_checkpoint(folder: Path, settings: dict, state: dict) -> None:
-    """Write the state atomically: arrays first, then the JSON that points at them."""
+    """Write the state as one generation: a temporary file with the arrays and the JSON, flushed to disk, then
+    one rename (and the folder's entry flushed), so a kill leaves the old checkpoint or the new one."""
     from ...io._common import json_default
 
     folder.mkdir(parents=True, exist_ok=True)
+    meta = json.dumps({"settings": settings, "scalars": state["scalars"]}, default=json_default)
     tmp = folder / (CHECKPOINT + ".tmp.npz")
-    np.savez(tmp, **state["arrays"])
+    with open(tmp, "wb") as f:
+        np.savez(f, **state["arrays"], **{META: np.array(meta)})
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(tmp, folder / (CHECKPOINT + ".npz"))
-    tmpj = folder / (CHECKPOINT + ".json.tmp")
-    tmpj.write_text(json.dumps({"settings": settings, "scalars": state["scalars"]}, default=json_default),
-                    encoding="utf-8")
-    os.replace(tmpj, folder / (CHECKPOINT + ".json"))
+    (folder / (CHECKPOINT + ".json")).unlink(missing_ok=True)  # the two-file layout's half, now stale
+    _fsync_dir(folder)
 
 
-__all__ = ["CHECKPOINT", "deferred_interrupt", "load_checkpoint", "save_checkpoint"]
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - a platform without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+__all__ = ["CHECKPOINT", "checkpoint_exists", "deferred_interrupt", "load_checkpoint", "save_checkpoint"]
