@@ -60,6 +60,17 @@ def nonneg_int(text: str) -> int:
     return v
 
 
+def seed_int(text: str) -> int:
+    """A random seed: an integer from 0 to 2**63 - 1 (what numpy's generators take)."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 0 <= v < 2 ** 63:
+        raise argparse.ArgumentTypeError(f"expected a seed, an integer from 0 to 2^63 - 1, got {text!r}")
+    return v
+
+
 def _number(text: str) -> float:
     try:
         v = float(text)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import DataError, ParameterError
 from ._common import (add_encoder, add_quiet, load_data, note, open_unit, out_file, picked_pair, picked_positions,
-                      pool_from_picks, positive_float, positive_int, print_json, resolve_encoder)
+                      pool_from_picks, positive_float, positive_int, print_json, resolve_encoder, seed_int)
 
 
 def _add_db(p: argparse.ArgumentParser) -> None:
@@ -93,7 +93,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     new.add_argument("--risk-rule", default="anytime", choices=["anytime", "paper", "tie_aware"],
                      help="with --pairwise: the stop rule (anytime: valid, needs method random; paper, tie_aware: "
                           "the DiffUse paper's heuristic)")
-    new.add_argument("--seed", type=int, default=0, help="random seed")
+    new.add_argument("--seed", type=seed_int, default=0, help="random seed")
     add_encoder(new)
     new.add_argument("--overlap", type=positive_int, default=1, help="judgments per item, from different people")
     new.add_argument("--lease-seconds", type=positive_float, default=600.0,

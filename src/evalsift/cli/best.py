@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ._common import (ORACLE_HELP, add_data, add_judge_opts, add_oracle_opts, add_quiet, add_sampling_opts, build_oracle,
-                      load_data_and_oracle, name_list, note, open_unit, positive_int, print_json)
+                      load_data_and_oracle, name_list, note, open_unit, positive_int, print_json, seed_int)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a proxy every pair's rule uses (metric:NAME, an automatic metric scored for every item; "
                         "judge:SPEC, a cheap judge): the same guarantee, decisions sooner when it tracks the judge")
     add_sampling_opts(p)
-    p.add_argument("--seed", type=int, default=0, help="random seed of the pairs' orders")
+    p.add_argument("--seed", type=seed_int, default=0, help="random seed of the pairs' orders")
     add_oracle_opts(p)
     add_judge_opts(p)
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")

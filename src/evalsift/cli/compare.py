@@ -6,7 +6,7 @@ import argparse
 
 from ._common import (ORACLE_HELP, add_data, add_encoder, add_judge_opts, add_loop_opts, add_oracle_opts, add_quiet,
                       add_sampling_opts, build_oracle, load_data_and_oracle, note, print_json, resolve_encoder,
-                      resolve_risk_rule)
+                      resolve_risk_rule, seed_int)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "judge asked about every item first: judge:llm:MODEL, judge:judgments:SOURCE), calibrated "
                         "into verdict predictions on the verdicts seen so far; anytime rule only")
     add_sampling_opts(p)
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="random seed")
     add_encoder(p)
     add_loop_opts(p, default_rule=None)
     add_oracle_opts(p)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError, ParameterError
-from ._common import (add_quiet, note, nonneg_int, out_dir, positive_float, positive_int, print_json)
+from ._common import (add_quiet, note, nonneg_int, out_dir, positive_float, positive_int, print_json, seed_int)
 
 MODEL_OPTIONS = {"length": "length", "levels": "levels", "vocab": "vocab", "model_seed": "seed",
                  "positions": "positions", "values": "values", "train_steps": "steps"}
@@ -84,7 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--burn-in", type=_burn_in, help="steps not recorded: a fraction of --steps or a number")
     q.add_argument("--thin", type=positive_int, help="record every n-th step (default 1)")
     q.add_argument("--checkpoint-every", type=positive_float, help="seconds between checkpoints (default 60)")
-    q.add_argument("--seed", type=nonneg_int, default=None, help="random seed (default 0)")
+    q.add_argument("--seed", type=seed_int, default=None, help="random seed (default 0)")
     s.add_argument("--json", action="store_true", help="print the summary as JSON")
     add_quiet(s)
     s.set_defaults(handler=cmd_sample)
@@ -99,7 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--question", help="the yes/no question (default: chosen from the model, e.g. 'Is this digit a 1?')")
     a.add_argument("--overlap", type=positive_int, default=1, help="answers per input, from different people")
     a.add_argument("--lease-seconds", type=positive_float, default=600.0, help="how long an input stays with one person")
-    a.add_argument("--seed", type=nonneg_int, default=0, help="seed of the representatives' draw")
+    a.add_argument("--seed", type=seed_int, default=0, help="seed of the representatives' draw")
     a.add_argument("--json", action="store_true", help='print {"project": ID, "admin_token": ..., "items": N}')
     add_quiet(a)
     a.set_defaults(handler=cmd_annotate)
@@ -115,7 +115,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--out", required=True, metavar="DIR", help="folder for the results and the report")
     c.add_argument("--per-bin", type=positive_int, default=10, help="representatives judged per bin (rule, proxy, llm)")
     c.add_argument("--bin-width", type=positive_float, help="coarser bins (a whole multiple of the sampling width)")
-    c.add_argument("--seed", type=nonneg_int, default=0, help="seed of the representatives' draw and the intervals")
+    c.add_argument("--seed", type=seed_int, default=0, help="seed of the representatives' draw and the intervals")
     c.add_argument("--project", metavar="ID", help="with a store: the omni project (default: the one for these samples)")
     c.add_argument("--question", help="llm: the yes/no question (default: chosen from the model)")
     c.add_argument("--boot", type=positive_int, default=1000, help="draws behind the intervals")

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from ..errors import DataError
-from ._common import add_data, add_quiet, load_data, name_list, out_dir, positive_int
+from ._common import add_data, add_quiet, load_data, name_list, out_dir, positive_int, seed_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--models", type=name_list, metavar="A,B", help="the two systems of the profile (default: the two best)")
     p.add_argument("--lower-is-better", action="store_true", help="the metric is better when lower (an error count)")
     p.add_argument("--samples", type=positive_int, default=200, help="random samples behind every band")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="random seed")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for results.json and report.html")
     add_quiet(p)
     p.set_defaults(handler=cmd_profile)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ._common import (add_data, add_encoder, add_quiet, fraction, load_data, note, out_file, positive_float,
-                      positive_int, resolve_encoder)
+                      positive_int, resolve_encoder, seed_int)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--balance", metavar="FIELD", help="equal shares per value of FIELD, e.g. domain")
     p.add_argument("--documents", metavar="FIELD", nargs="?", const="doc",
                    help="select whole documents (FIELD, default doc when given without a value)")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--seed", type=seed_int, default=0, help="random seed")
     add_encoder(p)
     p.add_argument("--out", required=True, metavar="FILE",
                    help="output JSONL in pick order (subset2evaluate input comes back in its own format)")
