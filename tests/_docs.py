@@ -80,7 +80,6 @@ if __name__ == "__main__":
 
 # ---------------------------------------------------------------------------------------------- running them
 import os  # noqa: E402
-import urllib.error  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import subprocess  # noqa: E402
@@ -173,6 +172,7 @@ class Shell:
         """A person answers up to ``self.answers`` items through the app's API (1: the first output shown;
         a score at the middle of the scale)."""
         import json
+        import urllib.error
         import urllib.request
 
         def call(method: str, path: str, body: dict | None = None) -> dict:

@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import numpy as np
 
@@ -50,6 +51,33 @@ class Server:
     def __exit__(self, *exc) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+
+SERVE = """
+import sys
+sys.path.insert(0, {src!r})
+from evalsift.web import serve
+serve({db!r}, "127.0.0.1", {port})
+"""
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def start_server_process(db, port: int, stderr=None):
+    """``evalsift.web.serve`` in its own process on 127.0.0.1:``port``, once it answers (kill it yourself)."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-c", SERVE.format(src=SRC, db=str(db), port=port)],
+                         stdout=subprocess.DEVNULL, stderr=stderr or subprocess.DEVNULL, text=True)
+    t0 = time.time()
+    while time.time() - t0 < 30:
+        try:
+            if call("GET", f"http://127.0.0.1:{port}/api/v1/next")[0] == 401:
+                return p
+        except OSError:
+            time.sleep(0.1)
+    p.kill()
+    raise RuntimeError("server did not start" + (": " + p.stderr.read() if p.stderr else ""))
 
 
 def call(method: str, url: str, token: str | None = None, body=None) -> tuple[int, dict]:

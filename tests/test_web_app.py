@@ -3,10 +3,7 @@
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -17,9 +14,8 @@ from evalsift.select import make_selector  # noqa: E402
 from evalsift.store import Store  # noqa: E402
 from evalsift.web import Workspace  # noqa: E402
 
-from _web import AdminClient, Server, call, free_port, get_text, pair_pool  # noqa: E402
+from _web import AdminClient, Server, call, free_port, get_text, pair_pool, start_server_process  # noqa: E402
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 
 def project(tmp_path, name="live", evil=False):
@@ -74,28 +70,6 @@ def test_pages_render_everything_escaped(tmp_path):
         assert code == 200 and "<script>alert(1)" not in html
 
 
-SERVE = """
-import sys
-sys.path.insert(0, {src!r})
-from evalsift.web import serve
-serve({db!r}, "127.0.0.1", {port})
-"""
-
-
-def _start(db, port):
-    p = subprocess.Popen([sys.executable, "-c", SERVE.format(src=SRC, db=str(db), port=port)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    t0 = time.time()
-    while time.time() - t0 < 30:
-        try:
-            if call("GET", f"http://127.0.0.1:{port}/api/v1/next")[0] == 401:
-                return p
-        except OSError:
-            time.sleep(0.1)
-    p.kill()
-    raise RuntimeError("server did not start")
-
-
 def _client(port, token, sent, acked, stop):
     """Submit as fast as possible until the server goes away (or ``stop`` is set)."""
     while not stop.is_set():
@@ -124,7 +98,7 @@ def test_kill_9_while_submitting_loses_no_acknowledged_judgment(tmp_path):
     acked, sent = {}, {}
     rounds = 4
     for r in range(rounds):
-        server = _start(db, port)
+        server = start_server_process(db, port)
         stop = threading.Event()
         client = threading.Thread(target=_client, args=(port, token, sent, acked, stop))
         client.start()
@@ -138,7 +112,7 @@ def test_kill_9_while_submitting_loses_no_acknowledged_judgment(tmp_path):
     assert set(acked) <= set(keys) and len(keys) == len(set(keys))  # every 200 is there, none twice
     assert {r["id"] for r in rows if r["idempotency_key"] in acked} == set(acked.values())
     # the client re-sends whatever it is unsure of after the restart: still once each
-    server = _start(db, port)
+    server = start_server_process(db, port)
     try:
         for key, assignment in sent.items():
             code, _ = call("POST", f"http://127.0.0.1:{port}/api/v1/judgments", token,

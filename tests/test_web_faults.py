@@ -8,24 +8,20 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("fastapi", reason="the annotation app needs evalsift[web]")
 
-from evalsift.select import make_selector  # noqa: E402
 from evalsift.store import Store  # noqa: E402
 from evalsift.web import Workspace  # noqa: E402
 
-from _web import AdminClient, Server, call, free_port, get_text, pair_pool  # noqa: E402
+from _web import AdminClient, Server, call, free_port, get_text, pair_pool, start_server_process  # noqa: E402
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 
 def fixed(tmp_path, n=20, overlap=1, people=("alice", "bob"), name="fixed"):
@@ -259,28 +255,6 @@ def test_a_locked_store_answers_503_with_retry_after(tmp_path):
     assert len(Store(db).judgments(pid)) == 1
 
 
-SERVE = """
-import sys
-sys.path.insert(0, {src!r})
-from evalsift.web import serve
-serve({db!r}, "127.0.0.1", {port})
-"""
-
-
-def _start(db, port):
-    p = subprocess.Popen([sys.executable, "-c", SERVE.format(src=SRC, db=str(db), port=port)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    t0 = time.time()
-    while time.time() - t0 < 30:
-        try:
-            if call("GET", f"http://127.0.0.1:{port}/api/v1/next")[0] == 401:
-                return p
-        except OSError:
-            time.sleep(0.1)
-    p.kill()
-    raise RuntimeError("server did not start: " + p.stderr.read())
-
-
 def _worker(port, token, acked, stop):
     while not stop.is_set():
         try:
@@ -309,7 +283,7 @@ def test_two_servers_on_one_file_never_give_an_item_twice(tmp_path):
     people = [f"p{k}" for k in range(6)]
     db, pid, admin, tok = fixed(tmp_path, n=300, people=people)
     ports = [free_port(), free_port()]
-    servers = [_start(db, ports[0]), _start(db, ports[1])]
+    servers = [start_server_process(db, ports[0], subprocess.PIPE), start_server_process(db, ports[1], subprocess.PIPE)]
     acked: list[int] = []
     stop = threading.Event()
     try:
@@ -340,7 +314,7 @@ def test_kill_9_of_one_of_two_servers_loses_nothing(tmp_path):
     people = [f"p{k}" for k in range(4)]
     db, pid, admin, tok = fixed(tmp_path, n=2000, people=people)
     ports = [free_port(), free_port()]
-    servers = [_start(db, ports[0]), _start(db, ports[1])]
+    servers = [start_server_process(db, ports[0], subprocess.PIPE), start_server_process(db, ports[1], subprocess.PIPE)]
     acked: list[int] = []
     stop = threading.Event()
     threads = [threading.Thread(target=_worker, args=(ports[k % 2], tok[p], acked, stop)) for k, p in enumerate(people)]

@@ -105,30 +105,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quiet(new)
     new.set_defaults(handler=cmd_new)
 
-    add = asub.add_parser("add-annotator", help="add a person; prints their link")
-    _add_db(add)
-    add.add_argument("--project", required=True, metavar="ID", help="project id or name")
-    add.add_argument("--name", required=True, help="the annotator's name (unique in the project)")
-    add.add_argument("--url", default="http://127.0.0.1:8000", help="the server's address, for the printed link")
-    add.add_argument("--json", action="store_true", help='print {"annotator": ID, "token": ..., "url": ...}')
-    add_quiet(add)
-    add.set_defaults(handler=cmd_add_annotator)
-
-    rv = asub.add_parser("revoke", help="revoke a person's link: it stops working, their open items go back")
-    _add_db(rv)
-    rv.add_argument("--project", required=True, metavar="ID", help="project id or name")
-    rv.add_argument("--name", required=True, help="the annotator's name")
-    add_quiet(rv)
-    rv.set_defaults(handler=cmd_revoke)
-
-    rt = asub.add_parser("rotate-token", help="give a person a new link (the old one stops working)")
-    _add_db(rt)
-    rt.add_argument("--project", required=True, metavar="ID", help="project id or name")
-    rt.add_argument("--name", required=True, help="the annotator's name")
-    rt.add_argument("--url", default="http://127.0.0.1:8000", help="the server's address, for the printed link")
-    rt.add_argument("--json", action="store_true", help='print {"token": ..., "url": ...}')
-    add_quiet(rt)
-    rt.set_defaults(handler=cmd_rotate)
+    _person_command(asub, "add-annotator", "add a person; prints their link", cmd_add_annotator,
+                    "the annotator's name (unique in the project)", '{"annotator": ID, "token": ..., "url": ...}')
+    _person_command(asub, "revoke", "revoke a person's link: it stops working, their open items go back", cmd_revoke,
+                    "the annotator's name")
+    _person_command(asub, "rotate-token", "give a person a new link (the old one stops working)", cmd_rotate,
+                    "the annotator's name", '{"token": ..., "url": ...}')
 
     st = asub.add_parser("status", help="progress, the live decision, agreement")
     _add_db(st)
@@ -149,6 +131,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "human metric 'human'")
     add_quiet(ex)
     ex.set_defaults(handler=cmd_export)
+
+
+def _person_command(asub, name: str, help: str, handler, name_help: str, json_help: str | None = None) -> None:
+    """A sub-command about one annotator of a project (``--db --project --name``; a link printed with ``--url``
+    when ``json_help`` says what ``--json`` prints)."""
+    p = asub.add_parser(name, help=help)
+    _add_db(p)
+    p.add_argument("--project", required=True, metavar="ID", help="project id or name")
+    p.add_argument("--name", required=True, help=name_help)
+    if json_help is not None:
+        p.add_argument("--url", default="http://127.0.0.1:8000", help="the server's address, for the printed link")
+        p.add_argument("--json", action="store_true", help=f"print {json_help}")
+    add_quiet(p)
+    p.set_defaults(handler=handler)
 
 
 def _store(args: argparse.Namespace, must_exist: bool = True, read_only: bool = False):
