@@ -139,13 +139,13 @@ def run(src: str, n: int, clients: int, seconds: float, rate: float) -> dict:
     port = free_port()
     server = subprocess.Popen([sys.executable, "-c", SERVE.format(src=src, db=str(db), port=port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    for _ in range(300):
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-        except OSError:
-            time.sleep(0.1)
-    try:
+    try:  # the server stops whatever happens below
+        for _ in range(300):
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                time.sleep(0.1)
         out, wall = asyncio.run(load(port, tokens, seconds, rate))
     finally:
         server.terminate()
