@@ -138,7 +138,7 @@ def run(src: str, n: int, clients: int, seconds: float, rate: float) -> dict:
     tokens = setup.stdout.split()
     port = free_port()
     server = subprocess.Popen([sys.executable, "-c", SERVE.format(src=src, db=str(db), port=port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:  # the server stops whatever happens below
         for _ in range(300):
             try:
