@@ -650,10 +650,10 @@ def test_forced_table_reader_on_s2e_file_fails_clearly(tmp_path):
 
 
 def test_unknown_names_explain_the_data_root(tmp_path, monkeypatch):
-    monkeypatch.delenv("EVALSIFT_DATA", raising=False)
+    monkeypatch.setenv("EVALSIFT_DATA", "")  # set but empty: no data folder at all (unset: look for one)
     monkeypatch.chdir(tmp_path)
     assert data_root() is None
-    with pytest.raises(UnknownNameError, match="EVALSIFT_DATA is not set"):
+    with pytest.raises(UnknownNameError, match="EVALSIFT_DATA is empty, so only the built-in 'demo'"):
         load("summeval")
     assert load("demo", n_items=20).name == "demo"
     monkeypatch.setenv("EVALSIFT_DATA", str(tmp_path))
@@ -663,6 +663,16 @@ def test_unknown_names_explain_the_data_root(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALSIFT_DATA", str(tmp_path / "missing"))
     with pytest.raises(UnknownNameError, match="is not an existing folder"):
         load("summeval")
+
+
+def test_unset_data_root_is_the_shared_data_folder_beside_the_working_folder(tmp_path, monkeypatch):
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    (tmp_path / "work" / "deep").mkdir(parents=True)
+    monkeypatch.delenv("EVALSIFT_DATA", raising=False)
+    monkeypatch.chdir(tmp_path / "work" / "deep")
+    assert data_root() == tmp_path / "shared" / "data"  # two folders up, as ../shared/data is beside a checkout
+    with pytest.raises(UnknownNameError, match=r"found; EVALSIFT_DATA is not set"):
+        load("wmt23/en-de")
 
 
 # ---------------------------------------------------------------------------------------- real data

@@ -323,8 +323,8 @@ def test_dataset_names_resolve_under_the_data_root(tmp_path, monkeypatch):
     assert len(read_judgments("alpaca-eval/preferences/cfg").judgments) == 5
     with pytest.raises(DataError, match=r"no rows of annotator config 'weighted_alpaca_eval_gpt4_turbo'"):
         read_judgments("alpaca-eval/preferences")
-    monkeypatch.delenv("EVALSIFT_DATA")
-    with pytest.raises(UnknownNameError, match=r"EVALSIFT_DATA is not set, so no recorded dataset can be found"):
+    monkeypatch.setenv("EVALSIFT_DATA", "")  # empty: no data folder (unset would look for ../shared/data)
+    with pytest.raises(UnknownNameError, match=r"EVALSIFT_DATA is empty, so no recorded dataset can be found"):
         read_judgments("summeval/llm-pairwise/coherence")
 
 

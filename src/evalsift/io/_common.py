@@ -339,8 +339,8 @@ def spreadsheet_cell(value: Any) -> Any:
     carriage return gets a leading ``'`` (OWASP's advice against formula injection); numbers, and
     strings that are numbers such as ``-0.5``, stay as they are.
 
-    >>> spreadsheet_cell('=HYPERLINK("http://x")'), spreadsheet_cell("-0.5"), spreadsheet_cell(-2.0)
-    ('\'=HYPERLINK("http://x")', '-0.5', -2.0)
+    >>> print(spreadsheet_cell('=HYPERLINK("http://x")'), spreadsheet_cell("-0.5"), spreadsheet_cell(-2.0))
+    '=HYPERLINK("http://x") -0.5 -2.0
     """
     if not isinstance(value, str) or not value.startswith(FORMULA_STARTS):
         return value

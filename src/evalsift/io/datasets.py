@@ -30,13 +30,13 @@ SHARED = Path("shared") / "data"
 
 def data_root() -> Path | None:
     """The data folder: the one ``$EVALSIFT_DATA`` names (as given, ``~`` expanded, not checked), or when
-    the variable is unset or empty, the first ``shared/data`` folder beside the working folder or one of
-    its parents, or beside the source checkout evalsift runs from (``../shared/data`` of a checkout,
-    where the tests look too); None when there is none."""
-    value = os.environ.get(ENV_VAR, "").strip()
-    if value:
-        return Path(value).expanduser()
-    return found_shared_data()
+    the variable is unset, the first ``shared/data`` folder beside the working folder or one of its
+    parents, or beside the source checkout evalsift runs from (``../shared/data`` of a checkout, where
+    the tests look too); None when there is none, or when the variable is set but empty (no data folder)."""
+    if ENV_VAR not in os.environ:
+        return found_shared_data()
+    value = os.environ[ENV_VAR].strip()
+    return Path(value).expanduser() if value else None
 
 
 def found_shared_data() -> Path | None:
@@ -83,7 +83,9 @@ def find_datasets(root: Path | None = None) -> dict[str, tuple[str, Path | None]
 
 def _root_note(root: Path | None) -> str:
     if root is None:
-        return (f"{ENV_VAR} is not set and no shared/data folder is beside this folder or its parents, so only the "
+        why = f"{ENV_VAR} is empty" if ENV_VAR in os.environ else \
+            f"{ENV_VAR} is not set and no shared/data folder is beside this folder or its parents"
+        return (f"{why}, so only the "
                 f"built-in 'demo' dataset is available. Set {ENV_VAR} to the data folder (the one holding summeval/, "
                 f"wmt23/, alpaca-eval/), e.g. `export {ENV_VAR}=/path/to/shared/data`, or pass a file or folder path.")
     if not root.is_dir():

@@ -52,6 +52,7 @@ import csv
 import io
 import json
 import math
+import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -578,7 +579,8 @@ def find_judgment_sources(root: Path | None = None) -> dict[str, tuple[str, Path
 
 def _sources_note(root: Path | None) -> str:
     if root is None:
-        return (f"{ENV_VAR} is not set, so no recorded dataset can be found: set it to the data folder (the one "
+        why = f"{ENV_VAR} is empty" if ENV_VAR in os.environ else f"{ENV_VAR} is not set and no shared/data folder was found"
+        return (f"{why}, so no recorded dataset can be found: set it to the data folder (the one "
                 "holding summeval/ and alpaca-eval/), or give the path of a pairwise table (.csv/.tsv/.jsonl).")
     if not root.is_dir():
         return f"{ENV_VAR}={root} is not an existing folder; point it at the data folder or give a pairwise table path."
