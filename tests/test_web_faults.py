@@ -3,6 +3,7 @@ people and assignments, two servers on one file, malformed and oversized bodies,
 writer, undo and reload, revoked tokens, the admin token kept out of URLs. Real servers on 127.0.0.1, a real
 SQLite file, real processes; nothing mocked."""
 
+import http.client
 import json
 import os
 import signal
@@ -272,7 +273,7 @@ def _worker(port, token, acked, stop):
                            {"assignment_id": a["assignment_id"], "verdict": "1", "idempotency_key": key})
             if code == 200:
                 acked.append(r["id"])
-        except OSError:
+        except (OSError, http.client.HTTPException):  # a server killed mid-answer
             return
 
 

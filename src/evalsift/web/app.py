@@ -45,6 +45,9 @@ from .work import Workspace
 HERE = Path(__file__).resolve().parent
 MAX_BODY = 64 * 1024
 """The largest request body the API takes (bytes); a larger one is answered 413."""
+DRAIN_BODY = 1024 * 1024
+"""A refused body up to this size is read and dropped before the 413, so the client reads the answer
+instead of a reset connection (the kernel resets a connection closed with unread data in it)."""
 WEB_BUSY_TIMEOUT = 5.0
 """How long a request waits for another writer's lock before answering 503 (seconds)."""
 SECURITY_HEADERS = {
@@ -83,6 +86,9 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
     async def guard(request: Request, call_next):
         length = request.headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+            if length.isdigit() and int(length) <= DRAIN_BODY:
+                async for _ in request.stream():  # read and drop: see DRAIN_BODY
+                    pass
             response = JSONResponse({"error": f"the body is larger than {MAX_BODY} bytes", "field": "body"},
                                     status_code=413)
         else:
@@ -233,9 +239,12 @@ async def _read_body(request) -> bytes:
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > MAX_BODY:
-            raise _BadRequest(413, f"the body is larger than {MAX_BODY} bytes", field="body")
-        chunks.append(chunk)
+        if size > DRAIN_BODY:
+            break  # too much even to drain: answer now (the client may see the connection reset)
+        if size <= MAX_BODY:
+            chunks.append(chunk)
+    if size > MAX_BODY:
+        raise _BadRequest(413, f"the body is larger than {MAX_BODY} bytes", field="body")
     return b"".join(chunks)
 
 
