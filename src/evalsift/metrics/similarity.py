@@ -1,6 +1,6 @@
 """Output similarity between systems: how alike the systems' outputs for one item are.
 
-The quantity behind the "diversity" selectors (Zouhar et al. 2025, Sec. 3.2):
+The quantity behind the "diversity" selectors (Zouhar et al. 2025, §3.3, Eq. 6):
 :func:`pairwise_similarity` for one item, :func:`item_diversity` for every item of a Pool at once
 (sparse n-gram products from :mod:`evalsift.metrics.ngrams`, or embeddings).
 

@@ -1,7 +1,12 @@
-"""Output diversity (Zouhar et al. 2025, Sec. 3.2): items on which the systems' outputs differ most.
+"""Output diversity (Zouhar et al. 2025, §3.3, Eq. 6): items on which the systems' outputs differ most.
 
 Utility = -(mean pairwise similarity of the systems' outputs on the item); see
-:func:`evalsift.metrics.item_diversity` for the similarity kinds and the self-pair policy.
+:func:`evalsift.metrics.item_diversity` for the similarity kinds and the self-pair policy. Eq. 6
+averages over all |M|^2 ordered pairs, self-pairs included; we average over the distinct pairs. On an
+item where all k systems have an output the two are an increasing affine map of each other
+(``eq6 = (k - 1) / k * ours + c / k``, ``c`` the self-similarity), so the selection is the same; they
+can order items differently only when some outputs are missing (k varies): there Eq. 6's self-pairs
+make an item with fewer outputs look more alike, ours does not.
 """
 
 from __future__ import annotations
