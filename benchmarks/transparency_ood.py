@@ -41,7 +41,12 @@ from evalsift.io import load
 from evalsift.io._common import json_default, plain_json
 from evalsift.transparency import mean_score
 from evalsift.transparency.ood import ood_regression, split_indices
-from evalsift.transparency.report import LABEL_FREE, MIN_SPLIT, _dimensions, _scored_systems
+from evalsift.transparency.report import (
+    LABEL_FREE,
+    MIN_SPLIT,
+    _dimensions,
+    _scored_systems,
+)
 
 CASES = {"wmt23/en-de": "mqm", "alpaca-eval": "gpt4_turbo_pref"}
 DIMS = ("length", "perplexity", "learned_difficulty", "difficulty", "irt_difficulty", "discriminability")

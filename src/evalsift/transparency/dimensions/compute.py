@@ -22,7 +22,7 @@ POOL_FIELDS: dict[str, tuple[str | tuple[str, ...], ...]] = {
 """Dimension input -> the pool fields it is read from, in order: a per-item column (``pool.metadata``)
 of that name, or a score matrix (``pool.scores``, items x systems) of that name; a tuple of names
 zips those per-item columns into one tuple per item (a premise-hypothesis pair)."""
-_ONE_OF = ("counts", "labels", "ratings", "observed")  # noise / learned_noise take exactly one of these
+_ONE_OF = ("counts", "labels", "ratings", "answers", "observed")  # noise / learned_noise take exactly one of these
 
 
 def _pool_inputs(pool: Any, declared: set[str], given: Mapping[str, Any]) -> dict[str, Any]:
