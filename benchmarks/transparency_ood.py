@@ -73,12 +73,14 @@ def case(data: str, metric: str, seeds: int) -> dict:
             for seed in range(seeds if opts else 1):
                 kw = {**opts, "seed": seed, "full": np.arange(pool.n_items)} if opts else {}
                 r = ood_regression(splits, perf, dims, **kw)
-                runs.append({k: getattr(r, k) for k in KEYS} | {"n_rows": len(r.predictions)})
+                runs.append({k: getattr(r, k) for k in KEYS} | {"n_rows": len(r.predictions),
+                                                                "importance": r.importance})
             row = {"dimensions": dims_name, "protocol": label, "options": opts, "n_seeds": len(runs),
                    "per_seed": runs}
             for k in KEYS:
                 v = np.array([x[k] for x in runs])
                 row[k], row[k + "_range"] = float(v.mean()), [float(v.min()), float(v.max())]
+            row["importance"] = runs[0]["importance"]  # fitted on all the pairs: the same for every seed
             out["rows"].append(row)
     out["seconds"] = time.perf_counter() - t0
     return out
@@ -93,6 +95,10 @@ def show(c: dict) -> None:
         rng = "" if r["n_seeds"] == 1 else f"   {r['mad_range'][0]:.4g}-{r['mad_range'][1]:.4g} ({r['n_seeds']} seeds)"
         print(f"  {r['dimensions']:<11}{r['protocol']:<14}{r['mad']:8.4g}{r['mad_no_change']:8.4g}{r['r2']:8.3f}"
               f"{r['r2_no_change']:8.3f}{rng}")
+    for r in c["rows"]:
+        if r["protocol"] in ("ours", "paper both"):
+            imp = ", ".join(f"{d} {w:+.2f}" for d, w in r["importance"].items())
+            print(f"  Table 4 form ({r['dimensions']}, {r['protocol']} pairs): {imp}")
 
 
 def main(argv: list[str] | None = None) -> int:

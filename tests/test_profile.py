@@ -45,6 +45,9 @@ def test_regression_beats_no_change_when_the_shift_follows_the_smd(seed):
     assert r.mad < 0.3 * r.mad_no_change  # measured: 0.04-0.10 of no-change's MAD over 20 seeds
     assert r.r2 > r.r2_no_change and r.r2_change > 0.8
     assert abs(r.weights["smd:x"]) > 3 * abs(r.weights["smd:z"])  # the planted dimension carries the weight
+    # Table 4's form: the SMD weights over the largest in magnitude -> x is +-1, z its ratio to x
+    assert abs(r.importance["x"]) == 1.0
+    assert r.importance["z"] == pytest.approx(r.weights["smd:z"] / abs(r.weights["smd:x"]))
     assert len(r.predictions) == 5 * 4 * 8  # every ordered pair x every model, once
 
 

@@ -257,7 +257,9 @@ class OODResult:
     repeat's values are in ``per_repeat``). ``r2_change`` / ``r2_change_no_change``: R2 of the
     predicted *shift* (target - source; no-change predicts 0, so its R2 is <= 0). ``weights``:
     standardised coefficients (``coef * sd(x) / sd(y)``) of the regression fitted on all the
-    protocol's pairs; ``folds``: the split scheme, by split name (``(full)``: the full data)."""
+    protocol's pairs; ``importance``: Table 4's form, the similarity features' standardised
+    coefficients divided by the largest absolute one (signed; the paper prints magnitudes);
+    ``folds``: the split scheme, by split name (``(full)``: the full data)."""
 
     splits: tuple[str, ...]
     models: tuple[str, ...]
@@ -276,6 +278,7 @@ class OODResult:
     protocol: str = "leave_target_out"
     params: dict[str, Any] | None = None
     per_repeat: list[dict[str, float]] | None = None
+    importance: dict[str, float] | None = None
 
     @property
     def beats_no_change(self) -> bool:
@@ -390,6 +393,9 @@ def _result(every, names, models, kept, dropped, folds, preds, P, sim, all_pairs
     features = ["source_score", *[f"smd:{d}" for d in kept]]
     weights = {f: float(c * sx / sd_y) if sd_y > 0 else float("nan")
                for f, c, sx in zip(features, reg.coef_, X.std(axis=0))}
+    smd_w = {f[4:]: w for f, w in weights.items() if f.startswith("smd:")}
+    top = max((abs(w) for w in smd_w.values() if np.isfinite(w)), default=0.0)
+    importance = {d: float(w / top) if top > 0 else float("nan") for d, w in smd_w.items()}
     per_target = {}
     for t in names:
         sel = [r for r in preds if r["target"] == t]
@@ -401,7 +407,7 @@ def _result(every, names, models, kept, dropped, folds, preds, P, sim, all_pairs
               "test": [[every[s], every[t]] for s, t in f["test"]]} for f in folds]
     return OODResult(splits=tuple(names), models=tuple(models), features=tuple(features), dropped=tuple(dropped),
                      folds=named, predictions=preds, weights=weights, per_target=per_target, protocol=protocol,
-                     params=params or None, per_repeat=per_repeat, **scores)
+                     params=params or None, per_repeat=per_repeat, importance=importance, **scores)
 
 
 # ------------------------------------------------------------------------------------ beyond the paper
