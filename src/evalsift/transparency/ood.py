@@ -1,4 +1,4 @@
-"""Splits, similarity and out-of-distribution prediction (Kovatchev & Lease, NAACL 2024, Sec. 6-7).
+"""Splits, similarity and out-of-distribution prediction (Kovatchev & Lease, NAACL 2024, Sec. 5).
 
 - :func:`split_similarity` -- the dataset similarity vector (SMD per dimension) between every ordered
   pair of splits (topics, domains, sources: a metadata field), of each split against the pool, and
