@@ -535,3 +535,18 @@ def test_token_f1_noise_for_squad_answers():
     assert e.value.field == "answers"
     with pytest.raises(ParameterError, match="answers="):
         noise(answers=answers, counts=[[1, 1]] * 5)
+
+
+def test_a_qa_pool_feeds_answers_and_spans_to_noise_and_ambiguity():
+    from evalsift.pool import Pool
+
+    answers = [["Denver Broncos", "Denver Broncos"], ["Santa Clara", "Santa Clara, California"], ["gold", "golden"]]
+    spans = [{"start_logits": [[0.0, a, 0.0], [0.0, b, 0.0]], "end_logits": [[0.0, 0.0, a], [0.0, 0.0, b]],
+              "answers": [[1, 2]]} for a, b in ((1.0, 1.5), (3.0, -1.0), (0.0, 0.0))]
+    pool = Pool(item_ids=range(3), inputs=["q1", "q2", "q3"], systems=["A", "B"],
+                scores={"f1": np.array([[1.0, 0.5], [0.2, 0.4], [0.0, 1.0]])},
+                metadata={"answers": answers, "spans": spans})
+    d = compute_dimensions(["noise", "ambiguity"], pool=pool, metric="f1")
+    np.testing.assert_allclose(d["noise"], [0.0, 0.2, 1.0])             # 1 - F1: 1, 0.8, 0
+    np.testing.assert_allclose(d["ambiguity"], ambiguity(spans=spans))
+    assert d["ambiguity"][2] == 0.0 and d["ambiguity"][1] > d["ambiguity"][0]  # unchanged logits: no variability

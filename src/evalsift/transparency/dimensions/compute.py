@@ -18,6 +18,8 @@ POOL_FIELDS: dict[str, tuple[str | tuple[str, ...], ...]] = {
     "counts": ("counts", "label_count"),
     "gold": ("gold",),
     "gold_probs": ("gold_probs", "gold_prob"),
+    "answers": ("answers",),
+    "spans": ("spans",),
 }
 """Dimension input -> the pool fields it is read from, in order: a per-item column (``pool.metadata``)
 of that name, or a score matrix (``pool.scores``, items x systems) of that name; a tuple of names
@@ -59,7 +61,8 @@ def compute_dimensions(names: Iterable[str], *, pool: Any = None, metric: str | 
     With ``pool`` (an :class:`evalsift.pool.Pool`), an input that is not given and that some requested
     dimension declares is taken from the pool, first match wins (see :data:`POOL_FIELDS`):
 
-    - the data inputs ``texts``, ``counts``, ``gold`` and ``gold_probs`` from the pool's per-item
+    - the data inputs ``texts``, ``counts``, ``gold``, ``gold_probs`` and (extractive QA, formats in
+      :mod:`.qa`) ``answers`` and ``spans`` from the pool's per-item
       column (``pool.metadata``) of that name, else of an alias -- ``counts`` from ``label_count``,
       ``gold_probs`` from ``gold_prob``, ``texts`` from the ``premise`` and ``hypothesis`` columns
       zipped into pairs -- else from a score matrix (items x systems) of that name or alias

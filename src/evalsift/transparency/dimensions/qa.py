@@ -158,7 +158,7 @@ def answer_agreement(answers: Sequence[Sequence[str]]) -> np.ndarray:
         if isinstance(row, str):
             raise DataError(f"answers: item {i} is one string; give the list of its annotators' answers.",
                             field="answers", item_id=i)
-        row = [x for x in (row or []) if x is not None]
+        row = [x for x in ([] if row is None else list(row)) if x is not None]
         if len(row) >= 2:
             out[i] = float(np.mean([token_f1(x, y) for x, y in combinations(row, 2)]))
     return out
