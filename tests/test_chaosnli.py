@@ -64,7 +64,8 @@ def test_pool_fields_feed_the_dimensions():
     d = compute_dimensions(["length", "noise", "ambiguity"], pool=pool, metric="correct")
     counts = np.asarray(pool.metadata["label_count"], dtype=float)
     np.testing.assert_allclose(d["noise"], 1 - counts.max(axis=1) / 100)
-    np.testing.assert_allclose(d["ambiguity"], np.asarray(pool.scores["gold_prob"]).std(axis=1))
+    g = np.asarray(pool.scores["gold_prob"])  # 5 runs: the include_ci formula sqrt(var + var^2 / 4), var ddof=0
+    np.testing.assert_allclose(d["ambiguity"], np.sqrt(g.var(axis=1) + g.var(axis=1) ** 2 / 4))
     pairs = list(zip(pool.metadata["premise"], pool.metadata["hypothesis"]))
     np.testing.assert_array_equal(d["length"], [len(p.split()) + len(h.split()) for p, h in pairs])
     # an explicit input still wins over the pool's field

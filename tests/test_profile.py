@@ -16,6 +16,7 @@ from evalsift.transparency.ood import (
     ood_regression,
     pair_similarity,
     predict_unjudged,
+    random_pair_folds,
     selection_report,
     split_indices,
     split_similarity,
@@ -44,6 +45,9 @@ def test_regression_beats_no_change_when_the_shift_follows_the_smd(seed):
     assert r.mad < 0.3 * r.mad_no_change  # measured: 0.04-0.10 of no-change's MAD over 20 seeds
     assert r.r2 > r.r2_no_change and r.r2_change > 0.8
     assert abs(r.weights["smd:x"]) > 3 * abs(r.weights["smd:z"])  # the planted dimension carries the weight
+    # Table 4's form: the SMD weights over the largest in magnitude -> x is +-1, z its ratio to x
+    assert abs(r.importance["x"]) == 1.0
+    assert r.importance["z"] == pytest.approx(r.weights["smd:z"] / abs(r.weights["smd:x"]))
     assert len(r.predictions) == 5 * 4 * 8  # every ordered pair x every model, once
 
 
@@ -86,6 +90,71 @@ def test_held_out_split_scores_never_reach_its_predictions():
     p2 = [p["predicted"] for p in r2.predictions if p["target"] == "s2"]
     assert np.allclose(p1, p2)
     assert all(("s2" not in pair) for f in r1.folds if f["target"] == "s2" for pair in f["train"])
+
+
+# ---------------------------------------------------------------- the paper's protocol (Sec. 5)
+def test_random_pair_folds_hold_out_disjoint_draws_seeded():
+    pairs = [(s, t) for s in range(5) for t in range(5) if s != t]  # 20 ordered pairs
+    folds = random_pair_folds(pairs, test_pairs=5, repeats=5, seed=3)
+    assert [f["repeat"] for f in folds] == list(range(5))
+    for f in folds:
+        assert len(f["test"]) == 5 and len(f["train"]) == 15
+        assert sorted(f["test"] + f["train"]) == sorted(pairs) and not set(f["test"]) & set(f["train"])
+    assert len({tuple(f["test"]) for f in folds}) > 1  # the repeats draw different pairs
+    assert random_pair_folds(pairs, test_pairs=5, repeats=5, seed=3) == folds  # seeded
+    assert random_pair_folds(pairs, test_pairs=5, repeats=5, seed=4) != folds
+
+
+def test_paper_protocol_pairs_repeats_and_mean_of_repeats():
+    groups, scores, dims = _setting(0, driven=True, n_splits=4)
+    r = ood_regression(split_indices(groups), mean_score(scores), dims, protocol="paper", test_pairs=3, repeats=5)
+    assert r.protocol == "paper" and r.params["n_pairs"] == 4 + 4 * 3  # full -> each of 4 topics + 12 ordered pairs
+    assert len(r.folds) == 5 and all(len(f["test"]) == 3 for f in r.folds)
+    assert len(r.predictions) == 5 * 3 * 8  # repeats x held-out pairs x models
+    sources = {s for f in r.folds for s, _ in f["train"] + f["test"]}
+    assert "(full)" in sources and all(t != "(full)" for f in r.folds for _, t in f["train"] + f["test"])
+    # MAD = the mean over repeats of each repeat's MAD, recomputed here from the rows
+    per = [np.mean([abs(p["actual"] - p["predicted"]) for p in r.predictions if p["repeat"] == k]) for k in range(5)]
+    assert np.isclose(r.mad, np.mean(per)) and np.allclose([x["mad"] for x in r.per_repeat], per)
+    # the full data's score is the mean over every item, as the split of all items
+    full_rows = [p for p in r.predictions if p["source"] == "(full)"]
+    assert full_rows and all(np.isclose(p["no_change"], scores[:, r.models.index(p["model"])].mean())
+                             for p in full_rows)
+    assert r.mad < 0.3 * r.mad_no_change  # the planted shift follows the SMD
+    assert "the paper's" in r.to_dict()["scheme"]
+    only_full = ood_regression(split_indices(groups), mean_score(scores), dims, protocol="paper", pairs="full",
+                               test_pairs=1)
+    assert only_full.params["n_pairs"] == 4 and all(p["source"] == "(full)" for p in only_full.predictions)
+
+
+def test_paper_protocol_lets_the_held_out_split_into_training_ours_does_not():
+    # Why leave_target_out stays the default: under the paper's random pairs, a held-out pair's target
+    # split is the source or target of training pairs, so its scores move its own predictions.
+    groups, scores, dims = _setting(0, driven=True)
+    sp = split_indices(groups)
+    bad = scores.copy()
+    bad[sp["s2"]] += 5.0
+    kw = {"protocol": "paper", "test_pairs": 4, "repeats": 5, "seed": 1}
+    a = ood_regression(sp, mean_score(scores), dims, **kw)
+    b = ood_regression(sp, mean_score(bad), dims, **kw)
+    pa = [p["predicted"] for p in a.predictions if p["target"] == "s2" and p["source"] != "(full)"]
+    pb = [p["predicted"] for p in b.predictions if p["target"] == "s2" and p["source"] != "(full)"]
+    assert pa and not np.allclose(pa, pb)
+
+
+def test_paper_protocol_bad_options_name_the_field():
+    from evalsift.errors import DataError, ParameterError
+
+    groups, scores, dims = _setting(0, driven=True, n_splits=3)
+    sp, perf = split_indices(groups), mean_score(scores)
+    with pytest.raises(ParameterError, match="protocol='random' is not one of") as e:
+        ood_regression(sp, perf, dims, protocol="random")
+    assert e.value.field == "protocol"
+    with pytest.raises(DataError, match="9 source-target pairs; holding out test_pairs=8 leaves 1") as e:  # 3 + 6
+        ood_regression(sp, perf, dims, protocol="paper", test_pairs=8)
+    assert e.value.field == "test_pairs"
+    with pytest.raises(ParameterError, match="pairs='al' is not one of") as e:
+        ood_regression(sp, perf, dims, protocol="paper", pairs="al")
 
 
 def test_too_few_splits_is_a_data_error():
@@ -193,6 +262,25 @@ def test_profile_demo_with_topics(tmp_path):
     assert res["ood_label_free"]["features"] == ["source_score", "smd:length"]
     assert res["profile"]["models"] == ["A", "B"]
     _images_are_inline((out / "report.html").read_text())
+
+
+def test_profile_paper_ood_protocol_and_its_flags(tmp_path, capsys):
+    out = tmp_path / "p"
+    assert main(["--quiet", "profile", "--data", "demo", "--metric", "human", "--dims", "length,difficulty",
+                 "--topics", "domain", "--samples", "30", "--ood-protocol", "paper", "--ood-test-pairs", "2",
+                 "--ood-repeats", "3", "--out", str(out)]) == 0
+    res = json.loads((out / "results.json").read_text())
+    o = res["ood"]
+    assert o["protocol"] == "paper" and len(o["per_repeat"]) == 3 and o["params"]["n_pairs"] == 3 + 6
+    assert o["params"]["n_full"] == res["n_items"]  # the full data is every item
+    assert len(o["predictions"]) == 3 * 2 * 3  # repeats x pairs x systems
+    assert "paper's protocol, mean of 3 repeats" in capsys.readouterr().out
+    for argv, frag in ((["--ood-pairs", "full"], "--ood-pairs applies to the paper's held-out scheme only"),
+                       (["--ood-protocol", "paper"], "--ood-protocol paper needs --topics")):
+        topics = [] if "--ood-protocol" in argv else ["--topics", "domain"]
+        code = main(["profile", "--data", "demo", "--metric", "human", *topics, *argv, "--out", str(tmp_path / "x")])
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith("error: ") and frag in err
 
 
 def test_profile_wmt23_by_domain(tmp_path, capsys):

@@ -24,8 +24,12 @@ from evalsift.transparency.dimensions import (
     compute_dimensions,
     dimensions,
     learned_noise,
+    noise,
     perplexity,
     pvi,
+    span_gold_probs,
+    token_f1,
+    train_variability,
     training_dynamics,
 )
 
@@ -276,13 +280,15 @@ def test_ambiguity_from_given_probabilities_by_hand():
     P = np.array([[0.9, 0.6, 0.3, 0.6], [0.5, 0.5, 0.5, 0.5], [0.1, np.nan, 0.3, np.nan], [0.7, np.nan, np.nan, np.nan]])
     # item 0: mean 0.6, squared deviations .09 0 .09 0 -> var .045 (ddof 0); item 2: mean .2, var .01
     expect = [np.sqrt(0.045), 0.0, 0.1, np.nan]
-    np.testing.assert_allclose(ambiguity(P), expect, rtol=1e-12)
-    # include_ci: sqrt(var + var^2 / (E - 1)), E = the finite entries
+    np.testing.assert_allclose(ambiguity(P, include_ci=False), expect, rtol=1e-12)
+    np.testing.assert_allclose(train_variability(P), expect, rtol=1e-12)  # the earlier form: plain std
+    # the default, App. A's formula: sqrt(var + var^2 / (E - 1)), E = the finite entries
     ci = [np.sqrt(0.045 + 0.045**2 / 3), 0.0, np.sqrt(0.01 + 0.01**2 / 1), np.nan]
-    np.testing.assert_allclose(ambiguity(P, include_ci=True), ci, rtol=1e-12)
+    np.testing.assert_allclose(ambiguity(P), ci, rtol=1e-12)
     # items x epochs x classes + gold index: the same numbers
     probs = np.stack([P, 1 - P], axis=2)[:, :, ::-1]          # class 1 holds P
-    np.testing.assert_allclose(ambiguity(probs=probs, gold=[1, 1, 1, 1]), expect, rtol=1e-12)
+    np.testing.assert_allclose(ambiguity(probs=probs, gold=[1, 1, 1, 1]), ci, rtol=1e-12)
+    np.testing.assert_allclose(train_variability(probs=probs, gold=[1, 1, 1, 1]), expect, rtol=1e-12)
     with pytest.raises(DataError) as e:
         ambiguity([[0.2, 1.5]])
     assert e.value.field == "gold_probs" and "softmax" in str(e.value)
@@ -306,8 +312,13 @@ def test_training_dynamics_runs_and_is_seeded():
     assert D.shape == (200, 4) and np.all((D >= 0) & (D <= 1))
     assert np.array_equal(D, training_dynamics(texts, gold, epochs=4, seed=7))
     assert not np.array_equal(D, training_dynamics(texts, gold, epochs=4, seed=8))
-    a = ambiguity(texts=texts, gold=gold, epochs=4, seed=7)
-    np.testing.assert_allclose(a, D.std(axis=1))
+    # train_variability: the training items' dynamics, plain std
+    np.testing.assert_allclose(train_variability(texts=texts, gold=gold, epochs=4, seed=7), D.std(axis=1))
+    # ambiguity (the paper's): held-out dynamics (cross-fitted), include_ci formula
+    H4 = training_dynamics(texts, gold, epochs=4, setting="heldout", seed=7)
+    v = H4.var(axis=1)
+    np.testing.assert_allclose(ambiguity(texts=texts, gold=gold, epochs=4, seed=7), np.sqrt(v + v * v / 3))
+    assert ambiguity(texts=texts, gold=gold, seed=7).shape == (200,)  # default 10 epochs, as App. A
     # the cue items are learned early and stay learned: the model is more confident on them
     assert D[pred, -1].mean() > D[~pred, -1].mean()
     # held out: each item's dynamics come from models that never train on it -> random labels stay near chance
@@ -420,3 +431,122 @@ def test_learned_difficulty_by_group_never_uses_its_own_splits_labels():
     assert not np.allclose(w[groups == "y"], v[groups == "y"])  # (they do enter the other splits')
     with pytest.raises(ParameterError, match="scores="):
         learned_difficulty(texts)
+
+
+# ------------------------------------------------------------------------------- extractive QA (App. A)
+def _brute_span_prob(ls, le, answers, null=None, max_len=None):
+    """Every (start, end) pair enumerated: the definition, without the cumulative-sum shortcut."""
+    t = len(ls)
+    valid = [(s, e) for s in range(t) for e in range(s, t)
+             if (max_len is None or e - s < max_len) and (null is None or (s != null and e != null))]
+    if null is not None:
+        valid.append((null, null))
+    z = sum(np.exp(ls[s] + le[e]) for s, e in valid)
+    gold = set(map(tuple, answers)) if answers else {(null, null)}
+    return sum(np.exp(ls[s] + le[e]) for s, e in gold) / z
+
+
+def test_span_gold_probs_by_hand_and_against_every_pair():
+    # start [1, 0, 2], end [1, 0, 2], position 0 = no answer: spans (0,0) 2, (1,1) 0, (1,2) 2, (2,2) 4
+    z = np.exp(2) + 1 + np.exp(2) + np.exp(4)
+    item = {"start_logits": [[1.0, 0.0, 2.0]], "end_logits": [[1.0, 0.0, 2.0]], "null_index": 0}
+    got = span_gold_probs([{**item, "answers": [[1, 2]]}, {**item, "answers": []}, {**item, "answers": [[2, 2]]},
+                           {**item, "answers": [[1, 2], [2, 2], [1, 2]]}])
+    np.testing.assert_allclose(got[:, 0], [np.exp(2) / z, np.exp(2) / z, np.exp(4) / z, (np.exp(2) + np.exp(4)) / z])
+    rng = np.random.default_rng(0)
+    for k in range(40):
+        t = int(rng.integers(2, 30))
+        ls, le = rng.normal(0, 3, t), rng.normal(0, 3, t)
+        null = None if k % 2 else 0
+        lo = 1 if null == 0 else 0
+        s = int(rng.integers(lo, t))
+        e = int(rng.integers(s, t))
+        max_len = None if k % 3 else int(rng.integers(e - s + 1, t + 1))
+        answers = [] if (null == 0 and k % 4 == 0) else [[s, e]]
+        one = {"start_logits": [ls], "end_logits": [le], "answers": answers}
+        got = span_gold_probs([one], null_index=null, max_answer_len=max_len)[0, 0]
+        assert got == pytest.approx(_brute_span_prob(ls, le, answers, null, max_len), rel=1e-9)
+    # logits shifted by a constant per epoch (or log-softmax probabilities): the same probability
+    shifted = {"start_logits": [[11.0, 10.0, 12.0]], "end_logits": [[-4.0, -5.0, -3.0]], "answers": [[1, 2]],
+               "null_index": 0}
+    assert span_gold_probs([shifted])[0, 0] == pytest.approx(np.exp(2) / z)
+
+
+def test_ambiguity_from_reader_spans_is_the_include_ci_variability_of_the_epochs():
+    """A constructed SQuAD-like set: three questions on one 6-token context, a reader trained for 4
+    epochs. Item 0's gold span gains steadily, item 1's flips between two spans, item 2 is unanswerable
+    and the reader grows sure of "no answer" ([CLS] = position 0)."""
+    def epoch(gold_boost, other_boost, gold=(2, 3), other=(4, 5), null_boost=0.0):
+        s, e = np.zeros(6), np.zeros(6)
+        s[gold[0]] += gold_boost
+        e[gold[1]] += gold_boost
+        s[other[0]] += other_boost
+        e[other[1]] += other_boost
+        s[0] += null_boost
+        e[0] += null_boost
+        return s.tolist(), e.tolist()
+
+    items = []
+    for boosts in ([(0.5, 0), (1, 0), (1.5, 0), (2, 0)], [(3, 0), (0, 3), (3, 0), (0, 3)],
+                   [(0, 0, 0.0), (0, 0, 1.0), (0, 0, 2.0), (0, 0, 3.0)]):
+        ep = [epoch(*b[:2], null_boost=b[2] if len(b) > 2 else 0.0) for b in boosts]
+        items.append({"start_logits": [x[0] for x in ep], "end_logits": [x[1] for x in ep],
+                      "answers": [[2, 3]] if len(boosts[0]) == 2 else []})
+    P = span_gold_probs(items, null_index=0)
+    assert P.shape == (3, 4) and np.all(np.diff(P[0]) > 0) and np.all(np.diff(P[2]) > 0)
+    amb = ambiguity(spans=items, null_index=0)
+    v = P.var(axis=1)
+    np.testing.assert_allclose(amb, np.sqrt(v + v * v / 3))  # App. A's formula over the 4 epochs
+    assert amb[1] > amb[0] and amb[1] > amb[2]  # the flip-flopping item is the ambiguous one
+    np.testing.assert_allclose(train_variability(P), np.sqrt(v))
+
+
+def test_span_input_errors_name_the_field():
+    ok = {"start_logits": [[0.0, 1.0]], "end_logits": [[0.0, 1.0]], "answers": [[1, 1]]}
+    for bad, field, frag in (
+            ([{"start_logits": [[0.0]], "answers": [[0, 0]]}], "spans", "needs the keys"),
+            ([{**ok, "end_logits": [[0.0, 1.0, 2.0]]}], "spans", "one shape"),
+            ([{**ok, "answers": [[1, 2]]}], "spans", "is not a span"),
+            ([{**ok, "answers": []}], "null_index", "needs null_index"),
+            ([{**ok, "null_index": 1}], "spans", "avoiding null_index 1"),
+            ({"start_logits": []}, "spans", "one dict per item")):
+        with pytest.raises(DataError, match=frag) as e:
+            span_gold_probs(bad)
+        assert e.value.field == field
+    with pytest.raises(ParameterError) as e:
+        ambiguity()
+    assert "spans=" in str(e.value)
+
+
+def test_token_f1_noise_for_squad_answers():
+    # SQuAD normalisation: case, punctuation and articles do not count
+    assert token_f1("The Eiffel Tower.", "eiffel tower") == 1.0
+    assert token_f1("in 1889", "1889") == pytest.approx(2 * 0.5 * 1 / 1.5)   # P 1/2, R 1
+    assert token_f1("Paris", "London") == 0.0 and token_f1("", "") == 1.0 and token_f1("", "x") == 0.0
+    answers = [["Denver Broncos", "Denver Broncos", "Denver Broncos"],       # all agree
+               ["Santa Clara, California", "Levi's Stadium", "Santa Clara"],  # F1 pairs: 0, 0.8, 0
+               ["gold", "golden anniversary", "gold"],                        # 0, 1, 0
+               ["only one"], []]
+    want = [0.0, 1 - 0.8 / 3, 1 - 1 / 3, np.nan, np.nan]
+    np.testing.assert_allclose(noise(answers=answers), want)
+    np.testing.assert_allclose(compute_dimensions(["noise"], answers=answers)["noise"], want)
+    with pytest.raises(DataError) as e:
+        noise(answers=["Denver", "Paris"])
+    assert e.value.field == "answers"
+    with pytest.raises(ParameterError, match="answers="):
+        noise(answers=answers, counts=[[1, 1]] * 5)
+
+
+def test_a_qa_pool_feeds_answers_and_spans_to_noise_and_ambiguity():
+    from evalsift.pool import Pool
+
+    answers = [["Denver Broncos", "Denver Broncos"], ["Santa Clara", "Santa Clara, California"], ["gold", "golden"]]
+    spans = [{"start_logits": [[0.0, a, 0.0], [0.0, b, 0.0]], "end_logits": [[0.0, 0.0, a], [0.0, 0.0, b]],
+              "answers": [[1, 2]]} for a, b in ((1.0, 1.5), (3.0, -1.0), (0.0, 0.0))]
+    pool = Pool(item_ids=range(3), inputs=["q1", "q2", "q3"], systems=["A", "B"],
+                scores={"f1": np.array([[1.0, 0.5], [0.2, 0.4], [0.0, 1.0]])},
+                metadata={"answers": answers, "spans": spans})
+    d = compute_dimensions(["noise", "ambiguity"], pool=pool, metric="f1")
+    np.testing.assert_allclose(d["noise"], [0.0, 0.2, 1.0])             # 1 - F1: 1, 0.8, 0
+    np.testing.assert_allclose(d["ambiguity"], ambiguity(spans=spans))
+    assert d["ambiguity"][2] == 0.0 and d["ambiguity"][1] > d["ambiguity"][0]  # unchanged logits: no variability

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 from ._common import add_data, add_quiet, load_data, name_list, out_dir, positive_int, seed_int
 
 
@@ -21,6 +21,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "inputs); 'evalsift methods' lists the registered ones")
     p.add_argument("--topics", metavar="FIELD", help="metadata field whose values are the splits (e.g. domain): "
                                                      "their similarity vectors and OOD prediction between them")
+    p.add_argument("--ood-protocol", default="leave_target_out", choices=["leave_target_out", "paper"],
+                   help="held-out scheme of the OOD prediction (with --topics): leave_target_out (ours: each split "
+                        "predicted by a regression that never saw it) or paper (Kovatchev & Lease Sec. 5: random "
+                        "source-target pairs held out, repeated)")
+    p.add_argument("--ood-pairs", choices=["both", "full", "topics"],
+                   help="--ood-protocol paper: the source-target pairs: full data -> each topic (the paper's SQuAD "
+                        "setting), every ordered pair of topics (its MNLI setting), or both (default)")
+    p.add_argument("--ood-test-pairs", type=positive_int, metavar="N",
+                   help="--ood-protocol paper: pairs held out per repeat (default 5, the paper's SQuAD setting)")
+    p.add_argument("--ood-repeats", type=positive_int, metavar="N",
+                   help="--ood-protocol paper: repeats with different held-out pairs (default 5)")
     p.add_argument("--models", type=name_list, metavar="A,B", help="the two systems of the profile (default: the two best)")
     p.add_argument("--lower-is-better", action="store_true", help="the metric is better when lower (an error count)")
     p.add_argument("--samples", type=positive_int, default=200, help="random samples behind every band")
@@ -36,6 +47,21 @@ def _check_metric(pool, metric: str) -> None:
                         "Name one of them (NAME-ref computes chrF-ref, BLEU-ref, ROUGE-L-ref).", field="metric")
 
 
+def _ood_options(args: argparse.Namespace) -> dict:
+    extra = {k: v for k, v in (("pairs", args.ood_pairs), ("test_pairs", args.ood_test_pairs),
+                               ("repeats", args.ood_repeats)) if v is not None}
+    if args.ood_protocol != "paper":
+        if extra:
+            flag = "--ood-" + next(iter(extra)).replace("_", "-")
+            raise ParameterError(f"{flag} applies to the paper's held-out scheme only; add --ood-protocol paper or "
+                                 f"leave {flag} out.", field=flag[2:].replace("-", "_"))
+        return {}
+    if not args.topics:
+        raise ParameterError("--ood-protocol paper needs --topics FIELD (the splits whose pairs are held out).",
+                             field="topics")
+    return {"protocol": "paper", **extra}
+
+
 def cmd_profile(args: argparse.Namespace) -> int:
     """``evalsift profile``."""
     from ..transparency.report import profile_pool, write_report
@@ -48,7 +74,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
                         f"{', '.join(pool.metadata) or '(none)'}. Name one of them, or leave --topics out.",
                         field="topics")
     res = profile_pool(pool, args.metric, dims=args.dims, topics=args.topics, models=args.models,
-                       higher_is_better=not args.lower_is_better, seed=args.seed, n_samples=args.samples)
+                       higher_is_better=not args.lower_is_better, seed=args.seed, n_samples=args.samples,
+                       ood_options=_ood_options(args))
     paths = write_report(res, folder)
     for n in res["notes"]:
         print(f"note: {n}", file=sys.stderr)
@@ -66,7 +93,9 @@ def _print_table(res: dict) -> None:
     for key, what in (("ood", "all dimensions"), ("ood_label_free", "label-free dimensions")):
         o = res.get(key)
         if o:
-            print(f"OOD prediction by {res['similarity']['field']} ({what}; {len(o['predictions'])} held-out rows): "
+            n_rep = len(o.get("per_repeat") or [])
+            how = f"paper's protocol, mean of {n_rep} repeats" if n_rep else "leave-one-split-out"
+            print(f"OOD prediction by {res['similarity']['field']} ({what}; {how}; {len(o['predictions'])} held-out rows): "
                   f"MAD {o['mad']:.4g} vs no-change {o['mad_no_change']:.4g}, R2 {o['r2']:.3f} vs "
                   f"{o['r2_no_change']:.3f}")
             if not o.get("beats_no_change", True):

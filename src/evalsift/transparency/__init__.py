@@ -2,7 +2,7 @@
 
 - :mod:`.dimensions`: per-item data dimensions (``length``, ``perplexity``, ``noise``,
   ``learned_noise``, ``difficulty``, ``pvi``, ``irt_difficulty``, ``discriminability``,
-  ``ambiguity``) in the :data:`dimensions` registry.
+  ``ambiguity``, ``train_variability``) in the :data:`dimensions` registry.
 - :mod:`.analysis`: MinMax scaling with 2% clipping, percentile strata, the expected random
   variance (Algorithm 1), ranking stability (Algorithm 2), per-dimension summaries (Tables 1-2),
   and the dataset similarity vector (SMD) with its random-sample band.
@@ -29,9 +29,9 @@ from .analysis import (Performance, StratifiedResult, accuracy, analyse, analyse
                        smd_band, strata)
 from .dimensions import (CausalLMScorer, NgramScorer, ambiguity, compute_dimensions, difficulty, dimension, dimensions,
                          discriminability, fit_responses, irt_difficulty, learned_difficulty, learned_noise, length,
-                         noise, perplexity, pvi, training_dynamics)
-from .ood import (OODResult, leave_target_out, ood_regression, pair_similarity, predict_unjudged, selection_report,
-                  split_indices, split_performance, split_similarity, two_model_profile)
+                         noise, perplexity, pvi, train_variability, training_dynamics)
+from .ood import (OODResult, leave_target_out, ood_regression, pair_similarity, predict_unjudged, random_pair_folds,
+                  selection_report, split_indices, split_performance, split_similarity, two_model_profile)
 from .report import profile_pool, write_report
 
 __all__ = [
@@ -39,8 +39,9 @@ __all__ = [
     "metric_change", "minmax_clip", "random_band", "sample_indices", "similarity_vector", "smd", "smd_band", "strata",
     "CausalLMScorer", "NgramScorer", "ambiguity", "compute_dimensions", "difficulty", "dimension", "dimensions",
     "discriminability", "fit_responses", "irt_difficulty", "learned_difficulty", "learned_noise", "length", "noise",
-    "perplexity", "pvi", "training_dynamics",
-    "OODResult", "leave_target_out", "ood_regression", "pair_similarity", "predict_unjudged", "selection_report",
+    "perplexity", "pvi", "train_variability", "training_dynamics",
+    "OODResult", "leave_target_out", "ood_regression", "pair_similarity", "predict_unjudged", "random_pair_folds",
+    "selection_report",
     "split_indices", "split_performance", "split_similarity", "two_model_profile",
     "profile_pool", "write_report",
 ]

@@ -98,26 +98,28 @@ def _two_models(perf: np.ndarray, systems: Sequence[str], models: Sequence[str] 
     return [systems[int(order[0])], systems[int(order[1])]]
 
 
-def _ood(splits: dict, perf: Any, dims: dict, notes: list[str], what: str) -> dict | None:
+def _ood(splits: dict, perf: Any, dims: dict, notes: list[str], what: str, options: dict) -> dict | None:
     if not dims:
         return None
-    if len(splits) < 3:
-        notes.append(f"OOD prediction ({what}) skipped: it needs at least 3 splits, the data has {len(splits)}")
+    paper = options.get("protocol") == "paper"
+    if len(splits) < (2 if paper else 3):
+        notes.append(f"OOD prediction ({what}) skipped: it needs at least {2 if paper else 3} splits, the data has "
+                     f"{len(splits)}")
         return None
     pairs = (len(splits) - 1) * (len(splits) - 2)  # ordered training pairs per held-out split
-    if pairs < 2 * (len(dims) + 1):
+    if not paper and pairs < 2 * (len(dims) + 1):
         notes.append(f"OOD prediction ({what}): {pairs} training pairs of splits per held-out split for "
                      f"{len(dims)} similarity features; the SMD vector varies only between pairs, so the regression "
                      "is likely to over-fit -- prefer fewer dimensions or more splits")
     try:
-        return ood_regression(splits, perf, dims).to_dict()
+        return ood_regression(splits, perf, dims, **options).to_dict()
     except DataError as e:
         notes.append(f"OOD prediction ({what}) skipped: {e}")
         return None
 
 
 def _topics(pool: Any, topics: str, scaled_dims: dict, perf: Any, label_free: list[str], seed: int, n_samples: int,
-            notes: list[str]) -> tuple[dict | None, dict | None, dict | None]:
+            notes: list[str], ood_options: dict) -> tuple[dict | None, dict | None, dict | None]:
     if topics not in pool.metadata:
         raise DataError(f"--topics: the data has no metadata field {topics!r}; its fields are "
                         f"{', '.join(pool.metadata) or '(none)'}. Name one of them, or leave --topics out.",
@@ -133,21 +135,26 @@ def _topics(pool: Any, topics: str, scaled_dims: dict, perf: Any, label_free: li
         return None, None, None
     sim = split_similarity(scaled_dims, groups, n_samples=n_samples, seed=seed, min_size=MIN_SPLIT)
     sim["field"] = topics
-    ood = _ood(splits, perf, scaled_dims, notes, "all dimensions")
+    if ood_options.get("protocol") == "paper":  # the full data (a source of the paper's pairs) is every item
+        ood_options = {"seed": seed, **ood_options, "full": np.arange(pool.n_items)}
+    ood = _ood(splits, perf, scaled_dims, notes, "all dimensions", ood_options)
     free = {k: v for k, v in scaled_dims.items() if k in label_free}
-    ood_free = _ood(splits, perf, free, notes, "label-free dimensions") if free else None
+    ood_free = _ood(splits, perf, free, notes, "label-free dimensions", ood_options) if free else None
     return sim, ood, ood_free
 
 
 def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, topics: str | None = None,
                  models: Sequence[str] | None = None, higher_is_better: bool = True, seed: int = 0,
-                 n_samples: int = 200, quiet: bool | None = None) -> dict[str, Any]:
+                 n_samples: int = 200, quiet: bool | None = None,
+                 ood_options: dict[str, Any] | None = None) -> dict[str, Any]:
     """The data profile of ``pool`` on ``metric`` (see the module docstring for the keys), JSON-ready.
 
     ``dims``: dimension names (default: :data:`DEFAULT_DIMS`, ``length`` only for text inputs);
     ``topics``: a metadata field whose values are the splits (similarity and OOD prediction);
     ``models``: the two systems of the profile (default: the two best); performance is the mean
     of ``metric`` per system (``higher_is_better`` orders them and orients difficulty and IRT).
+    ``ood_options``: keyword arguments of :func:`~.ood.ood_regression` (``protocol="paper"`` and its
+    ``pairs``, ``test_pairs``, ``repeats``; the full data is every item, ``seed`` is this ``seed``).
     """
     pool.check_metric(metric)
     notes: list[str] = []
@@ -167,7 +174,7 @@ def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, t
         sim = ood = ood_free = None
         if topics:
             sim, ood, ood_free = _topics(pool, topics, values, perf, [n for n in names if n in LABEL_FREE], seed,
-                                         n_samples, notes)
+                                         n_samples, notes, dict(ood_options or {}))
         else:
             notes.append("no --topics: the similarity of splits and OOD prediction are skipped")
         advance()

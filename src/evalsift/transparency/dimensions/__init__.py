@@ -8,14 +8,17 @@ several of them from the same inputs (fitting IRT once when both IRT dimensions 
 Implemented: ``length``, ``noise``, ``difficulty``, ``irt_difficulty``, ``discriminability``;
 ``perplexity`` (an n-gram LM from ``nltk.lm`` or a local causal LM, plain or conditional),
 ``pvi`` (pointwise V-information, the classification form of difficulty), ``ambiguity``
-(training-dynamics variability, from given probabilities or a cheap classifier trained epoch by
-epoch) and ``learned_noise`` (noise predicted from the input). The model-based ones are
-cross-fitted where they fit on the items themselves: no item is scored by a model trained on it
-(except ``ambiguity``'s ``setting="train"``, which is the cartography paper's).
+(the benchmark-transparency paper's: held-out items' gold-label probability over training epochs,
+``include_ci`` formula; from given probabilities, QA span logits or a cheap classifier trained
+epoch by epoch), ``train_variability`` (the cartography paper's: training items, plain std) and
+``learned_noise`` (noise predicted from the input). The model-based ones are cross-fitted where
+they fit on the items themselves: no item is scored by a model trained on it (except
+``train_variability``, whose point is the items the model trains on).
 
 Modules: :mod:`.registry` (``dimensions``, ``@dimension``), :mod:`.compute`
 (:func:`compute_dimensions`, :data:`POOL_FIELDS`), :mod:`.text` (``length``, ``perplexity``),
-:mod:`.labels` (``noise``, ``pvi``, ``ambiguity``, ``learned_noise``, ``learned_difficulty``),
+:mod:`.labels` (``noise``, ``pvi``, ``ambiguity``, ``train_variability``, ``learned_noise``,
+``learned_difficulty``), :mod:`.qa` (extractive QA: span probabilities, token-F1 agreement),
 :mod:`.scores` (``difficulty``, ``irt_difficulty``, ``discriminability``), and what they share:
 :mod:`.inputs` (input checks) and :mod:`.crossfit` (models fitted on the other items).
 ``from evalsift.transparency.dimensions import X`` works for every public name of them.
@@ -32,7 +35,8 @@ from __future__ import annotations
 # the registry first; importing each module of dimensions registers them
 from .registry import dimension, dimensions
 from .compute import POOL_FIELDS, compute_dimensions
-from .labels import ambiguity, learned_difficulty, learned_noise, noise, pvi, training_dynamics
+from .labels import ambiguity, learned_difficulty, learned_noise, noise, pvi, train_variability, training_dynamics
+from .qa import answer_agreement, span_gold_probs, token_f1
 from .scores import difficulty, discriminability, fit_responses, irt_difficulty
 from .text import CausalLMScorer, NgramScorer, length, perplexity
 
@@ -41,6 +45,7 @@ __all__ = [
     "CausalLMScorer",
     "NgramScorer",
     "ambiguity",
+    "answer_agreement",
     "compute_dimensions",
     "difficulty",
     "dimension",
@@ -54,5 +59,8 @@ __all__ = [
     "noise",
     "perplexity",
     "pvi",
+    "span_gold_probs",
+    "token_f1",
+    "train_variability",
     "training_dynamics",
 ]

@@ -18,11 +18,13 @@ POOL_FIELDS: dict[str, tuple[str | tuple[str, ...], ...]] = {
     "counts": ("counts", "label_count"),
     "gold": ("gold",),
     "gold_probs": ("gold_probs", "gold_prob"),
+    "answers": ("answers",),
+    "spans": ("spans",),
 }
 """Dimension input -> the pool fields it is read from, in order: a per-item column (``pool.metadata``)
 of that name, or a score matrix (``pool.scores``, items x systems) of that name; a tuple of names
 zips those per-item columns into one tuple per item (a premise-hypothesis pair)."""
-_ONE_OF = ("counts", "labels", "ratings", "observed")  # noise / learned_noise take exactly one of these
+_ONE_OF = ("counts", "labels", "ratings", "answers", "observed")  # noise / learned_noise take exactly one of these
 
 
 def _pool_inputs(pool: Any, declared: set[str], given: Mapping[str, Any]) -> dict[str, Any]:
@@ -59,7 +61,8 @@ def compute_dimensions(names: Iterable[str], *, pool: Any = None, metric: str | 
     With ``pool`` (an :class:`evalsift.pool.Pool`), an input that is not given and that some requested
     dimension declares is taken from the pool, first match wins (see :data:`POOL_FIELDS`):
 
-    - the data inputs ``texts``, ``counts``, ``gold`` and ``gold_probs`` from the pool's per-item
+    - the data inputs ``texts``, ``counts``, ``gold``, ``gold_probs`` and (extractive QA, formats in
+      :mod:`.qa`) ``answers`` and ``spans`` from the pool's per-item
       column (``pool.metadata``) of that name, else of an alias -- ``counts`` from ``label_count``,
       ``gold_probs`` from ``gold_prob``, ``texts`` from the ``premise`` and ``hypothesis`` columns
       zipped into pairs -- else from a score matrix (items x systems) of that name or alias

@@ -1,5 +1,6 @@
 """Dimensions from annotators' labels and gold labels: ``noise`` (annotator disagreement), ``pvi``
-(pointwise V-information), ``ambiguity`` (training-dynamics variability, :func:`training_dynamics`),
+(pointwise V-information), ``ambiguity`` (the variability of held-out items' gold-label probability
+over training epochs, :func:`training_dynamics`; ``train_variability``: of the training items),
 and the cross-fitted predictions ``learned_noise`` and ``learned_difficulty`` (defined for unjudged
 items too)."""
 
@@ -15,13 +16,15 @@ from ...errors import DataError, ParameterError, check_choice
 from .crossfit import (_check_folds, _default_classifier, _default_regressor, _encode_labels, _estimator, _log_proba,
                        _model_inputs, _splits, _take, _tfidf)
 from .inputs import _check_len, _float_matrix, _nonempty
+from .qa import answer_agreement, span_gold_probs
 from .registry import dimension
 from .scores import difficulty
 
 
 @dimension("noise")
 def noise(counts: Any = None, *, labels: Sequence[Sequence[Any]] | None = None,
-          ratings: Any = None, scale: tuple[float, float] | None = None) -> np.ndarray:
+          ratings: Any = None, scale: tuple[float, float] | None = None,
+          answers: Sequence[Sequence[str]] | None = None) -> np.ndarray:
     """Annotator disagreement per item: 1 - agreement (Kovatchev & Lease 2024, Sec. 3, "noise").
 
     Categorical labels (the paper's definition): ``1 - n_majority / n_annotators``, the share of
@@ -29,6 +32,11 @@ def noise(counts: Any = None, *, labels: Sequence[Sequence[Any]] | None = None,
     the number of annotators choosing each class, e.g. ChaosNLI's ``label_count``) or ``labels``
     (one list of labels per item, e.g. ChaosNLI's ``old_labels``). An item with fewer than 2
     annotations gets NaN (agreement is undefined).
+
+    Extractive QA (``answers``: one list of the annotators' answer strings per item, e.g. SQuAD's
+    ``answers["text"]``): the paper's SQuAD form (App. A), ``1 - `` the mean over every pair of
+    annotators of SQuAD's token-overlap F1 (:func:`~.qa.answer_agreement`). NaN with fewer than 2
+    answers.
 
     Numeric scores (``ratings``: items x repeats, NaN where a repeat is missing, e.g. the three
     SummEval experts): our extension, not in the paper: the standard deviation of the repeats
@@ -42,11 +50,17 @@ def noise(counts: Any = None, *, labels: Sequence[Sequence[Any]] | None = None,
     [0.3333, nan]
     >>> noise(ratings=[[1, 5], [3, 3], [2, np.nan]], scale=(1, 5)).tolist()   # std 2 / 4; 0; one rating
     [0.5, 0.0, nan]
+    >>> noise(answers=[["Paris", "Paris"], ["in 1889", "1889"]]).round(4).tolist()   # 1 - F1: 0; 1 - 2/3
+    [0.0, 0.3333]
     """
-    given = [n for n, v in (("counts", counts), ("labels", labels), ("ratings", ratings)) if v is not None]
+    given = [n for n, v in (("counts", counts), ("labels", labels), ("ratings", ratings), ("answers", answers))
+             if v is not None]
     if len(given) != 1:
-        raise ParameterError("noise: give exactly one of counts=, labels= or ratings=; got "
+        raise ParameterError("noise: give exactly one of counts=, labels=, ratings= or answers=; got "
                              f"{', '.join(given) or 'none'}.", field="counts")
+    if answers is not None:
+        _nonempty(answers, "answers")
+        return 1.0 - answer_agreement(answers)
     if labels is not None:
         _nonempty(labels, "labels")
         out = np.full(len(labels), np.nan)
@@ -210,37 +224,75 @@ def training_dynamics(texts: Sequence[Any] | None = None, gold: Sequence[Any] | 
 
 @dimension("ambiguity")
 def ambiguity(gold_probs: Any = None, *, probs: Any = None, gold: Sequence[Any] | None = None,
-              texts: Sequence[Any] | None = None, features: Any = None, include_ci: bool = False,
-              epochs: int = 5, setting: str = "train", folds: int = 5, seed: int = 0) -> np.ndarray:
-    """Training-dynamics variability (Swayamdipta et al., EMNLP 2020, "Dataset Cartography", Sec. 2).
+              spans: Sequence[Any] | None = None, null_index: int | None = None,
+              texts: Sequence[Any] | None = None, features: Any = None, include_ci: bool = True,
+              epochs: int = 10, setting: str = "heldout", folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Ambiguity as Kovatchev & Lease define it (2024, Sec. 3 and App. A): the variability over
+    training epochs of the model's probability of the gold label, for items the model is *not*
+    trained on, with the ``include_ci`` formula of the Dataset Cartography code.
 
-    The standard deviation over epochs of the model's probability of the gold label,
-    ``sqrt(sum_e (p_e - mean)^2 / E)`` (ddof=0, as ``np.std`` in their code). Swayamdipta et al. call
-    high-variability items *ambiguous*; it is the ambiguity dimension of the benchmark-transparency
-    analysis. High = the model wavers on the item.
+    App. A: a model is fine-tuned for 10 epochs; after each epoch it predicts the *validation* items
+    and their gold-label probabilities form a vector ``conf``; the ambiguity of an item is
+    ``sqrt(var(conf) + var(conf)**2 / (len(conf) - 1))`` (``var`` with ddof=0) -- the ``--include_ci``
+    option of Swayamdipta et al.'s ``cartography/selection/train_dy_filtering.py`` (after Chang et
+    al. 2017). High = the model wavers on the item. The defaults are the paper's: ``include_ci=True``,
+    ``epochs=10``, ``setting="heldout"``.
 
-    ``include_ci=True`` is their code's ``--include_ci`` option
-    (``cartography/selection/train_dy_filtering.py``, after Chang et al. 2017, "Active Bias"): the
-    variance plus the variance of that variance estimate, ``sqrt(var + var**2 / (E - 1))`` with the
-    same ddof=0 ``var`` -- slightly larger than the plain std when there are few epochs.
+    ``train_variability`` is the earlier form (Swayamdipta et al.'s own: the dynamics of the
+    *training* items, plain std); ``include_ci=False`` here gives the plain std
+    ``sqrt(sum_e (p_e - mean)^2 / E)`` on held-out items.
 
-    Three ways in, in this order:
+    Four ways in, in this order:
 
-    - ``gold_probs``: items x epochs (or items x runs) gold-label probabilities, NaN where missing.
-      Per-run probabilities (several seeds or models, e.g. ChaosNLI's five runs) give the
-      variability across runs -- our extension: the same formula over runs instead of epochs.
+    - ``gold_probs``: items x epochs (or items x runs) gold-label probabilities, NaN where missing,
+      recorded elsewhere (for held-out items, to be the paper's quantity). Per-run probabilities
+      (several seeds or models, e.g. ChaosNLI's five runs) give the variability across runs -- our
+      extension: the same formula over runs instead of epochs.
     - ``probs`` (items x epochs x classes) with ``gold`` (an integer class index per item).
+    - ``spans``: extractive QA, per item and epoch a reader's start/end logits and the gold spans
+      (format: :mod:`.qa`); the gold probability of each epoch is :func:`~.qa.span_gold_probs` (App.
+      A's span probability; ``null_index``: the no-answer position for SQuAD 2.0).
     - ``texts`` (or ``features``) with ``gold``: :func:`training_dynamics` trains a cheap classifier
-      for ``epochs`` epochs (``setting="train"``, the paper's, or ``"heldout"``, cross-fitted in
-      ``folds``; seeded by ``seed``).
+      for ``epochs`` epochs and records the dynamics; ``setting="heldout"`` (default): cross-fitted in
+      ``folds`` parts, each item recorded by the models training on the other parts -- the paper's
+      validation items, for every item of one set; ``"train"``: the items the model trains on.
 
     Items with fewer than 2 finite probabilities are NaN.
 
-    >>> ambiguity([[0.9, 0.7, 0.8], [0.5, 0.5, 0.5], [0.2, np.nan, np.nan]]).round(4).tolist()
-    [0.0816, 0.0, nan]
-    >>> ambiguity([[0.9, 0.7, 0.8]], include_ci=True).round(4).tolist()   # sqrt(v + v^2/2), v = 0.02/3
-    [0.0818]
+    >>> ambiguity([[0.9, 0.7, 0.8], [0.5, 0.5, 0.5], [0.2, np.nan, np.nan]]).round(4).tolist()  # sqrt(v + v^2/2)
+    [0.0818, 0.0, nan]
+    >>> ambiguity([[0.9, 0.7, 0.8]], include_ci=False).round(4).tolist()   # plain std: v = 0.02/3
+    [0.0816]
     """
+    p = _gold_prob_matrix(gold_probs, probs, gold, texts, features, epochs, setting, folds, seed,
+                          spans=spans, who="ambiguity", null_index=null_index)
+    return _variability(p, bool(include_ci))
+
+
+@dimension("train_variability")
+def train_variability(gold_probs: Any = None, *, probs: Any = None, gold: Sequence[Any] | None = None,
+                      texts: Sequence[Any] | None = None, features: Any = None, epochs: int = 5,
+                      seed: int = 0) -> np.ndarray:
+    """Training-dynamics variability of the *training* items (Swayamdipta et al., EMNLP 2020, Sec. 2).
+
+    The standard deviation over epochs of the gold-label probability of the items the model trains
+    on, ``sqrt(sum_e (p_e - mean)^2 / E)`` (ddof=0, as ``np.std`` in their code; no ``include_ci``).
+    It was evalsift's ``ambiguity`` before ``ambiguity`` took the benchmark-transparency definition
+    (held-out items, ``include_ci``); kept under its own name for results computed that way. From
+    ``gold_probs`` / ``probs`` + ``gold`` it is the plain std of whatever was recorded; from
+    ``texts`` / ``features`` + ``gold``, :func:`training_dynamics` with ``setting="train"``.
+
+    >>> train_variability([[0.9, 0.7, 0.8], [0.5, 0.5, 0.5]]).round(4).tolist()   # sqrt(0.02 / 3)
+    [0.0816, 0.0]
+    """
+    p = _gold_prob_matrix(gold_probs, probs, gold, texts, features, epochs, "train", 5, seed, spans=None,
+                          who="train_variability")
+    return _variability(p, False)
+
+
+def _gold_prob_matrix(gold_probs: Any, probs: Any, gold: Any, texts: Any, features: Any, epochs: int, setting: str,
+                      folds: int, seed: int, *, spans: Any, who: str, null_index: int | None = None) -> np.ndarray:
+    """Items x epochs gold-label probabilities from the first input given (see :func:`ambiguity`)."""
     if gold_probs is not None:
         p = _float_matrix(gold_probs, "gold_probs")
         field = "gold_probs"
@@ -250,7 +302,7 @@ def ambiguity(gold_probs: Any = None, *, probs: Any = None, gold: Sequence[Any] 
             raise DataError(f"probs: expected items x epochs x classes, got shape {P.shape}; for gold-label "
                             "probabilities (items x epochs) use gold_probs=.", field="probs")
         if gold is None:
-            raise ParameterError("ambiguity: probs=... needs gold=... (a class index per item).", field="gold")
+            raise ParameterError(f"{who}: probs=... needs gold=... (a class index per item).", field="gold")
         g = np.asarray(gold)
         _check_len(g, P.shape[0], "gold", "probs")
         if g.dtype.kind not in "iu" or np.any((g < 0) | (g >= P.shape[2])):
@@ -258,18 +310,21 @@ def ambiguity(gold_probs: Any = None, *, probs: Any = None, gold: Sequence[Any] 
                             field="gold")
         p = P[np.arange(P.shape[0]), :, g]
         field = "probs"
+    elif spans is not None:
+        p, field = span_gold_probs(spans, null_index=null_index), "spans"
     elif texts is not None or features is not None:
         p = training_dynamics(texts, gold, features=features, epochs=epochs, setting=setting, folds=folds,
                               seed=seed)
         field = "texts"
     else:
-        raise ParameterError("ambiguity needs gold_probs=... (items x epochs), probs=... with gold=..., or "
-                             "texts=... with gold=... to record training dynamics.", field="gold_probs")
+        raise ParameterError(f"{who} needs gold_probs=... (items x epochs), probs=... with gold=..., "
+                             f"{'spans=... (QA logits), ' if who == 'ambiguity' else ''}or texts=... with gold=... "
+                             "to record training dynamics.", field="gold_probs")
     finite = p[np.isfinite(p)]
     if finite.size and (finite.min() < 0 or finite.max() > 1):
         raise DataError(f"{field}: probabilities must lie in [0, 1]; found {finite.min():.4g}..{finite.max():.4g}. "
                         "Apply a softmax to logits first.", field=field)
-    return _variability(p, bool(include_ci))
+    return p
 
 
 # ------------------------------------------------------------------------------------ learned noise
@@ -278,7 +333,7 @@ def learned_noise(texts: Sequence[Any] | None = None, *, counts: Any = None,
                   labels: Sequence[Sequence[Any]] | None = None, ratings: Any = None,
                   scale: tuple[float, float] | None = None, observed: Any = None, features: Any = None,
                   model: Any = None, folds: int = 5, seed: int = 0,
-                  groups: Sequence[Any] | None = None) -> np.ndarray:
+                  groups: Sequence[Any] | None = None, answers: Sequence[Sequence[str]] | None = None) -> np.ndarray:
     """Annotator disagreement *predicted* from the input alone; defined for unjudged items too.
 
     Our extension of Kovatchev & Lease's "noise" (2024, Sec. 3), which needs several annotations per
@@ -286,7 +341,7 @@ def learned_noise(texts: Sequence[Any] | None = None, *, counts: Any = None,
     annotations get an estimate. **It is a prediction, not a measurement**: it says how contested
     items *like this one* were, not how contested this one is.
 
-    The target is :func:`noise` of ``counts`` / ``labels`` / ``ratings`` (+ ``scale``), or
+    The target is :func:`noise` of ``counts`` / ``labels`` / ``ratings`` (+ ``scale``) / ``answers``, or
     ``observed`` (one float per item, NaN = not judged). The judged items are cross-fitted (``folds``
     parts; each is predicted by a model fitted on the others); the unjudged items are predicted by a
     model fitted on all judged items. ``model``: a scikit-learn regressor or a function returning
@@ -308,12 +363,13 @@ def learned_noise(texts: Sequence[Any] | None = None, *, counts: Any = None,
             raise DataError(f"observed: expected one number per item, got shape {y.shape}.", field="observed")
         field = "observed"
     else:
-        if counts is None and labels is None and ratings is None:
-            raise ParameterError("learned_noise needs the annotations to learn from: counts=, labels=, ratings= "
-                                 "(as for noise) or observed= (the noise per item, NaN where not judged).",
+        if counts is None and labels is None and ratings is None and answers is None:
+            raise ParameterError("learned_noise needs the annotations to learn from: counts=, labels=, ratings=, "
+                                 "answers= (as for noise) or observed= (the noise per item, NaN where not judged).",
                                  field="counts")
-        y = noise(counts, labels=labels, ratings=ratings, scale=scale)
-        field = next(f for f, v in (("counts", counts), ("labels", labels), ("ratings", ratings)) if v is not None)
+        y = noise(counts, labels=labels, ratings=ratings, scale=scale, answers=answers)
+        field = next(f for f, v in (("counts", counts), ("labels", labels), ("ratings", ratings),
+                                    ("answers", answers)) if v is not None)
     _check_len(y, n, field, "texts" if features is None else "features")
     return _learned(X, usable, is_text, y, model, folds, seed, groups, "learned_noise")
 
@@ -385,4 +441,5 @@ def learned_difficulty(texts: Sequence[Any] | None = None, *, scores: Any = None
     return _learned(X, usable, is_text, y, model, folds, seed, groups, "learned_difficulty")
 
 
-__all__ = ["ambiguity", "learned_difficulty", "learned_noise", "noise", "pvi", "training_dynamics"]
+__all__ = ["ambiguity", "learned_difficulty", "learned_noise", "noise", "pvi", "train_variability",
+           "training_dynamics"]
