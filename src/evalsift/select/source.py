@@ -46,6 +46,11 @@ class ArtificialCrowd(UtilitySelector):
         self.params = dict(params or {})
         self.seed = seed
 
+    @property
+    def randomised(self) -> bool:
+        """True when the crowd is drawn by the seed (``crowd=None``)."""
+        return self.crowd is None
+
     def _utilities(self, pool: Pool) -> np.ndarray:
         if self.crowd is None:
             k = max(1, min(pool.n_systems - 1, int(round(self.fraction * pool.n_systems))))
