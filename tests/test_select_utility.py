@@ -71,10 +71,15 @@ def test_irt_selector_uses_fitted_item_parameters():
     rng = np.random.default_rng(0)
     scores = rng.random((30, 6))
     sel = make_selector("irt", metric="m", utility="disc").fit(pool_of(scores))
-    ref = fit_irt(responses_from_scores(scores), "2pl", seed=0)
+    ref = fit_irt(responses_from_scores(scores), "3plu", seed=0)  # the default: the paper's Eq. 7 model
+    assert sel.irt_.model == "3plu" and np.all(sel.irt_.feasibility < 1)
     np.testing.assert_allclose(sel.utilities_, ref.discrimination)
     fisher = make_selector("irt_fisher", metric="m").fit(pool_of(scores))
     np.testing.assert_allclose(fisher.utilities_, ref.item_information(ref.ability))
+    # irt_2pl: difficulty x discrimination of the model without the feasibility term
+    two = fit_irt(responses_from_scores(scores), "2pl", seed=0)
+    np.testing.assert_allclose(make_selector("irt_2pl", metric="m").fit(pool_of(scores)).utilities_,
+                               two.difficulty * two.discrimination)
 
 
 def test_responses_scaled_over_the_matrix():
