@@ -32,9 +32,10 @@ Two protocols (``protocol=``; each setting can still be overridden one by one):
 - ``"evalsift"`` (default): the above, with Kendall tau-b, clusters compared with the cluster's
   best system (``cluster_chain="top"``), proportions 0.05, 0.10, ..., 0.50, 80% subsamples.
 - ``"paper"``: the evaluation behind Zouhar et al.'s Table 10 and Table 2 (Sec. 2.1, App. Alg. 1,
-  Eq. 11): Spearman's rho, clusters compared with the system just above
-  (``cluster_chain="previous"``), ten geometrically spaced proportions from 0.05 to 0.5, the whole
-  pool (no subsample); methods whose picks do not depend on the seed are fitted and scored once,
+  Eq. 11; where the paper is silent, the package's code and Table 10 script): Spearman's rho,
+  clusters compared with the system just above (``cluster_chain="previous"``), ten geometrically
+  spaced proportions from 0.05 to 0.5 (the package's ``PROPS``), the whole pool (no subsample);
+  methods whose picks do not depend on the seed are fitted and scored once,
   seeded ones (random) on every seed; random's targets are the mean of ``random_targets`` orderings
   shared by every seed and method; curve values are taken at the prefix ``floor(p * n)`` itself.
   Without ``human_metric`` the human scores are chosen as subset2evaluate's WMT loader does

@@ -1,6 +1,6 @@
 """Cost-aware selection: the most useful items whose total annotation cost fits a budget.
 
-Zouhar et al. (TACL 2025, Sec. 5) select under a cost budget instead of an item count: each item has
+Zouhar et al. (TACL 2025, Eq. 2 and Sec. 5.2) select under a cost budget instead of an item count: each item has
 a cost (annotation time) and a utility (from any utility selector), and the subset maximises total
 utility subject to total cost <= budget, a 0-1 knapsack solved as an integer program.
 

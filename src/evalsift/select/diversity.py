@@ -1,7 +1,8 @@
-"""Output diversity (Zouhar et al. 2025, Sec. 3.2): items on which the systems' outputs differ most.
+"""Output diversity (Zouhar et al. 2025, Sec. 3.3, Eq. 6): items on which the systems' outputs differ most.
 
 Utility = -(mean pairwise similarity of the systems' outputs on the item); see
-:func:`evalsift.metrics.item_diversity` for the similarity kinds and the self-pair policy.
+:func:`evalsift.metrics.item_diversity` for the similarity kinds and the self-pair policy (Eq. 6
+averages over all ordered pairs, self-pairs included; we leave them out, see ``docs/subset.md``).
 """
 
 from __future__ import annotations
