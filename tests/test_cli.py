@@ -346,6 +346,12 @@ def test_bench_subset_paper_protocol(capsys, tmp_path):
                        "random", "--seeds", "1", "--protocol", "paper", "--cluster-chain", "top", "--interval-resamples",
                        "0", "--out", str(tmp_path / "top"))
     assert code == 0 and json.loads((tmp_path / "top" / "results.json").read_text())["cluster_chain"] == "top"
+    # with a subsample each seed sees other items: then every method is scored on every seed
+    code, _, err = run(capsys, "--quiet", "bench", "subset", "--data", "demo", "--human-metric", "human", "--metric",
+                       "token_f1", "--methods", "random,metric_var", "--seeds", "2", "--protocol", "paper",
+                       "--subsample", "0.8", "--interval-resamples", "0", "--out", str(tmp_path / "sub"))
+    res = json.loads((tmp_path / "sub" / "results.json").read_text())
+    assert code == 0 and res["repetitions"] == {"random": 2, "metric_var": 2} and res["n_items_subsample"] == 240
 
 
 def test_bench_subset_needs_a_human_metric_unless_paper(capsys, tmp_path):

@@ -35,7 +35,8 @@ Two protocols (``protocol=``; each setting can still be overridden one by one):
   Eq. 11; where the paper is silent, the package's code and Table 10 script): Spearman's rho,
   clusters compared with the system just above (``cluster_chain="previous"``), ten geometrically
   spaced proportions from 0.05 to 0.5 (the package's ``PROPS``), the whole pool (no subsample);
-  methods whose picks do not depend on the seed are fitted and scored once,
+  methods whose picks do not depend on the seed are fitted and scored once (on every seed when
+  ``subsample`` is set below 1),
   seeded ones (random) on every seed; random's targets are the mean of ``random_targets`` orderings
   shared by every seed and method; curve values are taken at the prefix ``floor(p * n)`` itself.
   Without ``human_metric`` the human scores are chosen as subset2evaluate's WMT loader does
@@ -252,8 +253,8 @@ def _seed_task(shared: dict[str, Any], seed: int) -> dict[str, Any]:
     for method in shared["evaluated"]:
         t0 = time.perf_counter()
         sel = build_selector(method, seed, shared["settings"])
-        if paper and seed > 0 and not sel.randomised:
-            continue  # the paper's protocol scores a seed-independent method once (seed 0)
+        if paper and seed > 0 and not sel.randomised and sub is full:
+            continue  # the paper's protocol scores a seed-independent method once (seed 0) on the whole pool
         fitted[method] = _fit(sub, sel)
         out["fit_time"][method] = time.perf_counter() - t0
     t0 = time.perf_counter()
