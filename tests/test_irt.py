@@ -204,7 +204,7 @@ def test_3plu_is_the_papers_feasibility_model_and_recovers_it():
     r = _result("3plu", b=[0.5], a=[2.0], c=[0.0], d=[0.8])
     assert r.probability(0.5)[0, 0] == pytest.approx(0.4) and r.probability(40.0)[0, 0] == pytest.approx(0.8)
     # continuous responses from a known 3PLu: 300 systems x 60 items, d ~ U(0.75, 1) (measured r = 0.57)
-    Y, theta, b, a, c, d = _synthetic(300, 60, "3plu", seed=21, continuous=True)
+    Y, theta, _, _, _, d = _synthetic(300, 60, "3plu", seed=21, continuous=True)
     fit = fit_irt(Y, "3plu")
     assert np.all(fit.guessing == 0.0)
     assert np.corrcoef(fit.feasibility, d)[0, 1] > 0.45 and np.corrcoef(fit.ability, theta)[0, 1] > 0.95

@@ -314,7 +314,7 @@ def _at_props(props: Sequence[float], sizes: np.ndarray, grid: np.ndarray, n: in
     """A curve over ``grid`` (proportions of ``n``) at ``props``: interpolated (evalsift protocol), or
     ``exact``: its value at the prefix of ``sizes`` (``floor(p * n)``) items itself where the grid has it."""
     if exact:
-        at = {int(round(g * n)): i for i, g in enumerate(grid)}
+        at = {round(g * n): i for i, g in enumerate(grid)}
         if all(int(k) in at for k in sizes):
             return np.array([curve[at[int(k)]] for k in sizes])
     return np.interp(props, grid, curve)
