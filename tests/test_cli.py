@@ -306,3 +306,57 @@ def test_compare_method_diffuse_keeps_its_old_form(capsys):
     assert "using the DiffUse paper's rule, a heuristic" in err
     code, out, _ = run(capsys, "compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", "metric:human", "--json")
     assert code == 0 and json.loads(out)["risk_rule"] == "anytime"
+
+
+def test_rank_cluster_chain_is_the_reference_of_each_test(capsys):
+    from evalsift.io import load
+    from evalsift.stats import system_clusters
+
+    scores = load("demo").score("human")
+    for chain in ("top", "previous"):
+        code, out, _ = run(capsys, "rank", "--data", "demo", "--human-metric", "human", "--cluster-chain", chain,
+                           "--json")
+        res = json.loads(out)
+        expected = system_clusters(scores, chain=chain)
+        assert code == 0 and res["chain"] == chain and res["n_clusters"] == expected.n_clusters
+        assert [r["cluster"] for r in res["ranking"]] == [int(expected.labels[j]) + 1 for j in expected.order]
+    code, _, err = run(capsys, "rank", "--data", "demo", "--human-metric", "human", "--cluster-chain", "best")
+    assert code == 2 and "invalid choice" in err
+
+
+def test_bench_subset_paper_protocol(capsys, tmp_path):
+    code, out, err = run(capsys, "--quiet", "bench", "subset", "--data", "demo", "--human-metric", "human", "--metric",
+                         "token_f1", "--methods", "random,metric_var", "--seeds", "3", "--protocol", "paper",
+                         "--interval-resamples", "0", "--out", str(tmp_path))
+    assert code == 0, err
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert (res["protocol"], res["correlation"], res["cluster_chain"], res["subsample"]) == \
+        ("paper", "spearman", "previous", 1.0)
+    # ten geometric proportions 0.05 * 10^(k/9): 0.05, 0.0646, ..., 0.5
+    assert len(res["props"]) == 10 and res["props"][0] == pytest.approx(0.05) and res["props"][-1] == pytest.approx(0.5)
+    assert res["props"][1] == pytest.approx(0.05 * 10 ** (1 / 9))
+    # the whole pool; random repeated on every seed, a seed-independent method scored once
+    assert res["n_items_subsample"] == res["n_items"] == 300 and res["repetitions"] == {"random": 3, "metric_var": 1}
+    assert res["curves"]["metric_var"]["0.5"]["correlation_se"] == 0.0
+    cell = res["mean_over_props"]["metric_var"]  # the Table 10 cell: the curve's mean over the proportions
+    assert cell["correlation"] == pytest.approx(sum(c["correlation"] for c in res["curves"]["metric_var"].values()) / 10)
+    assert "clusters vs previous, protocol paper" in out
+    # an explicit option still wins over the protocol's default
+    code, _, err = run(capsys, "--quiet", "bench", "subset", "--data", "demo", "--human-metric", "human", "--methods",
+                       "random", "--seeds", "1", "--protocol", "paper", "--cluster-chain", "top", "--interval-resamples",
+                       "0", "--out", str(tmp_path / "top"))
+    assert code == 0 and json.loads((tmp_path / "top" / "results.json").read_text())["cluster_chain"] == "top"
+    # with a subsample each seed sees other items: then every method is scored on every seed
+    code, _, err = run(capsys, "--quiet", "bench", "subset", "--data", "demo", "--human-metric", "human", "--metric",
+                       "token_f1", "--methods", "random,metric_var", "--seeds", "2", "--protocol", "paper",
+                       "--subsample", "0.8", "--interval-resamples", "0", "--out", str(tmp_path / "sub"))
+    res = json.loads((tmp_path / "sub" / "results.json").read_text())
+    assert code == 0 and res["repetitions"] == {"random": 2, "metric_var": 2} and res["n_items_subsample"] == 240
+
+
+def test_bench_subset_needs_a_human_metric_unless_paper(capsys, tmp_path):
+    code, _, err = run(capsys, "bench", "subset", "--data", "demo", "--methods", "random", "--out", str(tmp_path))
+    assert code == 2 and "--human-metric" in err
+    code, _, err = run(capsys, "bench", "subset", "--data", "demo", "--methods", "random", "--protocol", "paper",
+                       "--out", str(tmp_path))
+    assert code == 2 and "none of the human scores" in err and "--human-metric" in err

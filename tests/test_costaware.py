@@ -158,3 +158,21 @@ def test_small_instances_are_solved_exactly():
         shifted = u - u.min()  # the objective knapsack_select maximises (documented)
         assert shifted[res.items].sum() == pytest.approx(_dp_best(shifted, c, budget), rel=1e-4)
         assert res.total_cost <= budget
+
+
+def test_time_model_counts_characters_for_scripts_without_spaces():
+    from evalsift.select.costaware import source_length
+
+    zh = "警方在英国难民酒店外的暴力抗议后逮捕了15人"  # 23 characters, no space: one whitespace "word"
+    ja = "警察は暴力的な抗議の後、15人を逮捕した。"
+    ko = "경찰은 폭력 시위 후 15명을 체포했다"  # Hangul has spaces, but its units are longer than a word
+    th = "ตำรวจจับกุมผู้ประท้วง"
+    for text in (zh, ja, ko, th):
+        assert source_length(text) == len(text) and source_length(text, "words") == len(text.split())
+    assert source_length("Police arrest 15 after violent protest") == 6
+    # a pool mixing sources: each item by its own script; 0.15 * length + 33.7
+    p = Pool(item_ids=["zh", "en"], inputs=[zh, "Police arrest 15"], systems=["S"])
+    np.testing.assert_allclose(item_costs(p), [0.15 * len(zh) + 33.7, 0.15 * 3 + 33.7])
+    np.testing.assert_allclose(item_costs(p, length_unit="words"), [0.15 * 1 + 33.7, 0.15 * 3 + 33.7])
+    with pytest.raises(ParameterError, match="length_unit='letters' is not one of: auto, words, characters"):
+        item_costs(p, length_unit="letters")

@@ -22,8 +22,8 @@ from evalsift import irt
 from evalsift.errors import DataError, ParameterError
 from evalsift.irt import IRTResult, fit_irt, negative_log_posterior
 
-MODELS = ("1pl", "2pl", "3pl", "4pl")
-N_ITEM_BLOCKS = {"1pl": 1, "2pl": 2, "3pl": 3, "4pl": 4}
+MODELS = ("1pl", "2pl", "3pl", "3plu", "4pl")
+N_ITEM_BLOCKS = {"1pl": 1, "2pl": 2, "3pl": 3, "3plu": 3, "4pl": 4}
 
 
 def _result(model="4pl", *, ability=(0.0,), b=(0.0,), a=(1.0,), c=(0.0,), d=(1.0,), priors=None):
@@ -41,7 +41,7 @@ def _synthetic(S, J, model, seed, continuous=False):
     b = rng.normal(0.5 if asym else 0.0, 1.0, size=J)
     a = np.exp(rng.normal(0.3 if asym else 0.0, 0.3, size=J)) if model != "1pl" else np.ones(J)
     c = rng.uniform(0.0, 0.35, J) if asym else np.zeros(J)
-    d = rng.uniform(0.75, 1.0, J) if model == "4pl" else np.ones(J)
+    d = rng.uniform(0.75, 1.0, J) if model in ("3plu", "4pl") else np.ones(J)
     P = c + (d - c) / (1 + np.exp(-a * (theta[:, None] - b)))
     Y = rng.beta(10 * P, 10 * (1 - P)) if continuous else (rng.random((S, J)) < P).astype(float)
     return Y, theta, b, a, c, d
@@ -141,7 +141,7 @@ def test_fit_is_a_stationary_point(model):
         blocks.append(np.log(r.discrimination))
     if model in ("3pl", "4pl"):
         blocks.append(np.log(r.guessing / (r.feasibility - r.guessing)))  # gamma
-    if model == "4pl":
+    if model in ("3plu", "4pl"):
         blocks.append(np.log((1 - r.feasibility) / (r.feasibility - r.guessing)))  # eta
     f, g = negative_log_posterior(np.concatenate(blocks), Y, model)
     g[:8] -= g[:8].mean()
@@ -168,6 +168,8 @@ def test_mean_ability_zero_and_shapes(model):
         assert np.all(r.guessing == 0.0) and np.all(r.feasibility == 1.0)
     if model == "3pl":
         assert np.all(r.feasibility == 1.0) and np.all(r.guessing > 0)
+    if model == "3plu":  # the paper's Eq. 7: feasibility times the logistic curve, no guessing
+        assert np.all(r.guessing == 0.0) and np.all(r.feasibility < 1)
 
 
 def test_deterministic_given_seed_and_caller_data_untouched():
@@ -195,6 +197,19 @@ def test_result_is_frozen_and_round_trips():
     assert np.allclose(back.probability(), r.probability())
     assert back.priors["asymptote_prior"] == [1.0, 8.0, 1.0]
     assert d["log_posterior"] == r.log_posterior and d["seed"] == 0
+
+
+def test_3plu_is_the_papers_feasibility_model_and_recovers_it():
+    # P = d * sigmoid(a (theta - b)) (Zouhar et al. Eq. 7); a 3PLu item at theta = b sits at d / 2
+    r = _result("3plu", b=[0.5], a=[2.0], c=[0.0], d=[0.8])
+    assert r.probability(0.5)[0, 0] == pytest.approx(0.4) and r.probability(40.0)[0, 0] == pytest.approx(0.8)
+    # continuous responses from a known 3PLu: 300 systems x 60 items, d ~ U(0.75, 1) (measured r = 0.57)
+    Y, theta, _, _, _, d = _synthetic(300, 60, "3plu", seed=21, continuous=True)
+    fit = fit_irt(Y, "3plu")
+    assert np.all(fit.guessing == 0.0)
+    assert np.corrcoef(fit.feasibility, d)[0, 1] > 0.45 and np.corrcoef(fit.ability, theta)[0, 1] > 0.95
+    # the 2PL has no upper asymptote: on the same data its log-likelihood is lower
+    assert fit.log_likelihood > fit_irt(Y, "2pl").log_likelihood
 
 
 # ---------------------------------------------------------------------------------- missing data
@@ -241,7 +256,7 @@ def _unpack(x, model, S, J):
     blocks = [x[:S]] + [x[S + k * J:S + (k + 1) * J] for k in range(N_ITEM_BLOCKS[model])]
     a = np.exp(blocks[2]) if model != "1pl" else np.ones(J)
     gamma = blocks[3] if model in ("3pl", "4pl") else np.full(J, -np.inf)
-    eta = blocks[4] if model == "4pl" else np.full(J, -np.inf)
+    eta = blocks[-1] if model in ("3plu", "4pl") else np.full(J, -np.inf)
     denom = np.exp(gamma) + 1 + np.exp(eta)
     c, d = np.exp(gamma) / denom, (np.exp(gamma) + 1) / denom
     return _result(model, ability=blocks[0], b=blocks[1], a=a, c=c, d=d)
@@ -270,7 +285,7 @@ def test_bad_matrices_are_named(Y, match):
 
 def test_bad_parameters():
     Y = np.array([[1.0, 0.0], [0.0, 1.0]])
-    with pytest.raises(ParameterError, match=r"fit_irt: model='2p' is not one of: 1pl, 2pl, 3pl, 4pl\. Did you mean '2pl'\?"):
+    with pytest.raises(ParameterError, match=r"fit_irt: model='2p' is not one of: 1pl, 2pl, 3pl, 3plu, 4pl\. Did you mean '2pl'\?"):
         fit_irt(Y, "2p")
     with pytest.raises(ParameterError, match="difficulty_sd must be a positive number"):
         fit_irt(Y, difficulty_sd=0)

@@ -114,6 +114,19 @@ def test_wmt_subset_bench_metric_selectors_beat_random(wmt):
         assert res["curves"][m]["0.5"]["correlation"] > res["curves"][m]["0.05"]["correlation"] - 0.05
 
 
+def test_wmt_subset_bench_paper_protocol_reproduces_table_10_random(data_dir):
+    """subset2evaluate's Table 10, WMT23 En-De: 12 models, 549 items, random 93.1% / 2.25 clusters. Its
+    loader ranks by DA+SQM here (no ESA file), and the items DA+SQM scores for all 12 systems are 549."""
+    from evalsift.bench.subset import subset_bench
+
+    _need(data_dir, "wmt23/mt-metrics-eval-v2/wmt23/sources/en-de.txt")
+    full = load(str(data_dir / "wmt23/mt-metrics-eval-v2/wmt23/en-de"))  # not only the MQM-scored items
+    res = subset_bench(full, None, ["random"], protocol="paper", interval_resamples=0, quiet=True)
+    assert res["human_metric"] == "da-sqm" and (res["n_items"], res["n_systems"]) == (549, 12)
+    cell = res["mean_over_props"]["random"]
+    assert abs(cell["correlation"] - 0.931) < 0.01 and abs(cell["clusters"] - 2.25) < 0.2  # measured 0.940 / 2.35
+
+
 def test_summeval_reference_metric_is_computed_for_selection(summeval, capsys, tmp_path):
     from evalsift.cli import main
 

@@ -71,10 +71,15 @@ def test_irt_selector_uses_fitted_item_parameters():
     rng = np.random.default_rng(0)
     scores = rng.random((30, 6))
     sel = make_selector("irt", metric="m", utility="disc").fit(pool_of(scores))
-    ref = fit_irt(responses_from_scores(scores), "2pl", seed=0)
+    ref = fit_irt(responses_from_scores(scores), "3plu", seed=0)  # the default: the paper's Eq. 7 model
+    assert sel.irt_.model == "3plu" and np.all(sel.irt_.feasibility < 1)
     np.testing.assert_allclose(sel.utilities_, ref.discrimination)
     fisher = make_selector("irt_fisher", metric="m").fit(pool_of(scores))
     np.testing.assert_allclose(fisher.utilities_, ref.item_information(ref.ability))
+    # irt_2pl: difficulty x discrimination of the model without the feasibility term
+    two = fit_irt(responses_from_scores(scores), "2pl", seed=0)
+    np.testing.assert_allclose(make_selector("irt_2pl", metric="m").fit(pool_of(scores)).utilities_,
+                               two.difficulty * two.discrimination)
 
 
 def test_responses_scaled_over_the_matrix():
@@ -160,3 +165,27 @@ def test_distilled_learns_a_linear_utility():
     assert spearmanr(d.utilities_, truth).correlation > 0.6  # measured 0.72 to 0.92 over seeds 0-5; 0.88 here
     with pytest.raises(ParameterError, match="train="):
         make_selector("distilled").fit(test)
+
+
+def test_combinator_parts_with_their_own_metric():
+    # App. Table 8's MetricVar (M+X): the product of 0-1-normalised variances under two metrics.
+    # metric m (= S): variances (2/3, 0, 8) -> minmax (1/12, 0, 1); metric x: rows (1, 3, 1), (0, 4, 0),
+    # (2, 2, 2) -> variances (8/9, 32/9, 0) -> minmax (1/4, 1, 0); product (1/48, 0, 0)
+    pool = pool_of(S).with_scores("x", np.array([[1.0, 3.0, 1.0], [0.0, 4.0, 0.0], [2.0, 2.0, 2.0]]))
+    mm = np.array([0.25, 1.0, 0.0])
+    c = make_selector("combinator", methods=[("metric_var", {"metric": "m"}), ("metric_var", {"metric": "x"})],
+                      normalize="minmax", aggregate="product").fit(pool)
+    np.testing.assert_allclose(c.utilities_, np.array([1 / 12, 0.0, 1.0]) * mm)
+    # a part's own metric wins over the shared params; the dict form is the same part
+    d = make_selector("combinator", methods=[{"method": "metric_var", "metric": "x"}], params={"metric": "m"},
+                      normalize="minmax").fit(pool)
+    np.testing.assert_allclose(d.utilities_, mm)
+    # old specs keep working, and a clone keeps the parts' parameters
+    assert c.get_params()["methods"] == (("metric_var", {"metric": "m"}), ("metric_var", {"metric": "x"}))
+    from evalsift.select.base import clone
+
+    np.testing.assert_allclose(clone(c).fit(pool).utilities_, c.utilities_)
+    with pytest.raises(ParameterError, match="'metric_var' has no parameter 'metrc'"):
+        make_selector("combinator", methods=[("metric_var", {"metrc": "x"})]).fit(pool)
+    with pytest.raises(ParameterError, match="selector name, \\(name, \\{parameters\\}\\)"):
+        make_selector("combinator", methods=[("metric_var", "x")])

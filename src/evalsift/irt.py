@@ -6,9 +6,12 @@ The model (``docs/irt.md``): system ``s`` with ability ``theta_s`` answers item 
 
 with difficulty ``b_j``, discrimination ``a_j > 0``, guessing (lower asymptote) ``c_j`` and
 feasibility (upper asymptote) ``d_j``. 1PL: ``a = 1, c = 0, d = 1``; 2PL: ``c = 0, d = 1``; 3PL:
-``d = 1``. Responses ``Y`` (systems x items) are 0/1 (Bernoulli likelihood) or continuous in
-[0, 1], used as soft targets in the same log-likelihood ``y log P + (1 - y) log(1 - P)`` (Zouhar et
-al., TACL 2025, Eq. 8); NaN marks a missing response and is left out of the likelihood.
+``d = 1``; 3PLu: ``c = 0`` (``P = d * sigmoid(a (theta - b))``, the model of Zouhar et al., TACL 2025,
+Eq. 7, whose feasibility is our ``d``). Responses ``Y`` (systems x items) are 0/1 (Bernoulli
+likelihood) or continuous in [0, 1] (the paper's Eq. 8 predicts the continuous score itself), which
+enter the same log-likelihood ``y log P + (1 - y) log(1 - P)`` as soft targets (our choice of loss:
+the paper fits by variational inference and does not state one); NaN marks a missing response and
+is left out of the likelihood.
 
 Priors (all weak; the defaults of :func:`fit_irt`):
 
@@ -51,7 +54,10 @@ from scipy.special import expit
 
 from .errors import DataError, ParameterError, check_choice
 
-MODELS = ("1pl", "2pl", "3pl", "4pl")
+MODELS = ("1pl", "2pl", "3pl", "3plu", "4pl")
+# the unconstrained item blocks of each model, after the abilities
+_BLOCKS = {"1pl": ("b",), "2pl": ("b", "log_a"), "3pl": ("b", "log_a", "gamma"), "3plu": ("b", "log_a", "eta"),
+           "4pl": ("b", "log_a", "gamma", "eta")}
 _TINY = 1e-300  # floor for P and 1 - P inside log(); reached only by absurd parameters
 _ONE = np.ones((1, 1))  # observation weight of a fully observed matrix without duplicate columns
 
@@ -253,12 +259,14 @@ def fit_irt(
     """Fit an IRT model to ``Y`` (systems x items) by MAP with L-BFGS-B and analytic gradients.
 
     ``Y`` holds 0/1 or continuous responses in [0, 1]; NaN = missing (ignored). ``model`` is one of
-    ``1pl, 2pl, 3pl, 4pl``. ``seed`` jitters the initialisation (abilities from the standardised
+    ``1pl, 2pl, 3pl, 3plu, 4pl`` (3PLu: feasibility without guessing, the paper's Eq. 7). ``seed``
+    jitters the initialisation (abilities from the standardised
     mean score per system, difficulties from ``-logit`` of each item's mean score), so a fit is
     deterministic given its seed; the 3PL/4PL posterior can be multimodal, so seeds may differ
     slightly. Priors: ``theta ~ N(0, ability_sd^2)``, ``b ~ N(0, difficulty_sd^2)``,
     ``log a ~ N(0, log_discrimination_sd^2)``, ``(c, d - c, 1 - d)`` gets the Dirichlet push-forward
-    ``sum(alpha * log pi)`` with ``alpha = asymptote_prior`` (3PL: ``(alpha_c, alpha_mid + alpha_slip)``).
+    ``sum(alpha * log pi)`` with ``alpha = asymptote_prior`` (3PL: ``(alpha_c, alpha_mid + alpha_slip)``;
+    3PLu: ``(alpha_c + alpha_mid, alpha_slip)`` on ``(d, 1 - d)``).
     ``max_iter`` caps L-BFGS iterations (``converged`` is False when it is reached); ``tol`` is
     L-BFGS-B's relative objective tolerance (``ftol``). Abilities are constrained to mean 0.
 
@@ -313,8 +321,8 @@ def fit_irt(
 def negative_log_posterior(x, Y, model: str = "2pl", **priors) -> tuple[float, np.ndarray]:
     """The objective :func:`fit_irt` minimises and its gradient, at the packed parameters ``x``.
 
-    ``x`` is ``[theta (n_systems), b (n_items), log a (2PL+), gamma (3PL+), eta (4PL)]`` where
-    ``gamma, eta`` are the guessing and slip logits of ``(c, d - c, 1 - d) = softmax(gamma, 0, eta)``.
+    ``x`` is ``[theta (n_systems), b (n_items), log a (2PL+), gamma (3PL, 4PL), eta (3PLu, 4PL)]``
+    where ``gamma, eta`` are the guessing and slip logits of ``(c, d - c, 1 - d) = softmax(gamma, 0, eta)``.
     ``priors`` are :func:`fit_irt`'s prior keywords. Exposed for checking gradients.
 
     >>> import numpy as np
@@ -374,22 +382,26 @@ class _Data:
 
 
 class _Layout:
-    """Where each parameter block lives in the packed vector ``x``."""
+    """Where each parameter block lives in the packed vector ``x`` (``_BLOCKS``: the model's item blocks)."""
 
     def __init__(self, model: str, n_systems: int, n_items: int) -> None:
         self.model, self.S, self.J = model, n_systems, n_items
-        self.n_item_blocks = {"1pl": 1, "2pl": 2, "3pl": 3, "4pl": 4}[model]
+        self.blocks = _BLOCKS[model]
+        self.n_item_blocks = len(self.blocks)
         self.size = n_systems + self.n_item_blocks * n_items
+
+    def start(self, name: str) -> int:
+        """Offset of the item block ``name`` in ``x``."""
+        return self.S + self.blocks.index(name) * self.J
 
     def split(self, x: np.ndarray):
         S, J = self.S, self.J
-        blocks = [x[S + k * J:S + (k + 1) * J] for k in range(self.n_item_blocks)]
-        blocks += [None] * (4 - len(blocks))
-        return (x[:S], *blocks)
+        got = {name: x[S + k * J:S + (k + 1) * J] for k, name in enumerate(self.blocks)}
+        return (x[:S], *(got.get(name) for name in ("b", "log_a", "gamma", "eta")))
 
     def join(self, theta, b, log_a, gamma, eta) -> np.ndarray:
-        parts = [theta, b, log_a, gamma, eta][: 1 + self.n_item_blocks]
-        return np.concatenate(parts)
+        given = {"b": b, "log_a": log_a, "gamma": gamma, "eta": eta}
+        return np.concatenate([theta, *(given[name] for name in self.blocks)])
 
 
 def _item_arrays(lay: _Layout, log_a, gamma, eta):
@@ -402,9 +414,9 @@ def _item_arrays(lay: _Layout, log_a, gamma, eta):
 
 def _asymptotes(gamma, eta, J: int):
     """(c, d - c, 1 - d) = softmax(gamma, 0, eta); zeros where the model has no such part."""
-    if gamma is None:
+    if gamma is None and eta is None:
         return np.zeros(J), np.ones(J), np.zeros(J)
-    g = gamma
+    g = np.full(J, -np.inf) if gamma is None else gamma
     e = np.full(J, -np.inf) if eta is None else eta
     top = np.maximum(np.maximum(g, e), 0.0)
     eg, e0, ee = np.exp(g - top), np.exp(-top), np.exp(e - top)
@@ -446,11 +458,13 @@ def _objective(x: np.ndarray, data: _Data, lay: _Layout, priors: dict) -> tuple[
     grad[S:S + J] = a * dz.sum(axis=0)  # dz/db = -a
     if log_a is not None:
         grad[S + J:S + 2 * J] = -(dz * z).sum(axis=0)  # dz/dlog a = a (theta - b) = z
+    # dP/dgamma = c (1 - P), dP/deta = -s P; with P + Q = 1: u Q = u - wy, v P = v - w1y
     if gamma is not None:
-        # dP/dgamma = c (1 - P), dP/deta = -s P; with P + Q = 1: u Q = u - wy, v P = v - w1y
-        grad[S + 2 * J:S + 3 * J] = -c * (u.sum(axis=0) - data.per_item)
-        if eta is not None:
-            grad[S + 3 * J:] = -s * (v.sum(axis=0) - data.per_item)
+        k = lay.start("gamma")
+        grad[k:k + J] = -c * (u.sum(axis=0) - data.per_item)
+    if eta is not None:
+        k = lay.start("eta")
+        grad[k:k + J] = -s * (v.sum(axis=0) - data.per_item)
     fp, gp = _neg_log_prior(x, data, lay, priors)
     return f + fp, grad + gp
 
@@ -466,18 +480,27 @@ def _neg_log_prior(x: np.ndarray, data: _Data, lay: _Layout, priors: dict) -> tu
     if log_a is not None:
         f += 0.5 * (n * log_a) @ log_a / va
         g[S + J:S + 2 * J] = n * log_a / va
-    if gamma is not None:
+    if gamma is not None or eta is not None:
         al_c, al_m, al_s = priors["asymptote_prior"]
         if eta is None:  # 3PL: Beta(alpha_c, alpha_mid + alpha_slip) on c
             al_m, al_s = al_m + al_s, 0.0
+        if gamma is None:  # 3PLu: Beta(alpha_guess + alpha_mid, alpha_slip) on d
+            al_c, al_m = 0.0, al_c + al_m
         c, m, s = _asymptotes(gamma, eta, J)
         total = al_c + al_m + al_s
-        with np.errstate(divide="ignore"):
-            logs = [np.log(c), np.log(m)] + ([np.log(s)] if eta is not None else [])
-        f -= float(n @ (al_c * logs[0] + al_m * logs[1] + (al_s * logs[2] if eta is not None else 0.0)))
-        g[S + 2 * J:S + 3 * J] = n * (total * c - al_c)  # d/dgamma of -sum alpha log pi
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_pi = al_m * np.log(m)
+            if gamma is not None:
+                log_pi = log_pi + al_c * np.log(c)
+            if eta is not None:
+                log_pi = log_pi + al_s * np.log(s)
+        f -= float(n @ log_pi)
+        if gamma is not None:  # d/dgamma of -sum alpha log pi
+            k = lay.start("gamma")
+            g[k:k + J] = n * (total * c - al_c)
         if eta is not None:
-            g[S + 3 * J:] = n * (total * s - al_s)
+            k = lay.start("eta")
+            g[k:k + J] = n * (total * s - al_s)
     return float(f), g
 
 
@@ -524,12 +547,11 @@ def _initial(data: _Data, lay: _Layout, priors: dict, seed: int) -> np.ndarray:
     b = b + rng.normal(0.0, 0.1, lay.J)
     log_a = rng.normal(0.0, 0.1, lay.J) if lay.n_item_blocks >= 2 else None
     al_c, al_m, al_s = priors["asymptote_prior"]
-    gamma = eta = None
-    if lay.n_item_blocks >= 3:
-        mid = al_m if lay.n_item_blocks == 4 else al_m + al_s
-        gamma = np.full(lay.J, np.log(al_c / mid))  # the prior's mode
-    if lay.n_item_blocks == 4:
-        eta = np.full(lay.J, np.log(al_s / al_m))
+    gamma = eta = None  # at the prior's mode
+    if "gamma" in lay.blocks:
+        gamma = np.full(lay.J, np.log(al_c / (al_m if "eta" in lay.blocks else al_m + al_s)))
+    if "eta" in lay.blocks:
+        eta = np.full(lay.J, np.log(al_s / (al_m if "gamma" in lay.blocks else al_c + al_m)))
     return lay.join(theta, b, log_a, gamma, eta)
 
 

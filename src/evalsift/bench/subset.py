@@ -26,6 +26,21 @@ subset2evaluate's ``eval_clucor_randnorm``); the raw values are reported too. A 
 
 Selectors whose picks for different budgets are not nested (k-means) are fitted per size on a
 coarser grid (every 1% of the subsample) and cost more.
+
+Two protocols (``protocol=``; each setting can still be overridden one by one):
+
+- ``"evalsift"`` (default): the above, with Kendall tau-b, clusters compared with the cluster's
+  best system (``cluster_chain="top"``), proportions 0.05, 0.10, ..., 0.50, 80% subsamples.
+- ``"paper"``: the evaluation behind Zouhar et al.'s Table 10 and Table 2 (Sec. 2.1, App. Alg. 1,
+  Eq. 11; where the paper is silent, the package's code and Table 10 script): Spearman's rho,
+  clusters compared with the system just above (``cluster_chain="previous"``), ten geometrically
+  spaced proportions from 0.05 to 0.5 (the package's ``PROPS``), the whole pool (no subsample);
+  methods whose picks do not depend on the seed are fitted and scored once (on every seed when
+  ``subsample`` is set below 1),
+  seeded ones (random) on every seed; random's targets are the mean of ``random_targets`` orderings
+  shared by every seed and method; curve values are taken at the prefix ``floor(p * n)`` itself.
+  Without ``human_metric`` the human scores are chosen as subset2evaluate's WMT loader does
+  (:func:`paper_human_metric`).
 """
 
 from __future__ import annotations
@@ -42,10 +57,18 @@ from ..pool import Pool
 from ..progress import progress_bar
 from .parallel import TaskJournal, import_ray, is_parallel, run_tasks, shippable_encoder, workers_timing
 from ..select import build_selector, make_selector
-from ..stats import (CORRELATION_KINDS, cluster_count, needed_to_match, prefix_cluster_counts,
+from ..stats import (CLUSTER_CHAINS, CORRELATION_KINDS, cluster_count, needed_to_match, prefix_cluster_counts,
                      prefix_correlation, prefix_sizes, spearman, kendall_tau_b, standard_error)
 
 PROPS = tuple(round(0.05 * k, 2) for k in range(1, 11))
+PAPER_PROPS = tuple(float(p) for p in np.geomspace(0.05, 0.5, 10))  # subset2evaluate's utils.PROPS
+PROTOCOLS = ("evalsift", "paper")
+PROTOCOL_DEFAULTS: dict[str, dict[str, Any]] = {
+    "evalsift": {"correlation": "kendall", "cluster_chain": "top", "props": PROPS, "subsample": 0.8},
+    "paper": {"correlation": "spearman", "cluster_chain": "previous", "props": PAPER_PROPS, "subsample": 1.0},
+}
+# the human scores subset2evaluate's WMT loader takes, first found first (its load_data_wmt)
+PAPER_HUMAN_ORDER = ("esa", "da-sqm", "mqm", "wmt", "appraise", "wmt-raw", "wmt-appraise")
 MIN_PREFIX = 5
 TARGET_SEED_BASE = 10_000
 STATS = ("correlation", "clusters")
@@ -63,16 +86,35 @@ def _grid(n: int, nested: bool) -> np.ndarray:
     return np.unique(np.r_[np.arange(lo, n + 1, step), n])
 
 
+def paper_human_metric(pool: Pool) -> str:
+    """The human metric subset2evaluate's WMT loader would rank by: the first of ``esa, da-sqm, mqm,
+    wmt, appraise, wmt-raw, wmt-appraise`` the pool has (for WMT23 en-de: DA+SQM, which gives the
+    paper's 549 items x 12 systems). Raises :class:`ParameterError` when it has none.
+
+    >>> from evalsift.pool import Pool
+    >>> import numpy as np
+    >>> paper_human_metric(Pool(item_ids=["a"], systems=["S"], scores={"mqm": [[0.0]], "da-sqm": [[1.0]]}))
+    'da-sqm'
+    """
+    for name in PAPER_HUMAN_ORDER:
+        if name in pool.metrics:
+            return name
+    raise ParameterError(f"bench subset --protocol paper: pool {pool.name!r} has none of the human scores "
+                         f"subset2evaluate looks for ({', '.join(PAPER_HUMAN_ORDER)}); name one with --human-metric "
+                         f"(metrics: {', '.join(pool.metrics) or 'none'})", field="human_metric")
+
+
 class _Evaluator:
     """Curves of orderings on one subsample's human scores (items x systems)."""
 
-    def __init__(self, H: np.ndarray, kind: str, alpha: float) -> None:
-        self.H, self.kind, self.alpha = H, kind, alpha
+    def __init__(self, H: np.ndarray, kind: str, alpha: float, chain: str = "top") -> None:
+        self.H, self.kind, self.alpha, self.chain = H, kind, alpha, chain
         self.ref = H.mean(axis=0)
 
     def nested(self, orders: np.ndarray, sizes: np.ndarray) -> dict[str, np.ndarray]:
         return {"correlation": prefix_correlation(self.H, orders, sizes, kind=self.kind, reference=self.ref),
-                "clusters": prefix_cluster_counts(self.H, orders, sizes, alpha=self.alpha).astype(float)}
+                "clusters": prefix_cluster_counts(self.H, orders, sizes, alpha=self.alpha,
+                                                  chain=self.chain).astype(float)}
 
     def per_size(self, picks: dict[int, np.ndarray]) -> dict[str, np.ndarray]:
         corr_fn = kendall_tau_b if self.kind == "kendall" else spearman
@@ -81,16 +123,17 @@ class _Evaluator:
             means = self.H[items].mean(axis=0)
             c = corr_fn(means, self.ref)
             corr.append(0.0 if np.isnan(c) else c)
-            clus.append(cluster_count(self.H[items], alpha=self.alpha))
+            clus.append(cluster_count(self.H[items], alpha=self.alpha, chain=self.chain))
         return {"correlation": np.array(corr), "clusters": np.array(clus, dtype=float)}
 
 
 def _check(pool: Pool, human_metric: str, props: Sequence[float], seeds: int, subsample: float,
-           kind: str) -> RankingRestriction:
+           kind: str, chain: str) -> RankingRestriction:
     """The systems and items the protocol can use: the metric named as human is the ground truth
     (flagged human in the data or not), restricted by :func:`evalsift.restrict.restrict_ranking`."""
     pool.check_metric(human_metric)
     check_choice("correlation", kind, CORRELATION_KINDS, where="bench subset")
+    check_choice("cluster_chain", chain, CLUSTER_CHAINS, where="bench subset")
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise ParameterError(f"bench subset: seeds must be a positive integer, got {seeds!r}", field="seeds")
     if not 0 < subsample <= 1:
@@ -100,18 +143,34 @@ def _check(pool: Pool, human_metric: str, props: Sequence[float], seeds: int, su
     return restrict_ranking(pool, human_metric, min_items=2 * MIN_PREFIX)
 
 
-def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metric: str | None = None,
-                 seeds: int = 10, props: Sequence[float] = PROPS, subsample: float = 0.8,
-                 random_targets: int = 10, correlation: str = "kendall", alpha: float = 0.05,
+def subset_bench(pool: Pool, human_metric: str | None, methods: Sequence[str], *, metric: str | None = None,
+                 seeds: int = 10, props: Sequence[float] | None = None, subsample: float | None = None,
+                 random_targets: int = 10, correlation: str | None = None, alpha: float = 0.05,
+                 cluster_chain: str | None = None, protocol: str = "evalsift",
                  encoder: Any = "minilm", quiet: bool = False, level: float = 0.95,
                  interval_resamples: int = 1000, jobs: int | str | None = 1, backend: str = "local",
                  ray_address: str | None = None, journal: TaskJournal | None = None) -> dict[str, Any]:
     """Run the protocol; returns the ``results.json`` dictionary (see the module doc and docs/cli.md).
+    ``protocol`` (``"evalsift"`` or ``"paper"``) sets the defaults of ``correlation``,
+    ``cluster_chain`` (:func:`evalsift.stats.system_clusters`' ``chain``), ``props`` and
+    ``subsample`` (``PROTOCOL_DEFAULTS``); a value given explicitly wins. ``human_metric=None`` is
+    allowed with ``protocol="paper"`` (:func:`paper_human_metric`).
     ``interval_resamples=0`` leaves the correlation intervals out. ``jobs`` / ``backend`` /
     ``ray_address``: the seeds run on that many worker processes or on Ray
     (:func:`evalsift.bench.parallel.run_tasks`); the result is the serial one. ``journal``: seeds
     finished by an earlier run are taken from it, and each seed is added as it finishes."""
-    restriction = _check(pool, human_metric, props, seeds, subsample, correlation)
+    check_choice("protocol", protocol, PROTOCOLS, where="bench subset")
+    defaults = PROTOCOL_DEFAULTS[protocol]
+    correlation = defaults["correlation"] if correlation is None else correlation
+    cluster_chain = defaults["cluster_chain"] if cluster_chain is None else cluster_chain
+    props = defaults["props"] if props is None else props
+    subsample = defaults["subsample"] if subsample is None else subsample
+    if human_metric is None:
+        if protocol != "paper":
+            raise ParameterError("bench subset: name the human metric (--human-metric NAME); only --protocol paper "
+                                 "chooses one itself", field="human_metric")
+        human_metric = paper_human_metric(pool)
+    restriction = _check(pool, human_metric, props, seeds, subsample, correlation, cluster_chain)
     full = restriction.pool
     for m in methods:
         make_selector(m)  # fail fast on an unknown name
@@ -130,6 +189,7 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
                    "settings": {"metric": metric, "encoder": shippable_encoder(encoder) if is_parallel(jobs, backend)
                                 else encoder},
                    "subsample": subsample, "props": props, "correlation": correlation, "alpha": alpha,
+                   "chain": cluster_chain, "protocol": protocol,
                    "random_targets": random_targets, "interval_resamples": interval_resamples, "level": level}
     with progress_bar(seeds * len(evaluated), "seeds x methods", quiet) as advance:
         done = run_tasks(_seed_task, range(seeds), shared=task_inputs, jobs=jobs, backend=backend,
@@ -149,6 +209,10 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
         timing["evaluation"] += res["evaluation_time"]
     out = _results(pool, full, human_metric, metric, methods, seeds, subsample, props, correlation, alpha,
                    random_targets, per_seed, ntm, baseline, censored, timing, time.perf_counter() - t_start)
+    out.update(protocol=protocol, cluster_chain=cluster_chain)
+    if protocol == "paper":
+        out["random_targets"]["seeds"] = f"{TARGET_SEED_BASE} + r, shared by every seed and method"
+        out["repetitions"] = {m: len(per_seed[m]["correlation"]) for m in methods}
     out["left_out"] = restriction.to_dict()
     out["timing_s"].update(workers_timing(jobs, backend, journal))
     if interval_resamples:
@@ -160,7 +224,7 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
                      "bootstrap_means); mean_interval_coverage: share of (seed, system) whose interval held the "
                      "system's mean on the whole subsample; mean_interval_width: their mean width"}
         for m in methods:
-            arr = np.array(agree[m])  # seeds x props x 4
+            arr = np.array(agree[m])  # seeds (that evaluated m) x props x 6
             for i, p in enumerate(props):
                 out["curves"][m][f"{p:g}"].update({
                     "correlation_interval": [float(arr[:, i, 0].mean()), float(arr[:, i, 1].mean())],
@@ -174,33 +238,41 @@ def subset_bench(pool: Pool, human_metric: str, methods: Sequence[str], *, metri
 def _seed_task(shared: dict[str, Any], seed: int) -> dict[str, Any]:
     """One seed of the protocol: its subsample, every method fitted and scored on it, the targets of
     random selection. Its randomness is the seed alone (subsample, selectors, targets, bootstrap)."""
-    full, human_metric, kind, alpha, props = (shared[k] for k in ("full", "human_metric", "correlation", "alpha",
-                                                                  "props"))
+    full, human_metric, kind, alpha, props, chain = (shared[k] for k in ("full", "human_metric", "correlation", "alpha",
+                                                                         "props", "chain"))
+    paper = shared.get("protocol") == "paper"
     n = max(2 * MIN_PREFIX, int(round(shared["subsample"] * full.n_items)))
-    idx = np.sort(np.random.default_rng(seed).choice(full.n_items, size=n, replace=False))
-    sub = full.subset(idx)
-    targets = _Targets(sub.score(human_metric), kind, alpha, props, seed, shared["random_targets"])
+    if n >= full.n_items:
+        sub = full  # the whole pool: no draw
+    else:
+        sub = full.subset(np.sort(np.random.default_rng(seed).choice(full.n_items, size=n, replace=False)))
+    targets = _Targets(sub.score(human_metric), kind, alpha, props, seed, shared["random_targets"], chain,
+                       shared_seeds=paper)
     out: dict[str, Any] = {"fit_time": {}, "curves": {}, "ntm": {}, "censored": {}, "baseline": {}, "agreement": {}}
     fitted = {}
     for method in shared["evaluated"]:
         t0 = time.perf_counter()
-        fitted[method] = _fit(sub, method, seed, shared["settings"])
+        sel = build_selector(method, seed, shared["settings"])
+        if paper and seed > 0 and not sel.randomised and sub is full:
+            continue  # the paper's protocol scores a seed-independent method once (seed 0) on the whole pool
+        fitted[method] = _fit(sub, sel)
         out["fit_time"][method] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    for method, (grid, curve, systems) in _curves(sub, fitted, human_metric, kind, alpha).items():
+    sizes = prefix_sizes(props, sub.n_items)
+    for method, (grid, curve, systems) in _curves(sub, fitted, human_metric, kind, alpha, chain).items():
         out["baseline"][method] = _random_key(systems)
         ev_props, tv = targets.values(systems)
         out["curves"][method], out["ntm"][method], out["censored"][method] = {}, {}, 0
         for stat in STATS:
-            out["curves"][method][stat] = np.interp(props, grid, curve[stat])
+            out["curves"][method][stat] = _at_props(props, sizes, grid, sub.n_items, curve[stat], exact=paper)
             out["ntm"][method][stat] = {}
             for rule in ("first", "stays"):
                 r = needed_to_match(grid, curve[stat], ev_props, tv[stat], rule=rule)
                 out["ntm"][method][stat][rule] = r.value
                 out["censored"][method] += r.n_censored if rule == "first" else 0
     if shared["interval_resamples"]:
-        out["agreement"] = _agreement(sub, {m: fitted[m] for m in shared["methods"]}, human_metric, props, kind,
-                                      shared["level"], shared["interval_resamples"], seed)
+        out["agreement"] = _agreement(sub, {m: fitted[m] for m in shared["methods"] if m in fitted}, human_metric,
+                                      props, kind, shared["level"], shared["interval_resamples"], seed)
     out["evaluation_time"] = time.perf_counter() - t0
     return out
 
@@ -237,33 +309,49 @@ def _agreement(sub: Pool, fitted: dict[str, tuple], human_metric: str, props: Se
     return {m: np.array(r) for m, r in rows.items()}
 
 
-class _Targets:
-    """Random selection's mean curve at the target proportions, per evaluated system set."""
+def _at_props(props: Sequence[float], sizes: np.ndarray, grid: np.ndarray, n: int, curve: np.ndarray,
+              exact: bool) -> np.ndarray:
+    """A curve over ``grid`` (proportions of ``n``) at ``props``: interpolated (evalsift protocol), or
+    ``exact``: its value at the prefix of ``sizes`` (``floor(p * n)``) items itself where the grid has it."""
+    if exact:
+        at = {round(g * n): i for i, g in enumerate(grid)}
+        if all(int(k) in at for k in sizes):
+            return np.array([curve[at[int(k)]] for k in sizes])
+    return np.interp(props, grid, curve)
 
-    def __init__(self, H, kind, alpha, props, seed, n_orders) -> None:
-        self.H, self.kind, self.alpha, self.props = H, kind, alpha, props
+
+class _Targets:
+    """Random selection's mean curve at the target proportions, per evaluated system set.
+
+    ``shared_seeds``: the orderings' seeds do not depend on the seed (the paper's protocol: one set
+    of targets for every method and seed); the target proportions are then ``props`` themselves
+    (subset2evaluate divides the needed prefix by ``n * p``), else the prefix sizes over n."""
+
+    def __init__(self, H, kind, alpha, props, seed, n_orders, chain="top", shared_seeds=False) -> None:
+        self.H, self.kind, self.alpha, self.props, self.chain = H, kind, alpha, props, chain
         n = H.shape[0]
-        base = TARGET_SEED_BASE + seed * n_orders
+        base = TARGET_SEED_BASE + (0 if shared_seeds else seed * n_orders)
         self.orders = np.stack([np.random.default_rng(base + r).permutation(n) for r in range(n_orders)])
         self.sizes = prefix_sizes(props, n)
+        self.target_props = np.asarray(props, dtype=float) if shared_seeds else self.sizes / n
         self.cache: dict[tuple[int, ...] | None, dict[str, np.ndarray]] = {}
 
     def values(self, systems: tuple[int, ...] | None):
         if systems not in self.cache:
             H = self.H if systems is None else self.H[:, list(systems)]
-            curves = _Evaluator(H, self.kind, self.alpha).nested(self.orders, self.sizes)
+            curves = _Evaluator(H, self.kind, self.alpha, self.chain).nested(self.orders, self.sizes)
             self.cache[systems] = {k: v.mean(axis=0) for k, v in curves.items()}
-        return self.sizes / self.H.shape[0], self.cache[systems]
+        return self.target_props, self.cache[systems]
 
 
-def _fit(sub: Pool, method: str, seed: int, shared: dict):
+def _fit(sub: Pool, sel: Any):
     """The fitted selector and the systems to evaluate it on (None = all)."""
-    sel = build_selector(method, seed, shared).fit(sub)
+    sel = sel.fit(sub)
     crowd_rest = getattr(sel, "evaluated_systems_", None)  # artificial crowd: judge the systems outside it
     return sel, (tuple(sub.system_index(s) for s in crowd_rest) if crowd_rest else None)
 
 
-def _curves(sub: Pool, fitted: dict, human_metric: str, kind: str, alpha: float) -> dict[str, tuple]:
+def _curves(sub: Pool, fitted: dict, human_metric: str, kind: str, alpha: float, chain: str) -> dict[str, tuple]:
     """Per method (grid proportions, {stat: curve}, systems). Nested orderings that share a system
     set are evaluated together, in one vectorised pass over the prefix sizes."""
     H, n = sub.score(human_metric), sub.n_items
@@ -273,14 +361,14 @@ def _curves(sub: Pool, fitted: dict, human_metric: str, kind: str, alpha: float)
         if _nested(sel):
             groups[systems].append(method)
             continue
-        ev = _Evaluator(H if systems is None else H[:, list(systems)], kind, alpha)
+        ev = _Evaluator(H if systems is None else H[:, list(systems)], kind, alpha, chain)
         sizes = _grid(n, nested=False)
         out[method] = (sizes / n, ev.per_size({int(k): sel.select(int(k)).items for k in sizes}), systems)
     sizes = _grid(n, nested=True)
     for systems in {s for _, s in fitted.values()} - {None}:  # random judged on the same systems, to normalise
         groups[systems].append(_random_key(systems))
     for systems, names in groups.items():
-        ev = _Evaluator(H if systems is None else H[:, list(systems)], kind, alpha)
+        ev = _Evaluator(H if systems is None else H[:, list(systems)], kind, alpha, chain)
         orders = np.stack([fitted[m.partition("@")[0]][0].select(n).items for m in names])
         curves = ev.nested(orders, sizes)
         for row, m in enumerate(names):
@@ -305,7 +393,14 @@ def _results(pool, full, human_metric, metric, methods, seeds, subsample, props,
                 cell[stat] = float(np.mean(vals))
                 cell[f"{stat}_se"] = standard_error(vals)
             curves[m][f"{p:g}"] = cell
-    out: dict[str, Any] = {"needed_to_match": {}, "needed_to_match_stays": {}, "needed_to_match_raw": {}}
+    out: dict[str, Any] = {"needed_to_match": {}, "needed_to_match_stays": {}, "needed_to_match_raw": {},
+                           "mean_over_props": {}}
+    for m in methods:  # the paper's Table 10 cell: the curve averaged over the proportions
+        row = {}
+        for stat in STATS:
+            per = [float(np.mean(c)) for c in per_seed[m][stat]]
+            row[stat], row[f"{stat}_se"] = float(np.mean(per)), standard_error(per)
+        out["mean_over_props"][m] = row
     for m in methods:
         for key, rule, norm in (("needed_to_match", "first", True), ("needed_to_match_stays", "stays", True),
                                 ("needed_to_match_raw", "first", False)):

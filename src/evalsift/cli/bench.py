@@ -99,18 +99,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     bs = bsub.add_parser("subset", help="subset2evaluate's protocol: ranking systems from the first part of an "
                                         "ordering")
     add_data(bs)
-    bs.add_argument("--human-metric", required=True, metavar="NAME",
-                    help="the metric the ranking is judged by (naming it makes it human)")
+    bs.add_argument("--human-metric", metavar="NAME",
+                    help="the metric the ranking is judged by (naming it makes it human); required unless "
+                         "--protocol paper, which takes the human scores subset2evaluate's loader takes")
+    bs.add_argument("--protocol", default="evalsift", choices=["evalsift", "paper"],
+                    help="evalsift (default): Kendall, clusters against the cluster's best system, proportions "
+                         "0.05..0.5 step 0.05, 80%% subsamples; paper: the paper's Table 10 / Table 2 evaluation "
+                         "(Spearman, clusters against the system above as in its App. Alg. 1, 10 geometric "
+                         "proportions 0.05..0.5, the whole pool, seed-independent methods once); the options "
+                         "below override one setting each")
     bs.add_argument("--metric", help="automatic metric for metric-based selectors (NAME-ref computes chrF-ref etc.)")
     bs.add_argument("--methods", type=name_list, metavar="M1,M2,...",
                     default=["random", "metric_avg", "metric_var", "metric_cons", "diversity", "irt"],
                     help="comma-separated selectors")
     bs.add_argument("--seeds", type=positive_int, default=10, help="seeded subsamples")
     bs.add_argument("--props", type=fraction_list, metavar="P1,P2,...",
-                    help="proportions to report (default 0.05,0.1,...,0.5)")
-    bs.add_argument("--subsample", type=fraction, default=0.8, help="share of the items in each subsample")
-    bs.add_argument("--correlation", default="kendall", choices=["kendall", "spearman"], help="rank correlation")
+                    help="proportions to report (default 0.05,0.1,...,0.5; --protocol paper: 10 geometric from 0.05 "
+                         "to 0.5)")
+    bs.add_argument("--subsample", type=fraction, help="share of the items in each subsample (default 0.8; --protocol "
+                                                       "paper: 1)")
+    bs.add_argument("--correlation", choices=["kendall", "spearman"],
+                    help="rank correlation (default kendall; --protocol paper: spearman)")
     bs.add_argument("--alpha", type=open_unit, default=0.05, help="significance level of the cluster count")
+    bs.add_argument("--cluster-chain", choices=["top", "previous"],
+                    help="reference of each cluster test: top = the current cluster's best system (default), "
+                         "previous = the system just above (App. Alg. 1; the default of --protocol paper)")
     bs.add_argument("--level", type=open_unit, default=0.95,
                     help="level of the correlation intervals (bootstrap over each prefix's items)")
     bs.add_argument("--interval-resamples", type=int, default=1000,
@@ -291,18 +304,27 @@ def _print_pairwise(res: dict[str, Any]) -> None:
 
 def cmd_bench_subset(args: argparse.Namespace) -> int:
     """``evalsift bench subset``."""
-    from ..bench.subset import PROPS, subset_bench
+    from ..bench.subset import subset_bench
+    from ..errors import ParameterError
     from ..report import subset_plot
 
     workers = parallel_opts(args)
+    if args.human_metric is None and args.protocol != "paper":
+        raise ParameterError("bench subset: --human-metric NAME is required (only --protocol paper chooses the human "
+                             "scores itself)", field="human_metric")
     res, out = _run(args, lambda pool, journal: subset_bench(
-        pool, args.human_metric, args.methods, metric=args.metric, seeds=args.seeds, props=args.props or PROPS,
-        subsample=args.subsample, correlation=args.correlation, alpha=args.alpha, encoder=resolve_encoder(args, pool),
-        quiet=args.quiet, level=args.level, interval_resamples=max(0, args.interval_resamples), journal=journal,
-        **workers))
+        pool, args.human_metric, args.methods, metric=args.metric, seeds=args.seeds, props=args.props,
+        subsample=args.subsample, correlation=args.correlation, alpha=args.alpha, cluster_chain=args.cluster_chain,
+        protocol=args.protocol, encoder=resolve_encoder(args, pool), quiet=args.quiet, level=args.level,
+        interval_resamples=max(0, args.interval_resamples), journal=journal, **workers))
     subset_plot(res, out / "subset.png")
     print(f"{res['data']}: human {res['human_metric']}, metric {res['metric']}, {res['n_systems']} systems, "
-          f"{res['n_items']} items (subsample {res['subsample']}), {res['seeds']} seeds, {res['correlation']}")
+          f"{res['n_items']} items (subsample {res['subsample']}), {res['seeds']} seeds, {res['correlation']}, "
+          f"clusters vs {res['cluster_chain']}, protocol {res['protocol']}")
+    print("mean over the proportions (the paper's Table 10 cell: correlation / clusters):")
+    for m in res["methods"]:
+        r = res["mean_over_props"][m]
+        print(f"  {m:<18} {r['correlation']:.3f}±{r['correlation_se']:.3f} / {r['clusters']:.2f}±{r['clusters_se']:.2f}")
     left = res.get("left_out", {})
     if left.get("systems_left_out") or left.get("items_left_out"):
         print(f"left out: {left['items_left_out']} item(s) not scored for every system; systems without scores: "

@@ -19,6 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                    "all items when absent")
     p.add_argument("--systems", type=name_list, metavar="A,B,...", help="rank only these systems")
     p.add_argument("--alpha", type=open_unit, default=0.05, help="significance level of the cluster tests")
+    p.add_argument("--cluster-chain", default="top", choices=["top", "previous"],
+                   help="reference of each cluster test: top = the current cluster's best system (default); "
+                        "previous = the system just above (subset2evaluate's App. Alg. 1)")
     p.add_argument("--level", type=open_unit, default=0.95,
                    help="confidence level of the intervals on means and ranks (studentized bootstrap over items)")
     p.add_argument("--resamples", type=positive_int, default=2000, help="bootstrap resamples")
@@ -56,7 +59,7 @@ def cmd_rank(args: argparse.Namespace) -> int:
     if r.items_left_out or r.systems_left_out:
         note(r.note())
     scores = r.pool.score(args.human_metric)
-    cl = system_clusters(scores, alpha=args.alpha)
+    cl = system_clusters(scores, alpha=args.alpha, chain=args.cluster_chain)
     iv = bootstrap_means(scores, level=args.level, resamples=args.resamples)
     rows = [{"rank": k + 1, "system": r.pool.systems[j], "mean": float(cl.means[j]),
              "mean_interval": [float(iv.low[j]), float(iv.high[j])],
@@ -72,7 +75,8 @@ def cmd_rank(args: argparse.Namespace) -> int:
                     "agreement": agree.to_dict() if agree else None, "left_out": r.to_dict(), "ranking": rows,
                     "proxy": None if proxy_rows is None else {"spec": args.proxy, "ranking": proxy_rows}})
         return 0
-    print(f"{args.human_metric} on {r.pool.n_items} items: {cl.n_clusters} clusters ({cl.test}, alpha {args.alpha}); "
+    print(f"{args.human_metric} on {r.pool.n_items} items: {cl.n_clusters} clusters ({cl.test}, alpha {args.alpha}, "
+          f"compared with the {'cluster best' if cl.chain == 'top' else 'system above'}); "
           f"{args.level:.0%} intervals: {iv.to_dict()['method']}, {args.resamples} resamples")
     print(f"  {'':>4} {'system':<24} {'mean':>10}   {'interval':<21} {'ranks':<7} cluster")
     for row in rows:

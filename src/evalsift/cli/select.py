@@ -30,7 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="total annotation cost: the most useful items that fit (0-1 knapsack over the method's "
                            "utility; see --cost-field)")
     p.add_argument("--cost-field", default="cost",
-                   help="per-item cost field; when the data has no such field: 0.15 x source words + 33.7 s")
+                   help="per-item cost field; when the data has no such field: 0.15 x source length + 33.7 s")
+    p.add_argument("--cost-length", default="auto", choices=["auto", "words", "characters"],
+                   help="source length of that time model: auto (default) counts characters for sources mostly in "
+                        "Han, Kana, Hangul or Thai script and words otherwise")
     p.add_argument("--metric", help="automatic metric for metric-based selectors (NAME-ref computes chrF-ref etc.)")
     p.add_argument("--balance", metavar="FIELD", help="equal shares per value of FIELD, e.g. domain")
     p.add_argument("--documents", metavar="FIELD", nargs="?", const="doc",
@@ -81,7 +84,7 @@ def _picks(args: argparse.Namespace, sel, pool) -> tuple[list[int], list[float |
     if args.cost_budget is not None:
         from ..select.costaware import item_costs, knapsack_select
 
-        costs = item_costs(pool, args.cost_field)
+        costs = item_costs(pool, args.cost_field, args.cost_length)
         util = utilities_of(sel)
         res = knapsack_select(np.nan_to_num(util, nan=np.nanmin(util) if np.isfinite(util).any() else 0.0),
                               costs, args.cost_budget)

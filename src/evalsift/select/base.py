@@ -154,6 +154,7 @@ class Selector:
     why_no_order: ClassVar[str] = "picks one item per cluster of a different cut for each budget"
     exact_budget: ClassVar[bool] = True  # select(k) returns exactly min(k, n_items) items
     random_order: ClassVar[bool] = False  # select(k) is the first k of a uniformly random order of the pool
+    randomised: ClassVar[bool] = False  # the picks depend on the seed (the bench repeats it over seeds)
 
     # -- parameters -----------------------------------------------------------------------------
     @classmethod

@@ -1,11 +1,12 @@
 """Cost-aware selection: the most useful items whose total annotation cost fits a budget.
 
-Zouhar et al. (TACL 2025, Sec. 5) select under a cost budget instead of an item count: each item has
+Zouhar et al. (TACL 2025, Eq. 2 and Sec. 5.2) select under a cost budget instead of an item count: each item has
 a cost (annotation time) and a utility (from any utility selector), and the subset maximises total
 utility subject to total cost <= budget, a 0-1 knapsack solved as an integer program.
 
 - :func:`item_costs`: per-item costs from the metadata field ``cost``, or the paper's annotation-time
-  model ``0.15 * source words + 33.7`` seconds.
+  model ``0.15 * |source| + 33.7`` seconds (Sec. 5.2), with ``|source|`` counted in words, or in
+  characters for sources written without spaces between words (:func:`source_length`).
 - :func:`knapsack_select`: the knapsack with ``scipy.optimize.milp`` (HiGHS), then a greedy fill of
   whatever budget remains; a greedy answer if the solver fails.
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
@@ -32,27 +34,60 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 from scipy import optimize
 
-from ..errors import DataError, ParameterError
-from ..errors import suggest
+from ..errors import DataError, ParameterError, check_choice, suggest
 from ..pool import Pool
 
-__all__ = ["TIME_MODEL_BASE", "TIME_MODEL_PER_WORD", "KnapsackResult", "item_costs", "knapsack_select", "time_model_cost"]
+__all__ = ["LENGTH_UNITS", "TIME_MODEL_BASE", "TIME_MODEL_PER_WORD", "KnapsackResult", "item_costs",
+           "knapsack_select", "source_length", "time_model_cost"]
 
-TIME_MODEL_PER_WORD = 0.15  # seconds per source word
+TIME_MODEL_PER_WORD = 0.15  # seconds per unit of source length (a word, or a character, see source_length)
 TIME_MODEL_BASE = 33.7  # seconds per item
+LENGTH_UNITS = ("auto", "words", "characters")
 _SHOW = 5  # how many offending item ids an error message names
+# scripts written without spaces between words (or, for Hangul, with units far longer than a word
+# of the time model): Han, Hiragana, Katakana (and half-width), Hangul, Thai
+_CHARACTER_SCRIPTS = re.compile("[\u0e00-\u0e7f\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff"
+                                "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+                                "\U00020000-\U0002fa1f]")
 
 
-def time_model_cost(source: str | None) -> float:
-    """Annotation time in seconds by the paper's model: ``0.15 * words + 33.7``.
+def source_length(source: str | None, unit: str = "auto") -> int:
+    """Length of a source text for the time model: whitespace-separated words, or characters.
 
-    Words are whitespace-separated tokens of the source; a missing source (None) has 0 words.
+    ``unit='auto'`` counts characters (of the stripped text, spaces inside included, as
+    subset2evaluate's loader does for zh, ja, ko and th) when at least half of the source's letters
+    are Han, Kana, Hangul or Thai, and words otherwise: a Chinese or Japanese sentence has no
+    spaces, so it would be one "word". The rule looks at the text itself, so a Japanese source is
+    counted in characters whatever the pool is called, and an English source of an en-ja pair in
+    words (the package counts characters for any pair that names one of the four languages).
+    ``'words'`` / ``'characters'`` force one unit. None has length 0.
+
+    >>> source_length("one two three"), source_length("我们今天去北京。"), source_length("我们 今天")
+    (3, 8, 5)
+    >>> source_length("Tokyo 東京都庁 に行きました"), source_length("我们今天去北京。", "words")  # 10 of 15 letters
+    (17, 1)
+    """
+    check_choice("unit", unit, LENGTH_UNITS, where="source_length")
+    if not isinstance(source, str):
+        return 0
+    if unit == "auto":
+        letters = sum(ch.isalpha() for ch in source)
+        unit = "characters" if letters and 2 * len(_CHARACTER_SCRIPTS.findall(source)) >= letters else "words"
+    return len(source.strip()) if unit == "characters" else len(source.split())
+
+
+def time_model_cost(source: str | None, unit: str = "auto") -> float:
+    """Annotation time in seconds by the paper's model (Sec. 5.2): ``0.15 * |source| + 33.7``.
+
+    ``|source|`` is :func:`source_length` (words; characters for Chinese, Japanese, Korean, Thai
+    sources); a missing source (None) has length 0.
 
     >>> round(time_model_cost("one two three four five six seven eight nine ten"), 6)  # 0.15*10 + 33.7
     35.2
+    >>> round(time_model_cost("我们今天去北京。"), 6)  # 8 characters: 0.15*8 + 33.7
+    34.9
     """
-    words = len(source.split()) if isinstance(source, str) else 0
-    return TIME_MODEL_PER_WORD * words + TIME_MODEL_BASE
+    return TIME_MODEL_PER_WORD * source_length(source, unit) + TIME_MODEL_BASE
 
 
 def _as_cost(value: Any) -> float | None:
@@ -70,7 +105,7 @@ def _ids(pool: Pool, idx: Sequence[int]) -> str:
     return shown + (f" and {len(idx) - _SHOW} more" if len(idx) > _SHOW else "")
 
 
-def item_costs(pool: Pool, cost_field: str | None = "cost") -> np.ndarray:
+def item_costs(pool: Pool, cost_field: str | None = "cost", length_unit: str = "auto") -> np.ndarray:
     """Per-item annotation costs, shape ``(n_items,)``, all finite and > 0.
 
     - ``pool.metadata[cost_field]`` when the pool has that field. Every item needs a value: if some
@@ -78,14 +113,17 @@ def item_costs(pool: Pool, cost_field: str | None = "cost") -> np.ndarray:
       first of them instead of mixing measured and modelled costs; a value <= 0, infinite or not a
       number also raises, naming the item.
     - Otherwise the paper's time model, :func:`time_model_cost` of ``pool.inputs[i]``:
-      ``0.15 * source words + 33.7`` seconds (always >= 33.7 s). This fallback applies to the
+      ``0.15 * |source| + 33.7`` seconds (always >= 33.7 s), ``|source|`` in ``length_unit``
+      (:func:`source_length`; ``auto``: characters for Chinese, Japanese, Korean and Thai sources,
+      words otherwise). This fallback applies to the
       default field name ``"cost"`` and to ``cost_field=None``; another field name that the pool
       lacks is taken for a typo and raises DataError listing the metadata fields.
 
-    >>> p = Pool(item_ids=["a", "b"], inputs=["one two", ""], systems=["S"])
-    >>> item_costs(p).round(2).tolist()  # 0.15*2 + 33.7, 0.15*0 + 33.7
-    [34.0, 33.7]
+    >>> p = Pool(item_ids=["a", "b", "c"], inputs=["one two", "", "北京"], systems=["S"])
+    >>> item_costs(p).round(2).tolist()  # 0.15*2 + 33.7, 0.15*0 + 33.7, 0.15*2 characters + 33.7
+    [34.0, 33.7, 34.0]
     """
+    check_choice("length_unit", length_unit, LENGTH_UNITS, where="item_costs")
     if cost_field is None or cost_field not in pool.metadata:
         if cost_field not in (None, "cost"):
             raise DataError(
@@ -97,7 +135,7 @@ def item_costs(pool: Pool, cost_field: str | None = "cost") -> np.ndarray:
             raise DataError(f"Pool {pool.name!r} has no cost field and its inputs are not text, so the time model "
                             "(source words) does not apply; give every item a cost (pool.with_columns(cost=...)).",
                             field="cost")
-        return np.array([time_model_cost(src) for src in pool.inputs], dtype=float)
+        return np.array([time_model_cost(src, length_unit) for src in pool.inputs], dtype=float)
     values: list[float | None] = []
     for i, v in enumerate(pool.metadata[cost_field]):
         try:

@@ -6,7 +6,7 @@ averages over all |M|^2 ordered pairs, self-pairs included; we average over the 
 item where all k systems have an output the two are an increasing affine map of each other
 (``eq6 = (k - 1) / k * ours + c / k``, ``c`` the self-similarity), so the selection is the same; they
 can order items differently only when some outputs are missing (k varies): there Eq. 6's self-pairs
-make an item with fewer outputs look more alike, ours does not.
+make an item with fewer outputs look more alike, ours does not (see ``docs/subset.md``).
 """
 
 from __future__ import annotations

@@ -51,6 +51,8 @@ class KMeansSelector(Selector):
     first, with the cluster sizes in ``Selection.cluster_sizes``.
     """
 
+    randomised = True  # the bisecting splits are seeded
+
     def __init__(self, *, space: str = "input", encoder: Any = "minilm", seed: int = 0) -> None:
         self.space = self._choice("space", space, SPACES)
         self.encoder = encoder

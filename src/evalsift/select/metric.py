@@ -1,4 +1,4 @@
-"""Selectors from automatic metric scores (Zouhar et al., TACL 2025, Sec. 3.1).
+"""Selectors from automatic metric scores (Zouhar et al., TACL 2025, Sec. 3.1-3.2, Eqs. 3-5).
 
 All take ``metric`` (an automatic metric of the pool; if the pool has exactly one, it is used) and
 ``higher_is_better`` (default True; mt-metrics-eval stores error metrics such as MetricX negated).
@@ -6,7 +6,8 @@ All take ``metric`` (an automatic metric of the pool; if the pool has exactly on
 - ``metric_avg``: the negated mean score across systems: the hardest items first.
 - ``metric_var``: the variance of the scores across systems: items that separate systems first.
 - ``metric_cons``: Spearman correlation between the item's per-system scores and the systems' mean
-  scores over the pool: items whose system ordering agrees with the overall one first.
+  scores over the pool: items whose system ordering agrees with the overall one first (Eq. 5 names
+  a rank correlation without saying which; Spearman is our choice).
 
 Systems without a score on an item are ignored for that item (NaN-aware); an item with fewer than
 two scored systems gets NaN (no information; picked last).

@@ -20,6 +20,7 @@ class RandomSelector(Selector):
 
     nested = True
     random_order = True  # what the anytime stop rule's guarantee needs
+    randomised = True
 
     def __init__(self, *, seed: int = 0) -> None:
         self.seed = seed

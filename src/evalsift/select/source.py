@@ -6,7 +6,8 @@
   selected items for those.
 - :class:`Distilled`: learn a regressor from input embeddings to an output-based utility on a
   training pool (another dataset or split with outputs and scores), then score new items from their
-  inputs alone.
+  inputs alone. The paper (Sec. 4.1, App. Table 6) fine-tunes a COMET-style regressor on
+  XLM-RoBERTa for this; ours is ridge regression on sentence embeddings.
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ class ArtificialCrowd(UtilitySelector):
         self.fraction = fraction
         self.params = dict(params or {})
         self.seed = seed
+
+    @property
+    def randomised(self) -> bool:
+        """True when the crowd is drawn by the seed (``crowd=None``)."""
+        return self.crowd is None
 
     def _utilities(self, pool: Pool) -> np.ndarray:
         if self.crowd is None:

@@ -120,6 +120,11 @@ class _Wrapper(Selector):
         self.seed = seed
         self.pairwise = self.base.pairwise
 
+    @property
+    def randomised(self) -> bool:
+        """Whether the wrapped selector's picks depend on its seed."""
+        return bool(self.base.randomised)
+
     def _fit(self, pool: Pool) -> None:
         if self.field not in pool.metadata:
             raise DataError(f"{type(self).__name__}: pool {pool.name!r} has no metadata field {self.field!r}."

@@ -226,7 +226,7 @@ class SystemClusters:
 def system_clusters(
     scores, alpha: float = 0.05, higher_is_better: bool = True, chain: str = "top", test: str = "auto"
 ) -> SystemClusters:
-    """Statistical cluster count of systems (Zouhar et al. 2025), with labels and p-values.
+    """Statistical cluster count of systems (Zouhar et al. 2025, Sec. 2.1), with labels and p-values.
 
     ``scores`` is items x systems; items with NaN for any system are dropped (the test is paired).
     Systems are sorted by mean, best first (ties keep column order). Walking down the list, the
@@ -238,8 +238,8 @@ def system_clusters(
 
     ``chain='top'`` (default): the reference is the first (best) system of the current cluster, so
     every member is not significantly worse than its cluster's leader and small steps cannot chain
-    far apart systems into one cluster. ``chain='previous'``: the reference is the system just
-    above (what subset2evaluate's released code does). See ``docs/ranking-stats.md``.
+    far apart systems into one cluster (ours). ``chain='previous'``: the reference is the system just
+    above (the paper's App. Alg. 1 and subset2evaluate's released code). See ``docs/ranking-stats.md``.
 
     >>> s = np.array([[3, 1, 1], [4, 2, 2], [5, 1, 1], [6, 2, 2], [5, 3, 3], [4, 0, 0]])
     >>> r = system_clusters(s)           # A beats B, C on all 6 items (exact p = 1/64); B == C
