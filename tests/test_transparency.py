@@ -12,6 +12,7 @@ from evalsift.transparency import (
     accuracy,
     analyse,
     analyse_all,
+    cohens_d,
     compute_dimensions,
     dimensions,
     discriminability,
@@ -22,6 +23,7 @@ from evalsift.transparency import (
     minmax_clip,
     noise,
     random_band,
+    sample_indices,
     similarity_vector,
     smd,
     smd_band,
@@ -220,6 +222,25 @@ def test_smd_random_subset_near_zero_and_length_chosen_subset_large():
     width = {f: band[f]["length"][1] - band[f]["length"][0] for f in band}
     assert width[0.05] > width[0.1] > width[0.2]
     assert smd([0.0, 1.0], [0.0, 1.0]) == 0.0
+
+
+def test_smd_is_the_papers_formula_and_cohens_d_the_pooled_one():
+    # uneven sizes: a = [0, 2] (mean 1, var 2), b = [0..4] (mean 2, var 2.5)
+    # paper (Sec. 5): -1 / sqrt((2 + 2.5) / 2) = -1 / 1.5; pooled: -1 / sqrt((1*2 + 4*2.5) / 5) = -1 / sqrt(2.4)
+    a, b = [0.0, 2.0], [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert smd(a, b) == pytest.approx(-1 / 1.5)
+    assert cohens_d(a, b) == pytest.approx(-1 / np.sqrt(2.4))
+    assert smd(b, a) == pytest.approx(-smd(a, b))
+    # equal sizes: the two agree
+    rng = np.random.default_rng(3)
+    x, y = rng.random(40), rng.random(40) + 0.3
+    assert smd(x, y) == pytest.approx(cohens_d(x, y))
+    # the vectorised band uses the same formula: a 100% "sample" is the pool, SMD 0; and with one
+    # sample of 10% the band's ends are that sample's smd() against the pool
+    v = rng.random(300)
+    b1 = smd_band({"v": v}, fracs=(0.1,), n_samples=1, seed=4, scale=False)[0.1]["v"]
+    idx = sample_indices(300, 30, 1, seed=4)[0]
+    assert b1[0] == pytest.approx(smd(v[idx], v)) and b1[1] == pytest.approx(smd(v[idx], v))
 
 
 # --------------------------------------------------------------------------------------- bad input

@@ -24,7 +24,7 @@
 
 from __future__ import annotations
 
-from .analysis import (Performance, StratifiedResult, accuracy, analyse, analyse_all, kendall_tau, macro_f1,
+from .analysis import (Performance, StratifiedResult, accuracy, analyse, analyse_all, cohens_d, kendall_tau, macro_f1,
                        mean_score, metric_change, minmax_clip, random_band, sample_indices, similarity_vector, smd,
                        smd_band, strata)
 from .dimensions import (CausalLMScorer, NgramScorer, ambiguity, compute_dimensions, difficulty, dimension, dimensions,
@@ -35,7 +35,7 @@ from .ood import (OODResult, leave_target_out, ood_regression, pair_similarity, 
 from .report import profile_pool, write_report
 
 __all__ = [
-    "Performance", "StratifiedResult", "accuracy", "analyse", "analyse_all", "kendall_tau", "macro_f1", "mean_score",
+    "Performance", "StratifiedResult", "accuracy", "analyse", "analyse_all", "cohens_d", "kendall_tau", "macro_f1", "mean_score",
     "metric_change", "minmax_clip", "random_band", "sample_indices", "similarity_vector", "smd", "smd_band", "strata",
     "CausalLMScorer", "NgramScorer", "ambiguity", "compute_dimensions", "difficulty", "dimension", "dimensions",
     "discriminability", "fit_responses", "irt_difficulty", "learned_difficulty", "learned_noise", "length", "noise",

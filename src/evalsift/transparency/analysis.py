@@ -16,9 +16,10 @@ For each data dimension (see :mod:`.dimensions`):
 5. **Summary** (Tables 1-2): :func:`analyse` / :func:`analyse_all` -- per dimension the std of the
    performance over strata per model (sigma), the % of significant strata, and the number of
    strata with a significantly different ranking.
-6. **Dataset similarity** (Sec. 6): :func:`smd` and :func:`similarity_vector` -- standardised mean
-   differences per dimension between two item sets -- and :func:`smd_band`, the band of SMD of
-   random 5/10/20% samples against their pool.
+6. **Dataset similarity** (Sec. 5): :func:`smd` (the paper's standardised mean difference, the two
+   variances averaged) and :func:`similarity_vector` -- SMD per dimension between two item sets --
+   and :func:`smd_band`, the band of SMD of random 5/10/20% samples against their pool.
+   :func:`cohens_d` (pooled, size-weighted SD) is the classical effect size, kept under its own name.
 
 Performance is any :class:`Performance`: :func:`mean_score` (the mean of a score column: 0/1
 correctness gives accuracy), :func:`accuracy` and :func:`macro_f1` (predictions and gold labels).
@@ -54,6 +55,7 @@ __all__ = [
     "accuracy",
     "analyse",
     "analyse_all",
+    "cohens_d",
     "kendall_tau",
     "macro_f1",
     "mean_score",
@@ -512,31 +514,61 @@ def analyse_all(dims: Mapping[str, Any], perf: Performance, **kw: Any) -> dict[s
 
 
 # ---------------------------------------------------------------------------------- similarity
-def smd(a: Any, b: Any) -> float:
-    """Standardised mean difference (Cohen's d) of ``a`` against ``b``: ``(mean_a - mean_b) / s_pooled``.
-
-    ``s_pooled = sqrt(((n_a - 1) var_a + (n_b - 1) var_b) / (n_a + n_b - 2))`` (``ddof=1``); NaN are
-    left out. When the pooled sd is 0: 0 if the means are equal, else +-inf.
-
-    >>> smd([1.0, 2.0, 3.0], [3.0, 4.0, 5.0])        # (2 - 4) / 1
-    -2.0
-    """
+def _two_sets(a: Any, b: Any, who: str) -> tuple[np.ndarray, np.ndarray]:
     a, b = _vector(a, "a"), _vector(b, "b")
     a, b = a[np.isfinite(a)], b[np.isfinite(b)]
     if a.size < 1 or b.size < 1 or a.size + b.size < 3:
-        raise DataError("smd: each set needs finite values, and at least 3 together.", field="a" if a.size < 1 else "b")
+        raise DataError(f"{who}: each set needs finite values, and at least 3 together.",
+                        field="a" if a.size < 1 else "b")
+    return a, b
+
+
+def _ratio(diff: float, sd: float) -> float:
+    if sd == 0:
+        return 0.0 if diff == 0 else float(np.sign(diff) * np.inf)
+    return float(diff / sd)
+
+
+def smd(a: Any, b: Any) -> float:
+    """Standardised mean difference of ``a`` against ``b`` as Kovatchev & Lease (2024, Sec. 5) define it:
+    ``(mean_a - mean_b) / sqrt((s_a^2 + s_b^2) / 2)``.
+
+    ``s_a``, ``s_b``: the sample standard deviations (``ddof=1``; a set of one value counts as 0);
+    NaN are left out. The two variances weigh equally whatever the sizes (unlike :func:`cohens_d`).
+    When the denominator is 0: 0 if the means are equal, else +-inf.
+
+    >>> smd([1.0, 2.0, 3.0], [3.0, 4.0, 5.0])        # (2 - 4) / sqrt((1 + 1) / 2)
+    -2.0
+    >>> round(smd([0.0, 2.0], [0.0, 1.0, 2.0, 3.0, 4.0]), 4)   # -1 / sqrt((2 + 2.5) / 2)
+    -0.6667
+    """
+    a, b = _two_sets(a, b, "smd")
+    va = a.var(ddof=1) if a.size > 1 else 0.0
+    vb = b.var(ddof=1) if b.size > 1 else 0.0
+    return _ratio(a.mean() - b.mean(), float(np.sqrt((va + vb) / 2)))
+
+
+def cohens_d(a: Any, b: Any) -> float:
+    """Cohen's d of ``a`` against ``b``: ``(mean_a - mean_b) / s_pooled`` -- NOT the paper's SMD (see :func:`smd`).
+
+    ``s_pooled = sqrt(((n_a - 1) var_a + (n_b - 1) var_b) / (n_a + n_b - 2))`` (``ddof=1``): each
+    variance weighted by its degrees of freedom, so a large set dominates. It equals :func:`smd` when
+    the two sets have the same size; on uneven sets they differ.
+    Kept for users who want the classical effect size; nothing in the profile uses it.
+
+    >>> round(cohens_d([0.0, 2.0], [0.0, 1.0, 2.0, 3.0, 4.0]), 4)   # -1 / sqrt((1*2 + 4*2.5) / 5)
+    -0.6455
+    """
+    a, b = _two_sets(a, b, "cohens_d")
     va = a.var(ddof=1) if a.size > 1 else 0.0
     vb = b.var(ddof=1) if b.size > 1 else 0.0
     sp = np.sqrt(((a.size - 1) * va + (b.size - 1) * vb) / (a.size + b.size - 2))
-    diff = a.mean() - b.mean()
-    if sp == 0:
-        return 0.0 if diff == 0 else float(np.sign(diff) * np.inf)
-    return float(diff / sp)
+    return _ratio(a.mean() - b.mean(), float(sp))
 
 
 def similarity_vector(first: Mapping[str, Any], second: Mapping[str, Any], *, scale: bool = True,
                       clip: float = 0.02) -> dict[str, float]:
-    """The dataset similarity vector (Kovatchev & Lease 2024, Sec. 6): SMD per dimension of ``first`` vs ``second``.
+    """The dataset similarity vector (Kovatchev & Lease 2024, Sec. 5): SMD per dimension of ``first`` vs ``second``.
 
     ``first``, ``second``: {dimension: per-item values} for two item sets (a subset and its pool,
     or two splits); the dimensions of ``first`` must all be in ``second``. With ``scale`` (default)
@@ -545,8 +577,8 @@ def similarity_vector(first: Mapping[str, Any], second: Mapping[str, Any], *, sc
 
     >>> pool = {"length": np.arange(100.0)}
     >>> sub = {"length": np.arange(50.0, 100.0)}      # means 74.5 vs 49.5; variances 212.5, 841.67
-    >>> round(similarity_vector(sub, pool, scale=False)["length"], 3)   # 25 / sqrt((49*212.5 + 99*841.67) / 148)
-    0.993
+    >>> round(similarity_vector(sub, pool, scale=False)["length"], 3)   # 25 / sqrt((212.5 + 841.67) / 2)
+    1.089
     """
     if not first:
         raise ParameterError("similarity_vector: no dimensions given.", field="first")
@@ -566,7 +598,7 @@ def similarity_vector(first: Mapping[str, Any], second: Mapping[str, Any], *, sc
 def smd_band(dims: Mapping[str, Any], *, fracs: Sequence[float] = (0.05, 0.1, 0.2), n_samples: int = 200,
              q: tuple[float, float] = (2.5, 97.5), seed: int = 0, scale: bool = True,
              clip: float = 0.02) -> dict[float, dict[str, tuple[float, float]]]:
-    """The SMD of random samples against their pool: {frac: {dimension: (lo, hi)}} (``q`` percentiles).
+    """The :func:`smd` of random samples against their pool: {frac: {dimension: (lo, hi)}} (``q`` percentiles).
 
     What "similar" looks like: a subset whose SMD lies inside the band of random subsets of its
     size is indistinguishable from a random draw on that dimension. Vectorised over the samples.
@@ -590,10 +622,9 @@ def smd_band(dims: Mapping[str, Any], *, fracs: Sequence[float] = (0.05, 0.1, 0.
             idx = sample_indices(v.size, min(size, v.size), n_samples, seed + 7919 * f_i)
             x = v[idx]
             ma, va = x.mean(axis=1), x.var(axis=1, ddof=1)
-            na, nb = x.shape[1], v.size
-            sp = np.sqrt(((na - 1) * va + (nb - 1) * v.var(ddof=1)) / (na + nb - 2))
+            sd = np.sqrt((va + v.var(ddof=1)) / 2)  # the paper's SMD, as smd()
             with np.errstate(invalid="ignore", divide="ignore"):
-                d = (ma - v.mean()) / sp
+                d = (ma - v.mean()) / sd
             lo, hi = np.nanpercentile(d, q)
             out[float(frac)][name] = (float(lo), float(hi))
     return out
