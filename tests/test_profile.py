@@ -242,6 +242,22 @@ def test_the_strata_plot_names_the_systems_it_leaves_out(tmp_path):
     assert "The plot shows" not in write_report(few, tmp_path / "few")["html"].read_text()
 
 
+def test_profile_says_when_no_rank_change_can_be_detected():
+    # two systems of equal skill: their order flips in about half of the random samples, so the
+    # tau band is [-1, 1] and "0 rank changes" would be a non-result; the profile says so
+    from evalsift.pool import Pool
+    from evalsift.transparency.report import profile_pool
+
+    rng = np.random.default_rng(0)
+    n = 300
+    pool = Pool(item_ids=range(n), inputs=[" ".join(["w"] * int(k)) for k in rng.integers(1, 30, n)],
+                systems=["A", "B"], scores={"ok": (rng.random((n, 2)) < 0.7).astype(float)}, name="two")
+    res = profile_pool(pool, "ok", dims=["length"], n_samples=100, quiet=True)
+    row = res["summary"][0]
+    assert row["rank_change_possible"] is False and row["n_rank_significant"] == 0
+    assert any("rank changes cannot be detected for length" in x for x in res["notes"])
+
+
 @pytest.mark.parametrize("argv, fragment", [
     (["--metric", "nope"], "--metric: the data has no metric 'nope'"),
     (["--metric", "human", "--topics", "genre"], "--topics: the data has no metadata field 'genre'"),

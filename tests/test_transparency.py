@@ -201,6 +201,33 @@ def test_planted_ranking_change_is_detected():
     assert np.all(r0.stratum_tau > -0.5)
 
 
+def test_rank_test_is_two_sided_a_stratum_that_ranks_too_consistently_is_flagged():
+    # 20 systems, noisy everywhere except the top 10% of x, where they are sharply ordered: random
+    # 10% samples reproduce the overall order only loosely (tau band ~[0.6, 0.87]), the top stratum
+    # reproduces it almost exactly (tau ~0.95) -- outside the band on the UPPER side (Algorithm 2
+    # counts both sides; measured over seeds 0-4: top tau 0.93-0.99, upper end 0.85-0.87).
+    rng = np.random.default_rng(0)
+    n, k = 4000, 20
+    x = rng.random(n)
+    top = x > 0.9
+    s = rng.normal(0, 3, (n, k))
+    s[top] = 0.5 * np.arange(k) + rng.normal(0, 0.1, (top.sum(), k))
+    r = analyse(x, mean_score(s), name="x", seed=0)
+    lo, hi = r.tau_band
+    assert r.stratum_tau[-1] > hi and r.rank_significant[-1] and r.rank_change_possible
+    assert np.array_equal(r.rank_significant, (r.stratum_tau < lo) | (r.stratum_tau > hi))
+    assert r.to_dict()["tau_band"] == [lo, hi]
+
+
+def test_rank_change_impossible_when_the_tau_band_covers_everything():
+    # 2 systems of equal skill: their order flips in about half of the random samples, so the band
+    # of tau is [-1, 1] and no stratum can be flagged -- said, not silently 0
+    rng = np.random.default_rng(1)
+    r = analyse(rng.random(400), mean_score(rng.random((400, 2)) < 0.7), seed=0)
+    assert r.tau_band.tolist() == [-1.0, 1.0]
+    assert not r.rank_change_possible and r.n_rank_significant == 0
+
+
 # --------------------------------------------------------------------------------------------- SMD
 def test_smd_random_subset_near_zero_and_length_chosen_subset_large():
     rng = np.random.default_rng(0)

@@ -61,8 +61,8 @@ def _print_table(res: dict) -> None:
     print(f"{res['data']}: {res['n_items']} items, {len(res['systems'])} systems, performance = mean {res['metric']}")
     print(f"  {'dimension':<18} {'% significant':>13} {'rank changes':>12} {'mean sigma':>11}")
     for s in res["summary"]:
-        print(f"  {s['dimension']:<18} {s['pct_significant']:13.1f} {s['n_rank_significant']:12d} "
-              f"{s['mean_sigma']:11.4g}")
+        rank = str(s["n_rank_significant"]) if s.get("rank_change_possible", True) else "n/a"
+        print(f"  {s['dimension']:<18} {s['pct_significant']:13.1f} {rank:>12} {s['mean_sigma']:11.4g}")
     for key, what in (("ood", "all dimensions"), ("ood_label_free", "label-free dimensions")):
         o = res.get(key)
         if o:

@@ -11,8 +11,10 @@ For each data dimension (see :mod:`.dimensions`):
    the items; per model the 2.5th / 97.5th percentiles of the performance. A stratum is
    *significant* for a model when the model's performance on it lies outside that band.
 4. **Rankings** (Algorithm 2): Kendall's tau (tau-b) of each stratum's ranking of the models against
-   their mean bootstrap rank; the stratum ranks *significantly differently* when its tau is below
-   the 2.5th percentile of the bootstrap samples' taus.
+   their mean bootstrap rank; the stratum ranks *significantly differently* when its tau is outside
+   the 2.5th-97.5th percentiles of the bootstrap samples' taus (two-sided, as the paper). With few
+   systems the band can cover all of [-1, 1] and nothing can be flagged
+   (``StratifiedResult.rank_change_possible``).
 5. **Summary** (Tables 1-2): :func:`analyse` / :func:`analyse_all` -- per dimension the std of the
    performance over strata per model (sigma), the % of significant strata, and the number of
    strata with a significantly different ranking.
@@ -405,8 +407,11 @@ class StratifiedResult:
     ``significant[s, m]`` (outside ``band[:, m]``); per model: ``full_perf``, ``band`` (2 x models),
     ``sigma`` (std over strata, ``ddof=0``), ``pct_significant_per_model``; overall:
     ``pct_significant`` (% of stratum x model cells outside the band: Table 1), ``stratum_tau``,
-    ``tau_threshold`` (2.5th percentile of the bootstrap taus), ``rank_significant`` and
-    ``n_rank_significant`` (Table 2). ``stratum_range[s]`` is the (min, max) raw value in stratum s.
+    ``tau_band`` (the 2.5th and 97.5th percentiles of the bootstrap taus), ``rank_significant`` (tau
+    outside ``tau_band``, either side: Algorithm 2) and ``n_rank_significant`` (Table 2);
+    ``rank_change_possible`` is False when ``tau_band`` covers [-1, 1], so no stratum could be
+    flagged (too few systems, or systems whose order flips at random). ``stratum_range[s]`` is the
+    (min, max) raw value in stratum s.
     """
 
     dimension: str
@@ -422,9 +427,10 @@ class StratifiedResult:
     pct_significant_per_model: np.ndarray
     pct_significant: float
     stratum_tau: np.ndarray
-    tau_threshold: float
+    tau_band: np.ndarray
     rank_significant: np.ndarray
     n_rank_significant: int
+    rank_change_possible: bool
     params: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
@@ -438,18 +444,28 @@ class StratifiedResult:
         return out
 
 
-def _ranking(samples: np.ndarray, stratum_perf: np.ndarray, q: float) -> tuple[np.ndarray, float, np.ndarray]:
-    """Algorithm 2: tau of each stratum vs the mean bootstrap rank; threshold = q-th percentile of bootstrap taus."""
+def _ranking(samples: np.ndarray, stratum_perf: np.ndarray,
+             q: tuple[float, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """Algorithm 2 (two-sided, as the paper): Kendall tau of each stratum's ranking against the mean
+    bootstrap rank; significant when outside the ``q`` percentiles of the bootstrap samples' taus.
+
+    Returns ``(tau, band, significant, possible)``; ``possible`` is False when the band covers every
+    value tau can take ([-1, 1]), so that no stratum can rank significantly differently (e.g. 2-3
+    systems whose order flips in more than 2.5% of the random samples)."""
+    n_s = stratum_perf.shape[0]
     if samples.shape[1] < 2:
-        nan = np.full(stratum_perf.shape[0], np.nan)
-        return nan, float("nan"), np.zeros(stratum_perf.shape[0], dtype=bool)
+        return np.full(n_s, np.nan), np.full(2, np.nan), np.zeros(n_s, dtype=bool), False
     ranks = rankdata(-samples, axis=1)  # 1 = best; ties share the average rank
     mean_rank = ranks.mean(axis=0)
     boot_tau = kendall_tau(-samples, mean_rank)  # performance up <-> rank down
     with _quiet():
-        thr = float(np.nanpercentile(boot_tau, q))
+        band = np.nanpercentile(boot_tau, q)
     tau = kendall_tau(-stratum_perf, mean_rank)
-    return tau, thr, np.nan_to_num(tau, nan=np.inf) < thr
+    eps = 1e-12
+    possible = bool(np.isfinite(band).all() and (band[0] > -1 + eps or band[1] < 1 - eps))
+    with np.errstate(invalid="ignore"):
+        sig = np.isfinite(tau) & ((tau < band[0]) | (tau > band[1]))
+    return tau, band, sig, possible
 
 
 def analyse(values: Any, perf: Performance, *, name: str = "dimension", n_strata: int = 10,
@@ -475,14 +491,14 @@ def analyse(values: Any, perf: Performance, *, name: str = "dimension", n_strata
     stratum_perf = np.vstack([perf(np.flatnonzero(labels == s)) for s in range(n_s)])
     rng_ = np.array([[v[labels == s].min(), v[labels == s].max()] for s in range(n_s)])
     significant = (stratum_perf < band[0]) | (stratum_perf > band[1])
-    tau, thr, rank_sig = _ranking(samples, stratum_perf, q[0])
+    tau, tau_band, rank_sig, possible = _ranking(samples, stratum_perf, q)
     pct_model = 100.0 * significant.mean(axis=0)
     return StratifiedResult(
         dimension=name, models=perf.models, labels=labels, strata_sizes=sizes, stratum_range=rng_,
         stratum_perf=stratum_perf, full_perf=perf(pop), band=band, significant=significant,
         sigma=stratum_perf.std(axis=0), pct_significant_per_model=pct_model,
-        pct_significant=float(100.0 * significant.mean()), stratum_tau=tau, tau_threshold=thr,
-        rank_significant=rank_sig, n_rank_significant=int(rank_sig.sum()),
+        pct_significant=float(100.0 * significant.mean()), stratum_tau=tau, tau_band=tau_band,
+        rank_significant=rank_sig, n_rank_significant=int(rank_sig.sum()), rank_change_possible=possible,
         params={"performance": perf.name, "n_strata": n_strata, "n_samples": n_samples, "frac": frac,
                 "q": list(q), "seed": seed, "n_items": int(pop.size)})
 

@@ -11,7 +11,8 @@ network, no external JavaScript or CSS, so the file can be mailed or archived as
   ``label_free`` (the dimensions that need no judgment), ``performance`` ({system: mean}), ``notes``;
 - ``analysis``: {dimension: :meth:`StratifiedResult.to_dict`} (Fig. 3/4, Tables 1-2);
 - ``summary``: one row per dimension: ``dimension``, ``pct_significant``, ``n_rank_significant``,
-  ``mean_sigma``;
+  ``rank_change_possible`` (False: the random band of Kendall tau spans [-1, 1], nothing can be
+  flagged; shown as n/a), ``mean_sigma``;
 - ``profile``: :func:`~.ood.two_model_profile` (Fig. 6);
 - ``similarity``: :func:`~.ood.split_similarity` with ``field`` (Fig. 5), or null without ``topics``;
 - ``ood``: :meth:`~.ood.OODResult.to_dict` on every dimension (Tables 3-4), or null;
@@ -172,7 +173,13 @@ def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, t
             notes.append("no --topics: the similarity of splits and OOD prediction are skipped")
         advance()
     summary = [{"dimension": n, "pct_significant": r.pct_significant, "n_rank_significant": r.n_rank_significant,
-                "mean_sigma": _nanmean(r.sigma)} for n, r in analysis.items()]
+                "rank_change_possible": r.rank_change_possible, "mean_sigma": _nanmean(r.sigma)}
+               for n, r in analysis.items()]
+    blind = [n for n, r in analysis.items() if not r.rank_change_possible]
+    if blind:
+        notes.append(f"rank changes cannot be detected for {', '.join(blind)}: with {pool.n_systems} systems the random "
+                     "samples' Kendall tau already spans [-1, 1] (2.5th-97.5th percentiles), so no stratum's ranking can "
+                     "fall outside it; their 0 rank changes say nothing")
     shown, left_out = plotted_systems(list(pool.systems))
     if left_out:
         notes.append(f"the per-stratum plot of the report shows {len(shown)} of the {pool.n_systems} systems (the "
@@ -306,7 +313,8 @@ def _html(results: dict) -> str:
     parts += [f"<p>note: {html.escape(n)}</p>" for n in r["notes"]]
     parts.append("<h2>Stratified re-evaluation (Tables 1-2)</h2>")
     parts.append(_table(["dimension", "% significant strata", "strata ranking differently", "mean sigma"],
-                        [[s["dimension"], s["pct_significant"], s["n_rank_significant"], s["mean_sigma"]]
+                        [[s["dimension"], s["pct_significant"],
+                          s["n_rank_significant"] if s.get("rank_change_possible", True) else "n/a", s["mean_sigma"]]
                          for s in r["summary"]]))
     parts.append(f"<h2>Performance per stratum (Fig. 3/4)</h2><img alt='strata' src='{strata_figure(r)}'>")
     shown, left_out = plotted_systems(r["systems"])
