@@ -75,10 +75,11 @@ from evalsift.io._common import json_default, plain_json
 from evalsift.transparency import analyse_all, compute_dimensions, macro_f1, mean_score, metric_change
 from evalsift.transparency.report import profile_pool
 
-NLI_DIMS = ("length", "perplexity", "noise", "learned_noise", "pvi", "ambiguity", "difficulty", "discriminability")
-OOD_CASES = (("wmt23/en-de", "mqm", ("length", "perplexity", "learned_difficulty", "difficulty", "irt_difficulty",
+NLI_DIMS = ("length", "ngram_perplexity", "noise", "learned_noise", "difficulty", "ambiguity", "score_difficulty",
+            "discriminability")
+OOD_CASES = (("wmt23/en-de", "mqm", ("length", "ngram_perplexity", "learned_difficulty", "score_difficulty", "irt_difficulty",
                                      "discriminability")),
-             ("alpaca-eval", "gpt4_turbo_pref", ("length", "perplexity", "learned_difficulty", "difficulty",
+             ("alpaca-eval", "gpt4_turbo_pref", ("length", "ngram_perplexity", "learned_difficulty", "score_difficulty",
                                                  "irt_difficulty", "discriminability")))
 
 

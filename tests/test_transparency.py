@@ -101,10 +101,31 @@ def test_length_pairs_sum():
     assert np.isnan(length([None])[0])
 
 
-def test_difficulty_scored_data():
+def test_score_difficulty_scored_data():
     # scores on a global range 0..10: item 0 (10, 0) -> 1 - 0.5; item 1 (10, 10) -> 0; item 2 (0, 0) -> 1
-    d = compute_dimensions(["difficulty"], scores=[[10, 0], [10, 10], [0, 0]])["difficulty"]
+    d = compute_dimensions(["score_difficulty"], scores=[[10, 0], [10, 10], [0, 0]])["score_difficulty"]
     assert d.tolist() == pytest.approx([0.5, 0.0, 1.0])
+
+
+def test_difficulty_is_pvi_and_the_old_score_call_gets_a_pointer():
+    from evalsift.transparency import difficulty, pvi
+
+    assert dimensions.get("difficulty") is dimensions.get("pvi") is pvi and difficulty is pvi
+    with pytest.raises(DataError, match="score_difficulty") as e:
+        difficulty(np.array([[1.0, 0.0], [0.0, 0.0]]))
+    assert e.value.field == "texts"
+    texts = ["good fine"] * 10 + ["bad awful"] * 10
+    gold = ["p"] * 10 + ["n"] * 10
+    with pytest.warns(FutureWarning, match="'pvi' is a deprecated alias of 'difficulty'"):
+        old = compute_dimensions(["pvi"], texts=texts, gold=gold)["pvi"]
+    assert np.array_equal(old, compute_dimensions(["difficulty"], texts=texts, gold=gold)["difficulty"])
+
+
+def test_random_dimension_is_the_papers_baseline_row():
+    v = compute_dimensions(["random"], texts=["a"] * 50, seed=3)["random"]
+    assert v.shape == (50,) and np.array_equal(v, np.random.default_rng(3).random(50))
+    with pytest.raises(ParameterError, match="n_items"):
+        compute_dimensions(["random"])
 
 
 def test_irt_dimensions_one_finite_value_per_item():
@@ -121,7 +142,8 @@ def test_irt_dimensions_one_finite_value_per_item():
 
 
 def test_registry_and_unknown_name():
-    assert {"length", "noise", "difficulty", "irt_difficulty", "discriminability"} <= set(dimensions)
+    assert {"length", "noise", "difficulty", "score_difficulty", "irt_difficulty", "discriminability", "random",
+            "ngram_perplexity", "perplexity"} <= set(dimensions)
     with pytest.raises(UnknownNameError, match="Did you mean 'noise'"):
         compute_dimensions(["nosie"], counts=[[1, 1]])
 

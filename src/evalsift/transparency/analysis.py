@@ -58,6 +58,8 @@ __all__ = [
     "analyse",
     "analyse_all",
     "cohens_d",
+    "correlations",
+    "distributions",
     "kendall_tau",
     "macro_f1",
     "mean_score",
@@ -644,6 +646,71 @@ def smd_band(dims: Mapping[str, Any], *, fracs: Sequence[float] = (0.05, 0.1, 0.
             lo, hi = np.nanpercentile(d, q)
             out[float(frac)][name] = (float(lo), float(hi))
     return out
+
+
+# ----------------------------------------------------------------------------- distribution (Sec. 3.1)
+def correlations(dims: Mapping[str, Any]) -> dict[str, Any]:
+    """Spearman rank correlation between every two dimensions (Kovatchev & Lease 2024, Sec. 3.1), JSON-ready.
+
+    The paper checks that its dimensions are not correlated with one another (it does not name the
+    coefficient; Spearman's is used here because it does not depend on the scaling and is robust to
+    the dimensions' skew). Each pair uses the items where both are finite. Returns ``dimensions``,
+    ``method``, ``rho``, ``p`` (two-sided, :func:`scipy.stats.spearmanr`) and ``n`` as square nested
+    lists (NaN where fewer than 3 items or a dimension is constant there).
+
+    >>> x = np.arange(10.0)
+    >>> c = correlations({"a": x, "b": x ** 2, "c": -x})
+    >>> round(c["rho"][0][1], 6), round(c["rho"][0][2], 6), c["n"][0][1]
+    (1.0, -1.0, 10)
+    """
+    from scipy.stats import spearmanr
+
+    if not dims:
+        raise ParameterError("correlations: no dimensions given.", field="dims")
+    names = list(dims)
+    vals = [_vector(dims[n], n) for n in names]
+    sizes = {n: v.size for n, v in zip(names, vals)}
+    if len(set(sizes.values())) > 1:
+        raise DataError(f"correlations: the dimensions have different numbers of items: {sizes}.", field=names[0])
+    k = len(names)
+    rho, p, n = np.eye(k), np.zeros((k, k)), np.zeros((k, k), dtype=int)
+    for i in range(k):
+        n[i, i] = int(np.isfinite(vals[i]).sum())
+        for j in range(i + 1, k):
+            ok = np.isfinite(vals[i]) & np.isfinite(vals[j])
+            n[i, j] = n[j, i] = int(ok.sum())
+            r = pv = float("nan")
+            if ok.sum() >= 3 and np.ptp(vals[i][ok]) > 0 and np.ptp(vals[j][ok]) > 0:
+                res = spearmanr(vals[i][ok], vals[j][ok])
+                r, pv = float(res.statistic), float(res.pvalue)
+            rho[i, j] = rho[j, i] = r
+            p[i, j] = p[j, i] = pv
+    return {"dimensions": names, "method": "spearman", "rho": rho.tolist(), "p": p.tolist(), "n": n.tolist()}
+
+
+def distributions(dims: Mapping[str, Any], *, bins: int = 20, clip: float = 0.02) -> dict[str, Any]:
+    """The normalised distribution of every dimension (Kovatchev & Lease 2024, Fig. 3 and App. A), JSON-ready.
+
+    Each dimension is :func:`minmax_clip`-ed (2% clipping, then [0, 1]) and counted in ``bins`` equal
+    bins of [0, 1]. Returns ``{"edges": [...], "counts": {dimension: [...]}, "n": {dimension: finite
+    items}}``; NaN items are left out.
+
+    >>> d = distributions({"x": np.arange(101.0)}, bins=4)
+    >>> d["edges"], d["counts"]["x"]     # (v - 2) / 96 clipped: 0..25, 26..49, 50..73, 74..100
+    ([0.0, 0.25, 0.5, 0.75, 1.0], [26, 24, 24, 27])
+    """
+    if not dims:
+        raise ParameterError("distributions: no dimensions given.", field="dims")
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise ParameterError(f"distributions: bins must be an integer >= 1, got {bins!r}.", field="bins")
+    edges = np.linspace(0.0, 1.0, int(bins) + 1)
+    counts, n = {}, {}
+    for name, values in dims.items():
+        v = minmax_clip(values, clip)
+        v = v[np.isfinite(v)]
+        counts[name] = np.histogram(v, bins=edges)[0].tolist()
+        n[name] = int(v.size)
+    return {"edges": edges.tolist(), "counts": counts, "n": n}
 
 
 # ------------------------------------------------------------------------------ metric-change baseline

@@ -5,18 +5,22 @@ value is undefined for that item -- never an invented value. Dimensions live in 
 :data:`dimensions` and are registered with ``@dimension("name")``; :func:`compute_dimensions` computes
 several of them from the same inputs (fitting IRT once when both IRT dimensions are asked for).
 
-Implemented: ``length``, ``noise``, ``difficulty``, ``irt_difficulty``, ``discriminability``;
-``perplexity`` (an n-gram LM from ``nltk.lm`` or a local causal LM, plain or conditional),
-``pvi`` (pointwise V-information, the classification form of difficulty), ``ambiguity``
-(training-dynamics variability, from given probabilities or a cheap classifier trained epoch by
-epoch) and ``learned_noise`` (noise predicted from the input). The model-based ones are
+Implemented, as the paper (Sec. 3, App. A): ``length``, ``noise``, ``difficulty`` (pointwise
+V-information, PVI; ``pvi`` is a deprecated alias), ``perplexity`` (a local causal LM, plain or
+conditional), ``ambiguity`` (training-dynamics variability, from given probabilities or a cheap
+classifier trained epoch by epoch) and ``discriminability`` (2PL IRT). Ours: ``ngram_perplexity``
+(an n-gram LM from ``nltk.lm``: the label-free stand-in when no pretrained LM is available offline),
+``learned_noise`` (noise predicted from the input), ``score_difficulty`` (1 - the mean score) and
+``irt_difficulty`` (IRT b) -- these two and ``discriminability`` are computed from the evaluated
+scores (:data:`~.scores.CIRCULAR`) -- and ``random``, the baseline row of Tables 1-2. The model-based ones are
 cross-fitted where they fit on the items themselves: no item is scored by a model trained on it
 (except ``ambiguity``'s ``setting="train"``, which is the cartography paper's).
 
 Modules: :mod:`.registry` (``dimensions``, ``@dimension``), :mod:`.compute`
-(:func:`compute_dimensions`, :data:`POOL_FIELDS`), :mod:`.text` (``length``, ``perplexity``),
-:mod:`.labels` (``noise``, ``pvi``, ``ambiguity``, ``learned_noise``, ``learned_difficulty``),
-:mod:`.scores` (``difficulty``, ``irt_difficulty``, ``discriminability``), and what they share:
+(:func:`compute_dimensions`, :data:`POOL_FIELDS`), :mod:`.text` (``length``, ``perplexity``, ``ngram_perplexity``),
+:mod:`.labels` (``noise``, ``difficulty``/``pvi``, ``ambiguity``, ``learned_noise``, ``learned_difficulty``),
+:mod:`.scores` (``score_difficulty``, ``irt_difficulty``, ``discriminability``), :mod:`.baseline`
+(``random``), and what they share:
 :mod:`.inputs` (input checks) and :mod:`.crossfit` (models fitted on the other items).
 ``from evalsift.transparency.dimensions import X`` works for every public name of them.
 
@@ -30,13 +34,16 @@ Modules: :mod:`.registry` (``dimensions``, ``@dimension``), :mod:`.compute`
 from __future__ import annotations
 
 # the registry first; importing each module of dimensions registers them
-from .registry import dimension, dimensions
-from .compute import POOL_FIELDS, compute_dimensions
-from .labels import ambiguity, learned_difficulty, learned_noise, noise, pvi, training_dynamics
-from .scores import difficulty, discriminability, fit_responses, irt_difficulty
-from .text import CausalLMScorer, NgramScorer, length, perplexity
+from .registry import DEPRECATED_NAMES, dimension, dimensions
+from .baseline import random_dimension
+from .compute import POOL_FIELDS, compute_dimensions, pool_input_source
+from .labels import ambiguity, difficulty, learned_difficulty, learned_noise, noise, pvi, training_dynamics
+from .scores import CIRCULAR, discriminability, fit_responses, irt_difficulty, score_difficulty
+from .text import CausalLMScorer, NgramScorer, length, ngram_perplexity, perplexity
 
 __all__ = [
+    "CIRCULAR",
+    "DEPRECATED_NAMES",
     "POOL_FIELDS",
     "CausalLMScorer",
     "NgramScorer",
@@ -51,8 +58,12 @@ __all__ = [
     "learned_difficulty",
     "learned_noise",
     "length",
+    "ngram_perplexity",
     "noise",
     "perplexity",
+    "pool_input_source",
     "pvi",
+    "random_dimension",
+    "score_difficulty",
     "training_dynamics",
 ]

@@ -1,5 +1,5 @@
-"""Dimensions from annotators' labels and gold labels: ``noise`` (annotator disagreement), ``pvi``
-(pointwise V-information), ``ambiguity`` (training-dynamics variability, :func:`training_dynamics`),
+"""Dimensions from annotators' labels and gold labels: ``noise`` (annotator disagreement), ``difficulty``
+(pointwise V-information, PVI; ``pvi`` is its deprecated alias), ``ambiguity`` (training-dynamics variability, :func:`training_dynamics`),
 and the cross-fitted predictions ``learned_noise`` and ``learned_difficulty`` (defined for unjudged
 items too)."""
 
@@ -16,7 +16,7 @@ from .crossfit import (_check_folds, _default_classifier, _default_regressor, _e
                        _model_inputs, _splits, _take, _tfidf)
 from .inputs import _check_len, _float_matrix, _nonempty
 from .registry import dimension
-from .scores import difficulty
+from .scores import score_difficulty
 
 
 @dimension("noise")
@@ -79,7 +79,8 @@ def noise(counts: Any = None, *, labels: Sequence[Sequence[Any]] | None = None,
     return sd / (hi - lo)
 
 
-@dimension("pvi")
+@dimension("difficulty")
+@dimension("pvi")  # deprecated alias of "difficulty" (DEPRECATED_NAMES): kept for --dims pvi
 def pvi(texts: Sequence[Any] | None = None, *, gold: Sequence[Any] | None = None, features: Any = None,
         model: Any = None, folds: int = 5, seed: int = 0) -> np.ndarray:
     """Pointwise V-information in bits (Ethayarajh, Choi & Swayamdipta, ICML 2022, Eq. 2), cross-fitted.
@@ -93,9 +94,12 @@ def pvi(texts: Sequence[Any] | None = None, *, gold: Sequence[Any] | None = None
     other parts, so no item is scored by a model that saw it.
 
     Ethayarajh et al. use PVI as instance difficulty: **low PVI = hard** (negative: the model does
-    worse with the input than without it). It is the classification counterpart of ``difficulty``
-    here and is returned as is -- not negated, not rescaled; ``difficulty`` (scores x systems) stays
-    the form for scored (NLG) data.
+    worse with the input than without it). It is Kovatchev & Lease's *difficulty* (2024, Sec. 3 and
+    App. A: PVI from a model with the input vs one with an empty input), registered as the dimension
+    ``difficulty`` (``pvi`` is a deprecated alias), returned as is -- not negated, not rescaled. The
+    paper's models are fine-tuned BERT-large; the default here is a bag-of-words classifier, which
+    cannot do NLI, so its PVI is near 0 there (pass ``model=`` for a stronger family).
+    :func:`~.scores.score_difficulty` is the score-based proxy for scored data without gold labels.
 
     ``texts``: one string per item or a (premise, hypothesis) tuple (the words of a pair are tagged
     with their side, see the default model); or ``features`` (items x columns). ``gold``: one label
@@ -111,6 +115,9 @@ def pvi(texts: Sequence[Any] | None = None, *, gold: Sequence[Any] | None = None
     >>> bool(v[:20].mean() > 0.5 > v[20:].mean())       # predictable labels carry information
     True
     """
+    if texts is not None and features is None and isinstance(texts, np.ndarray) and texts.dtype.kind in "fiub":
+        raise DataError("difficulty (PVI): texts is a numeric array; PVI needs the items' texts and gold= labels. "
+                        "For 1 - the mean score per item use score_difficulty(scores).", field="texts")
     X, usable, is_text = _model_inputs(texts, features, "pvi")
     n = len(usable)
     codes, classes = _encode_labels(gold, n)
@@ -358,7 +365,7 @@ def learned_difficulty(texts: Sequence[Any] | None = None, *, scores: Any = None
     """Difficulty *predicted* from the input alone; defined for unjudged items too (our extension:
     the "predicted difficulty" of a new, unjudged split).
 
-    The target is :func:`difficulty` of ``scores`` (items x systems; NaN rows = not judged) or
+    The target is :func:`~.scores.score_difficulty` of ``scores`` (items x systems; NaN rows = not judged) or
     ``observed`` (one float per item). Fitted as :func:`learned_noise` (TF-IDF + ridge by default,
     cross-fitted). ``groups`` (one split label per item, e.g. the domain): each split's items are
     predicted by a model fitted on the *other* splits only, so a split's value never uses its own
@@ -377,7 +384,7 @@ def learned_difficulty(texts: Sequence[Any] | None = None, *, scores: Any = None
             raise DataError(f"observed: expected one number per item, got shape {y.shape}.", field="observed")
         field = "observed"
     elif scores is not None:
-        y, field = difficulty(scores, scale=scale, higher_is_better=higher_is_better), "scores"
+        y, field = score_difficulty(scores, scale=scale, higher_is_better=higher_is_better), "scores"
     else:
         raise ParameterError("learned_difficulty needs what to learn: scores= (items x systems) or observed= (the "
                              "difficulty per item, NaN where not judged).", field="scores")
@@ -385,4 +392,7 @@ def learned_difficulty(texts: Sequence[Any] | None = None, *, scores: Any = None
     return _learned(X, usable, is_text, y, model, folds, seed, groups, "learned_difficulty")
 
 
-__all__ = ["ambiguity", "learned_difficulty", "learned_noise", "noise", "pvi", "training_dynamics"]
+difficulty = pvi
+"""The paper's difficulty is PVI: :func:`pvi` under the name of the dimension."""
+
+__all__ = ["ambiguity", "difficulty", "learned_difficulty", "learned_noise", "noise", "pvi", "training_dynamics"]
