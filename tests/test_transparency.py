@@ -123,7 +123,10 @@ def test_difficulty_is_pvi_and_the_old_score_call_gets_a_pointer():
 
 def test_random_dimension_is_the_papers_baseline_row():
     v = compute_dimensions(["random"], texts=["a"] * 50, seed=3)["random"]
-    assert v.shape == (50,) and np.array_equal(v, np.random.default_rng(3).random(50))
+    assert v.shape == (50,) and np.array_equal(v, compute_dimensions(["random"], texts=["b"] * 50, seed=3)["random"])
+    # not the bootstrap's stream of the same seed: its strata are not one of the random samples
+    keys = np.random.default_rng(3).random((1, 50))[0]
+    assert not np.array_equal(v, keys) and abs(np.corrcoef(v, keys)[0, 1]) < 0.5
     with pytest.raises(ParameterError, match="n_items"):
         compute_dimensions(["random"])
 

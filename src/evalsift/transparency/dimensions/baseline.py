@@ -16,6 +16,7 @@ def random_dimension(n_items: int | None = None, *, seed: int = 0) -> np.ndarray
     test set does when the strata carry no property at all. A 95% random band flags about 5% of the
     (stratum, model) cells and, with the two-sided rank test, about 0.5 of 10 strata -- by chance.
     A dimension whose numbers are not clearly above this row's says nothing about the data.
+    Independent of the bootstrap run with the same ``seed``.
 
     >>> v = random_dimension(5, seed=1); v.shape, bool(((v >= 0) & (v < 1)).all())
     ((5,), True)
@@ -26,7 +27,9 @@ def random_dimension(n_items: int | None = None, *, seed: int = 0) -> np.ndarray
         raise ParameterError("random: needs n_items=... (the number of items).", field="n_items")
     if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 1:
         raise ParameterError(f"random: n_items must be an integer >= 1, got {n_items!r}.", field="n_items")
-    return np.random.default_rng(seed).random(int(n_items))
+    # a stream of its own: with default_rng(seed) the values would equal the first random sample's
+    # keys of the bootstrap run with the same seed (sample_indices), tying stratum 0 to that sample
+    return np.random.default_rng([int(seed), 1]).random(int(n_items))
 
 
 __all__ = ["random_dimension"]
