@@ -292,6 +292,7 @@ def test_profile_chaosnli_defaults_are_label_free_and_mark_the_circular(tmp_path
     (["--metric", "human", "--topics", "genre"], "--topics: the data has no metadata field 'genre'"),
     (["--metric", "human", "--dims", "lenght"], "--dims: Unknown dimension 'lenght'. Did you mean 'length'"),
     (["--metric", "human", "--models", "A,Z"], "--models: no system 'Z'"),
+    (["--metric", "human", "--lm", "no/such/model"], "--lm: 'no/such/model' is not a local model folder"),
 ])
 def test_profile_bad_input_exits_2_naming_the_field(argv, fragment, tmp_path, capsys):
     code = main(["profile", "--data", "demo", *argv, "--out", str(tmp_path / "o")])
@@ -299,7 +300,7 @@ def test_profile_bad_input_exits_2_naming_the_field(argv, fragment, tmp_path, ca
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 2 and len(lines) == 1 and lines[0].startswith("error: "), err
     assert fragment in lines[0]
-    assert "Available" in lines[0] or "its " in lines[0] or "the systems are" in lines[0]  # says what to use
+    assert any(w in lines[0] for w in ("Available", "its ", "the systems are", "leave --lm out"))  # says what to use
 
 
 def test_select_report_flags_the_skew_and_keeps_plain_select_quiet(tmp_path, capsys):

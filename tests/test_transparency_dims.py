@@ -164,6 +164,26 @@ def tiny_gpt2(tmp_path_factory):
     return path
 
 
+def test_profile_with_a_local_lm_uses_the_papers_perplexity(tiny_gpt2, monkeypatch):
+    import warnings
+
+    from evalsift.pool import Pool
+    from evalsift.transparency.report import profile_pool
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    rng = np.random.default_rng(0)
+    texts = _corpus(60, seed=4)
+    pool = Pool(item_ids=range(60), inputs=texts, systems=["A", "B", "C"],
+                scores={"q": rng.random((60, 3)) + [0.0, 0.2, 0.4]}, name="tiny")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # the paper's form: no deprecation
+        res = profile_pool(pool, "q", n_samples=20, quiet=True, lm_path=tiny_gpt2)
+    assert res["dimensions"] == ["length", "perplexity"]
+    assert not any("ngram_perplexity" in n for n in res["notes"])
+    direct = perplexity(texts, model_path=tiny_gpt2)
+    assert np.all(np.isfinite(direct)) and res["distribution"]["n"]["perplexity"] == 60
+
+
 def test_causal_lm_finite_conditional_and_batched(tiny_gpt2, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     items = [(p, h) for p, h in zip(_corpus(12, seed=2), _corpus(12, seed=3))] + ["the man walks to the river ."]

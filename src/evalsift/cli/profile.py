@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from pathlib import Path
 
 from ..errors import DataError
 from ._common import add_data, add_quiet, load_data, name_list, out_dir, positive_int, seed_int
@@ -52,6 +53,10 @@ def cmd_profile(args: argparse.Namespace) -> int:
         raise DataError(f"--topics: the data has no metadata field {args.topics!r}; its fields are "
                         f"{', '.join(pool.metadata) or '(none)'}. Name one of them, or leave --topics out.",
                         field="topics")
+    if args.lm is not None and not (Path(args.lm) / "config.json").is_file():
+        raise DataError(f"--lm: {args.lm!r} is not a local model folder (no config.json); give a folder written by "
+                        "save_pretrained, or leave --lm out to use ngram_perplexity. Nothing is downloaded.",
+                        field="lm")
     res = profile_pool(pool, args.metric, dims=args.dims, topics=args.topics, models=args.models,
                        higher_is_better=not args.lower_is_better, seed=args.seed, n_samples=args.samples,
                        lm_path=args.lm)
