@@ -79,8 +79,8 @@ def noise(counts: Any = None, *, labels: Sequence[Sequence[Any]] | None = None,
     return sd / (hi - lo)
 
 
-@dimension("difficulty")
-@dimension("pvi")  # deprecated alias of "difficulty" (DEPRECATED_NAMES): kept for --dims pvi
+@dimension("difficulty", "the paper's difficulty: pointwise V-information (PVI), cross-fitted; needs texts and gold")
+@dimension("pvi", "deprecated alias of difficulty")  # DEPRECATED_NAMES: kept for --dims pvi
 def pvi(texts: Sequence[Any] | None = None, *, gold: Sequence[Any] | None = None, features: Any = None,
         model: Any = None, folds: int = 5, seed: int = 0) -> np.ndarray:
     """Pointwise V-information in bits (Ethayarajh, Choi & Swayamdipta, ICML 2022, Eq. 2), cross-fitted.
@@ -357,7 +357,7 @@ def _learned(X: Any, usable: np.ndarray, is_text: bool, y: np.ndarray, model: An
     return out
 
 
-@dimension("learned_difficulty")
+@dimension("learned_difficulty", "score_difficulty predicted from the input alone, cross-fitted (ours)")
 def learned_difficulty(texts: Sequence[Any] | None = None, *, scores: Any = None,
                        scale: tuple[float, float] | None = None, higher_is_better: bool = True,
                        observed: Any = None, groups: Sequence[Any] | None = None, features: Any = None,

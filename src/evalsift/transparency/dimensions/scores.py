@@ -35,7 +35,7 @@ CIRCULAR = ("score_difficulty", "irt_difficulty", "discriminability")
 """The dimensions computed from the evaluated scores themselves (circular when stratifying those scores)."""
 
 
-@dimension("score_difficulty")
+@dimension("score_difficulty", "1 - the mean normalised score over systems (ours; circular on --metric)")
 def score_difficulty(scores: Any = None, *, scale: tuple[float, float] | None = None,
                      higher_is_better: bool = True) -> np.ndarray:
     """1 - mean over systems of the min-max normalised score, per item (ours; NOT the paper's difficulty).
@@ -90,7 +90,7 @@ def _fit(responses: Any, fit: IRTResult | None, seed: int) -> IRTResult:
     return fit_responses(responses, seed=seed)
 
 
-@dimension("irt_difficulty")
+@dimension("irt_difficulty", "2PL IRT item difficulty b (ours as a dimension; circular on --metric)")
 def irt_difficulty(responses: Any = None, *, fit: IRTResult | None = None, seed: int = 0) -> np.ndarray:
     """Item difficulty ``b_j`` of a 2PL IRT model (Rodriguez et al. 2021; ours as a dimension: the paper's
     difficulty is PVI, its IRT dimension is discriminability).
@@ -104,7 +104,7 @@ def irt_difficulty(responses: Any = None, *, fit: IRTResult | None = None, seed:
     return np.array(_fit(responses, fit, seed).difficulty, dtype=float)
 
 
-@dimension("discriminability")
+@dimension("discriminability", "2PL IRT item discrimination a (the paper's; circular on --metric)")
 def discriminability(responses: Any = None, *, fit: IRTResult | None = None, seed: int = 0) -> np.ndarray:
     """Item discrimination ``a_j > 0`` of a 2PL IRT model (Kovatchev & Lease 2024, Sec. 3, after Rodriguez et al. 2021).
 

@@ -280,7 +280,8 @@ NGRAM_FALLBACK = ("perplexity: no language model given (model_path=... or scorer
                   "n-gram form of 'perplexity' is deprecated)")
 
 
-@dimension("perplexity")
+@dimension("perplexity", "the paper's: perplexity under a local causal LM (model_path, profile --lm); "
+           "without one, the deprecated n-gram form")
 def perplexity(texts: Sequence[Any] | None = None, *, scorer: Any = None, corpus: Sequence[Any] | None = None,
                model_path: Any = None, conditional: bool = True, order: int = 3, smoothing: str = "witten_bell",
                batch_size: int = 16, folds: int = 5, seed: int = 0) -> np.ndarray:
@@ -368,7 +369,7 @@ def perplexity(texts: Sequence[Any] | None = None, *, scorer: Any = None, corpus
         return np.where(ntok > 0, np.exp(nll / np.where(ntok > 0, ntok, 1)), np.nan)
 
 
-@dimension("ngram_perplexity")
+@dimension("ngram_perplexity", "perplexity under an n-gram LM cross-fitted on the items (ours; no pretrained LM)")
 def ngram_perplexity(texts: Sequence[Any] | None = None, *, corpus: Sequence[Any] | None = None,
                      conditional: bool = True, order: int = 3, smoothing: str = "witten_bell", folds: int = 5,
                      seed: int = 0) -> np.ndarray:
