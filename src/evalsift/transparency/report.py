@@ -83,8 +83,8 @@ def default_dimensions(pool: Any, *, lm_path: Any = None) -> tuple[list[str], li
     ``length`` and a perplexity (``perplexity`` with a local causal LM ``lm_path``, else
     ``ngram_perplexity``; needs nltk) for text inputs; ``difficulty`` (PVI) when the items have gold
     labels and texts; ``noise`` when they have several annotators' labels (``counts`` /
-    ``label_count``); ``ambiguity`` when there are per-epoch or per-run gold-label probabilities
-    (``gold_probs`` / ``gold_prob``). The score-derived ones (:data:`~.dimensions.CIRCULAR`) are
+    ``label_count``, or QA ``answers``); ``ambiguity`` when there are per-epoch or per-run gold-label
+    probabilities (``gold_probs`` / ``gold_prob``, or QA ``spans``). The score-derived ones (:data:`~.dimensions.CIRCULAR`) are
     computed only when named in ``dims``.
     """
     from .dimensions import pool_input_source
@@ -107,9 +107,10 @@ def default_dimensions(pool: Any, *, lm_path: Any = None) -> tuple[list[str], li
                          "(pip install 'evalsift[transparency]')")
     if has_text and pool_input_source(pool, "gold") is not None:
         names.append("difficulty")
-    if pool_input_source(pool, "counts") is not None:
+    # (answers / spans: the extractive-QA inputs, where compute_dimensions knows them)
+    if any(pool_input_source(pool, k) is not None for k in ("counts", "answers")):
         names.append("noise")
-    if pool_input_source(pool, "gold_probs") is not None:
+    if any(pool_input_source(pool, k) is not None for k in ("gold_probs", "spans")):
         names.append("ambiguity")
     return names, notes
 
