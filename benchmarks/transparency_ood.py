@@ -21,8 +21,8 @@ range over seeds; seed 0 is what ``evalsift profile --ood-protocol paper`` print
 
 Data: WMT23 en-de by ``domain`` (4 domains, MQM, 12 systems) and AlpacaEval by ``domain`` (the
 instruction's source dataset; 5 sources; the GPT-4-Turbo judge's preference against the baseline, 9
-systems). Dimensions as in ``benchmarks/transparency_tables.py``: all six (length, perplexity,
-learned_difficulty, difficulty, irt_difficulty, discriminability) and the label-free three.
+systems). Dimensions as in ``benchmarks/transparency_tables.py``: all six (length, ngram_perplexity,
+learned_difficulty, score_difficulty, irt_difficulty, discriminability) and the label-free three.
 Writes ``bench-out/transparency/ood_protocols.json``.
 """
 
@@ -49,7 +49,7 @@ from evalsift.transparency.report import (
 )
 
 CASES = {"wmt23/en-de": "mqm", "alpaca-eval": "gpt4_turbo_pref"}
-DIMS = ("length", "perplexity", "learned_difficulty", "difficulty", "irt_difficulty", "discriminability")
+DIMS = ("length", "ngram_perplexity", "learned_difficulty", "score_difficulty", "irt_difficulty", "discriminability")
 PROTOCOLS = {"ours": {}, "paper both": {"protocol": "paper", "pairs": "both", "test_pairs": 5},
              "paper full": {"protocol": "paper", "pairs": "full", "test_pairs": 1},
              "paper topics": {"protocol": "paper", "pairs": "topics", "test_pairs": 5}}

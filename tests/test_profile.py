@@ -235,7 +235,8 @@ def _images_are_inline(html_text: str) -> None:
 
 
 RESULT_KEYS = {"data", "metric", "higher_is_better", "seed", "n_items", "systems", "dimensions", "label_free",
-               "performance", "analysis", "summary", "profile", "similarity", "ood", "ood_label_free", "notes"}
+               "circular", "correlation", "distribution", "performance", "analysis", "summary", "profile",
+               "similarity", "ood", "ood_label_free", "notes"}
 
 
 def test_profile_demo_writes_results_and_a_self_contained_report(tmp_path, capsys):
@@ -244,7 +245,13 @@ def test_profile_demo_writes_results_and_a_self_contained_report(tmp_path, capsy
                  "--out", str(out)]) == 0
     res = json.loads((out / "results.json").read_text())
     assert set(res) == RESULT_KEYS
-    assert res["dimensions"] == ["length", "difficulty", "irt_difficulty", "discriminability"]
+    # default: only what does not come from the scores (demo: texts, no gold labels, no annotators)
+    assert res["dimensions"] == ["length", "ngram_perplexity"] and res["circular"] == {}
+    assert [r["dimension"] for r in res["summary"]] == ["length", "ngram_perplexity", "random"]
+    assert res["summary"][-1]["baseline"] and not any(r["circular"] for r in res["summary"])
+    assert any("not the paper's GPT-2 perplexity" in n for n in res["notes"])
+    assert res["correlation"]["dimensions"] == ["length", "ngram_perplexity"]
+    assert all(sum(c) == 300 for c in res["distribution"]["counts"].values())  # every item in a bin
     assert res["similarity"] is None and res["ood"] is None  # no --topics: skipped with a note
     assert any("no --topics" in n for n in res["notes"])
     assert res["profile"]["models"] == ["A", "C"]  # the two best by mean human score
@@ -254,11 +261,13 @@ def test_profile_demo_writes_results_and_a_self_contained_report(tmp_path, capsy
 
 def test_profile_demo_with_topics(tmp_path):
     out = tmp_path / "t"
-    assert main(["--quiet", "profile", "--data", "demo", "--metric", "human", "--dims", "length,difficulty",
+    assert main(["--quiet", "profile", "--data", "demo", "--metric", "human", "--dims", "length,score_difficulty",
                  "--topics", "domain", "--models", "A,B", "--samples", "50", "--out", str(out)]) == 0
     res = json.loads((out / "results.json").read_text())
     assert res["similarity"]["field"] == "domain" and set(res["similarity"]["splits"]) == {"finance", "sports", "weather"}
-    assert res["ood"]["features"] == ["source_score", "smd:length", "smd:difficulty"]
+    assert res["ood"]["features"] == ["source_score", "smd:length", "smd:score_difficulty"]
+    assert list(res["circular"]) == ["score_difficulty"]  # from --metric itself: named, computed, marked
+    assert [r["circular"] for r in res["summary"]] == [False, True, False]
     assert res["ood_label_free"]["features"] == ["source_score", "smd:length"]
     assert res["profile"]["models"] == ["A", "B"]
     _images_are_inline((out / "report.html").read_text())
@@ -317,7 +326,7 @@ def test_the_strata_plot_names_the_systems_it_leaves_out(tmp_path):
     n = 60
     pool = Pool(item_ids=range(n), inputs=[" ".join(["w"] * int(k)) for k in rng.integers(1, 30, n)], systems=systems,
                 scores={"q": rng.random((n, 11)) + np.linspace(0, 1, 11)}, name="eleven")
-    res = profile_pool(pool, "q", dims=["length", "difficulty"], n_samples=20, quiet=True)
+    res = profile_pool(pool, "q", dims=["length", "score_difficulty"], n_samples=20, quiet=True)
     assert MAX_LINES == 8 and len(res["systems"]) == 11
     note = [x for x in res["notes"] if "per-stratum plot" in x]
     assert note == ["the per-stratum plot of the report shows 8 of the 11 systems (the first 8 in the data's order); "
@@ -330,11 +339,48 @@ def test_the_strata_plot_names_the_systems_it_leaves_out(tmp_path):
     assert "The plot shows" not in write_report(few, tmp_path / "few")["html"].read_text()
 
 
+def test_profile_says_when_no_rank_change_can_be_detected():
+    # two systems of equal skill: their order flips in about half of the random samples, so the
+    # tau band is [-1, 1] and "0 rank changes" would be a non-result; the profile says so
+    from evalsift.pool import Pool
+    from evalsift.transparency.report import profile_pool
+
+    rng = np.random.default_rng(0)
+    n = 300
+    pool = Pool(item_ids=range(n), inputs=[" ".join(["w"] * int(k)) for k in rng.integers(1, 30, n)],
+                systems=["A", "B"], scores={"ok": (rng.random((n, 2)) < 0.7).astype(float)}, name="two")
+    res = profile_pool(pool, "ok", dims=["length"], n_samples=100, quiet=True)
+    row = res["summary"][0]
+    assert row["rank_change_possible"] is False and row["n_rank_significant"] == 0
+    assert any("rank changes cannot be detected for length" in x for x in res["notes"])
+
+
+def test_profile_chaosnli_defaults_are_label_free_and_mark_the_circular(tmp_path, capsys):
+    need("chaosnli/chaosNLI_v1.0", "chaosnli/predictions")
+    out = tmp_path / "snli"
+    assert main(["--quiet", "profile", "--data", "chaosnli/snli", "--metric", "correct", "--samples", "50",
+                 "--out", str(out)]) == 0
+    res = json.loads((out / "results.json").read_text())
+    # texts, gold labels, 100 crowd labels and the runs' probabilities: every default the data allows
+    assert res["dimensions"] == ["length", "ngram_perplexity", "difficulty", "noise", "ambiguity"]
+    assert list(res["circular"]) == ["ambiguity"]  # the evaluated runs' own probabilities
+    k = len(res["dimensions"])
+    rho = np.array(res["correlation"]["rho"], dtype=float)
+    assert rho.shape == (k, k) and np.allclose(np.diag(rho), 1) and np.allclose(rho, rho.T)
+    assert np.all(np.abs(rho[np.triu_indices(k, 1)]) < 1)
+    assert all(sum(c) == res["n_items"] for c in res["distribution"]["counts"].values())
+    printed = capsys.readouterr().out
+    assert "ambiguity" in printed and "(circular)" in printed and "(baseline)" in printed
+    page = (out / "report.html").read_text()
+    assert "Distribution of the dimensions (Fig. 3)" in page and "Correlation between the dimensions" in page
+
+
 @pytest.mark.parametrize("argv, fragment", [
     (["--metric", "nope"], "--metric: the data has no metric 'nope'"),
     (["--metric", "human", "--topics", "genre"], "--topics: the data has no metadata field 'genre'"),
     (["--metric", "human", "--dims", "lenght"], "--dims: Unknown dimension 'lenght'. Did you mean 'length'"),
     (["--metric", "human", "--models", "A,Z"], "--models: no system 'Z'"),
+    (["--metric", "human", "--lm", "no/such/model"], "--lm: 'no/such/model' is not a local model folder"),
 ])
 def test_profile_bad_input_exits_2_naming_the_field(argv, fragment, tmp_path, capsys):
     code = main(["profile", "--data", "demo", *argv, "--out", str(tmp_path / "o")])
@@ -342,7 +388,7 @@ def test_profile_bad_input_exits_2_naming_the_field(argv, fragment, tmp_path, ca
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 2 and len(lines) == 1 and lines[0].startswith("error: "), err
     assert fragment in lines[0]
-    assert "Available" in lines[0] or "its " in lines[0] or "the systems are" in lines[0]  # says what to use
+    assert any(w in lines[0] for w in ("Available", "its ", "the systems are", "leave --lm out"))  # says what to use
 
 
 def test_select_report_flags_the_skew_and_keeps_plain_select_quiet(tmp_path, capsys):
@@ -353,6 +399,6 @@ def test_select_report_flags_the_skew_and_keeps_plain_select_quiet(tmp_path, cap
                  "--out", str(out), "--report"]) == 0
     text = capsys.readouterr().out
     rep = json.loads((tmp_path / "picks.report.json").read_text())
-    assert set(rep["dimensions"]) == {"length", "difficulty (token_f1)"} and rep["n_selected"] == 30
-    assert rep["dimensions"]["difficulty (token_f1)"]["outside"] and "skewed" in text
+    assert set(rep["dimensions"]) == {"length", "score_difficulty (token_f1)"} and rep["n_selected"] == 30
+    assert rep["dimensions"]["score_difficulty (token_f1)"]["outside"] and "skewed" in text
     assert len(out.read_text().splitlines()) == 30

@@ -12,6 +12,7 @@ from evalsift.transparency import (
     accuracy,
     analyse,
     analyse_all,
+    cohens_d,
     compute_dimensions,
     dimensions,
     discriminability,
@@ -22,6 +23,7 @@ from evalsift.transparency import (
     minmax_clip,
     noise,
     random_band,
+    sample_indices,
     similarity_vector,
     smd,
     smd_band,
@@ -99,10 +101,34 @@ def test_length_pairs_sum():
     assert np.isnan(length([None])[0])
 
 
-def test_difficulty_scored_data():
+def test_score_difficulty_scored_data():
     # scores on a global range 0..10: item 0 (10, 0) -> 1 - 0.5; item 1 (10, 10) -> 0; item 2 (0, 0) -> 1
-    d = compute_dimensions(["difficulty"], scores=[[10, 0], [10, 10], [0, 0]])["difficulty"]
+    d = compute_dimensions(["score_difficulty"], scores=[[10, 0], [10, 10], [0, 0]])["score_difficulty"]
     assert d.tolist() == pytest.approx([0.5, 0.0, 1.0])
+
+
+def test_difficulty_is_pvi_and_the_old_score_call_gets_a_pointer():
+    from evalsift.transparency import difficulty, pvi
+
+    assert dimensions.get("difficulty") is dimensions.get("pvi") is pvi and difficulty is pvi
+    with pytest.raises(DataError, match="score_difficulty") as e:
+        difficulty(np.array([[1.0, 0.0], [0.0, 0.0]]))
+    assert e.value.field == "texts"
+    texts = ["good fine"] * 10 + ["bad awful"] * 10
+    gold = ["p"] * 10 + ["n"] * 10
+    with pytest.warns(FutureWarning, match="'pvi' is a deprecated alias of 'difficulty'"):
+        old = compute_dimensions(["pvi"], texts=texts, gold=gold)["pvi"]
+    assert np.array_equal(old, compute_dimensions(["difficulty"], texts=texts, gold=gold)["difficulty"])
+
+
+def test_random_dimension_is_the_papers_baseline_row():
+    v = compute_dimensions(["random"], texts=["a"] * 50, seed=3)["random"]
+    assert v.shape == (50,) and np.array_equal(v, compute_dimensions(["random"], texts=["b"] * 50, seed=3)["random"])
+    # not the bootstrap's stream of the same seed: its strata are not one of the random samples
+    keys = np.random.default_rng(3).random((1, 50))[0]
+    assert not np.array_equal(v, keys) and abs(np.corrcoef(v, keys)[0, 1]) < 0.5
+    with pytest.raises(ParameterError, match="n_items"):
+        compute_dimensions(["random"])
 
 
 def test_irt_dimensions_one_finite_value_per_item():
@@ -119,7 +145,8 @@ def test_irt_dimensions_one_finite_value_per_item():
 
 
 def test_registry_and_unknown_name():
-    assert {"length", "noise", "difficulty", "irt_difficulty", "discriminability"} <= set(dimensions)
+    assert {"length", "noise", "difficulty", "score_difficulty", "irt_difficulty", "discriminability", "random",
+            "ngram_perplexity", "perplexity"} <= set(dimensions)
     with pytest.raises(UnknownNameError, match="Did you mean 'noise'"):
         compute_dimensions(["nosie"], counts=[[1, 1]])
 
@@ -199,6 +226,33 @@ def test_planted_ranking_change_is_detected():
     assert np.all(r0.stratum_tau > -0.5)
 
 
+def test_rank_test_is_two_sided_a_stratum_that_ranks_too_consistently_is_flagged():
+    # 20 systems, noisy everywhere except the top 10% of x, where they are sharply ordered: random
+    # 10% samples reproduce the overall order only loosely (tau band ~[0.6, 0.87]), the top stratum
+    # reproduces it almost exactly (tau ~0.95) -- outside the band on the UPPER side (Algorithm 2
+    # counts both sides; measured over seeds 0-4: top tau 0.93-0.99, upper end 0.85-0.87).
+    rng = np.random.default_rng(0)
+    n, k = 4000, 20
+    x = rng.random(n)
+    top = x > 0.9
+    s = rng.normal(0, 3, (n, k))
+    s[top] = 0.5 * np.arange(k) + rng.normal(0, 0.1, (top.sum(), k))
+    r = analyse(x, mean_score(s), name="x", seed=0)
+    lo, hi = r.tau_band
+    assert r.stratum_tau[-1] > hi and r.rank_significant[-1] and r.rank_change_possible
+    assert np.array_equal(r.rank_significant, (r.stratum_tau < lo) | (r.stratum_tau > hi))
+    assert r.to_dict()["tau_band"] == [lo, hi]
+
+
+def test_rank_change_impossible_when_the_tau_band_covers_everything():
+    # 2 systems of equal skill: their order flips in about half of the random samples, so the band
+    # of tau is [-1, 1] and no stratum can be flagged -- said, not silently 0
+    rng = np.random.default_rng(1)
+    r = analyse(rng.random(400), mean_score(rng.random((400, 2)) < 0.7), seed=0)
+    assert r.tau_band.tolist() == [-1.0, 1.0]
+    assert not r.rank_change_possible and r.n_rank_significant == 0
+
+
 # --------------------------------------------------------------------------------------------- SMD
 def test_smd_random_subset_near_zero_and_length_chosen_subset_large():
     rng = np.random.default_rng(0)
@@ -220,6 +274,25 @@ def test_smd_random_subset_near_zero_and_length_chosen_subset_large():
     width = {f: band[f]["length"][1] - band[f]["length"][0] for f in band}
     assert width[0.05] > width[0.1] > width[0.2]
     assert smd([0.0, 1.0], [0.0, 1.0]) == 0.0
+
+
+def test_smd_is_the_papers_formula_and_cohens_d_the_pooled_one():
+    # uneven sizes: a = [0, 2] (mean 1, var 2), b = [0..4] (mean 2, var 2.5)
+    # paper (Sec. 5): -1 / sqrt((2 + 2.5) / 2) = -1 / 1.5; pooled: -1 / sqrt((1*2 + 4*2.5) / 5) = -1 / sqrt(2.4)
+    a, b = [0.0, 2.0], [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert smd(a, b) == pytest.approx(-1 / 1.5)
+    assert cohens_d(a, b) == pytest.approx(-1 / np.sqrt(2.4))
+    assert smd(b, a) == pytest.approx(-smd(a, b))
+    # equal sizes: the two agree
+    rng = np.random.default_rng(3)
+    x, y = rng.random(40), rng.random(40) + 0.3
+    assert smd(x, y) == pytest.approx(cohens_d(x, y))
+    # the vectorised band uses the same formula: a 100% "sample" is the pool, SMD 0; and with one
+    # sample of 10% the band's ends are that sample's smd() against the pool
+    v = rng.random(300)
+    b1 = smd_band({"v": v}, fracs=(0.1,), n_samples=1, seed=4, scale=False)[0.1]["v"]
+    idx = sample_indices(300, 30, 1, seed=4)[0]
+    assert b1[0] == pytest.approx(smd(v[idx], v)) and b1[1] == pytest.approx(smd(v[idx], v))
 
 
 # --------------------------------------------------------------------------------------- bad input

@@ -25,6 +25,7 @@ from evalsift.transparency.dimensions import (
     dimensions,
     learned_noise,
     noise,
+    ngram_perplexity,
     perplexity,
     pvi,
     span_gold_probs,
@@ -48,9 +49,18 @@ def _corpus(n: int = 300, seed: int = 0) -> list[str]:
 
 # ------------------------------------------------------------------------------------ the registry
 def test_new_dimensions_are_registered():
-    for name in ("perplexity", "pvi", "ambiguity", "learned_noise"):
+    for name in ("perplexity", "ngram_perplexity", "difficulty", "ambiguity", "learned_noise"):
         assert name in dimensions
-    assert dimensions.get("difficulty") is not dimensions.get("pvi")   # the NLG difficulty stays
+    assert dimensions.get("difficulty") is dimensions.get("pvi")   # the paper's difficulty is PVI
+
+
+def test_perplexity_without_a_model_is_the_deprecated_ngram_form():
+    corpus = _corpus(200)
+    items = ["the man walks to the river .", "river the to walks man the ."]
+    with pytest.warns(FutureWarning, match="name it ngram_perplexity"):
+        old = perplexity(items, corpus=corpus)
+    assert np.array_equal(old, ngram_perplexity(items, corpus=corpus))
+    assert np.array_equal(old, perplexity(items, scorer="ngram", corpus=corpus))   # explicit: no warning
 
 
 # --------------------------------------------------------------------------------- n-gram perplexity
@@ -74,46 +84,46 @@ def test_ngram_conditional_differs_from_plain_and_uses_the_premise():
     corpus = [(f"{s} {v} {p} .", f"{p} is near") for s in SUBJECTS for v in VERBS for p in PLACES]
     items = [("the cook paints the barn .", "the barn is near"), ("a dog waits by the river .", "the river is near")]
     # order 4: the context of the hypothesis' second word reaches back to the premise's last word
-    cond = perplexity(items, corpus=corpus, conditional=True, order=4)
-    plain_hyp = perplexity([h for _, h in items], corpus=corpus, order=4)   # the hypothesis alone
-    joined = perplexity(items, corpus=corpus, conditional=False, order=4)   # premise + hypothesis
+    cond = ngram_perplexity(items, corpus=corpus, conditional=True, order=4)
+    plain_hyp = ngram_perplexity([h for _, h in items], corpus=corpus, order=4)   # the hypothesis alone
+    joined = ngram_perplexity(items, corpus=corpus, conditional=False, order=4)   # premise + hypothesis
     assert np.all(np.isfinite(cond)) and not np.allclose(cond, plain_hyp) and not np.allclose(cond, joined)
     assert np.all(cond < plain_hyp)
     # a mismatched premise makes the same hypothesis less likely
-    wrong = perplexity([("the cook paints the market .", "the barn is near")], corpus=corpus, order=4)
+    wrong = ngram_perplexity([("the cook paints the market .", "the barn is near")], corpus=corpus, order=4)
     assert wrong[0] > cond[0]
 
 
 def test_ngram_cross_fit_without_corpus_and_nan_items():
     texts = _corpus(60) + [None, "", ("a premise .", None)]
-    v = perplexity(texts, folds=3, seed=0)
+    v = ngram_perplexity(texts, folds=3, seed=0)
     assert np.all(np.isfinite(v[:60])) and np.isnan(v[60:]).all()
-    assert np.array_equal(v, perplexity(texts, folds=3, seed=0), equal_nan=True)             # seeded folds
+    assert np.array_equal(v, ngram_perplexity(texts, folds=3, seed=0), equal_nan=True)             # seeded folds
 
 
 def test_ngram_smoothings_and_bad_input():
     corpus = _corpus(100)
     for sm in ("witten_bell", "lidstone", "laplace", "kneser_ney"):
-        v = perplexity(["the man walks to the river ."], corpus=corpus, smoothing=sm)
+        v = ngram_perplexity(["the man walks to the river ."], corpus=corpus, smoothing=sm)
         assert np.isfinite(v[0]) and v[0] > 1
     # a word never seen in the corpus gets a small probability, not 0 (every corpus word is frequent
     # here, so <UNK> has no counts: the uniform end of the Witten-Bell recursion carries it)
-    unseen = perplexity(["zebra quantum the river .", "the man the river ."], corpus=corpus)
+    unseen = ngram_perplexity(["zebra quantum the river .", "the man the river ."], corpus=corpus)
     assert np.isfinite(unseen).all() and unseen[0] > 10 * unseen[1]
     with pytest.raises(ParameterError) as e:
         perplexity(["a b"], corpus=corpus, scorer="ngramm")
     assert e.value.field == "scorer" and "ngram" in str(e.value)
     with pytest.raises(ParameterError) as e:
-        perplexity(["a b"], corpus=corpus, smoothing="kn")
+        ngram_perplexity(["a b"], corpus=corpus, smoothing="kn")
     assert e.value.field == "smoothing"
     with pytest.raises(DataError) as e:
-        perplexity(["a b"], corpus=[])
+        ngram_perplexity(["a b"], corpus=[])
     assert e.value.field == "corpus"
     with pytest.raises(DataError) as e:
-        perplexity([])
+        ngram_perplexity([])
     assert e.value.field == "texts"
     with pytest.raises(DataError) as e:
-        perplexity(["a b", 3], corpus=corpus)
+        ngram_perplexity(["a b", 3], corpus=corpus)
     assert e.value.field == "texts" and e.value.item_id == "1"
     with pytest.raises(ParameterError) as e:
         perplexity(["a b"], scorer="causal_lm")
@@ -123,7 +133,7 @@ def test_ngram_smoothings_and_bad_input():
 def test_ngram_without_nltk_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "nltk.lm", None)
     with pytest.raises(MissingDependencyError) as e:
-        perplexity(["a b c"], corpus=["a b c"])
+        ngram_perplexity(["a b c"], corpus=["a b c"])
     assert "pip install 'evalsift[transparency]'" in str(e.value)
 
 
@@ -156,6 +166,26 @@ def tiny_gpt2(tmp_path_factory):
     transformers.GPT2LMHeadModel(cfg).save_pretrained(path)
     tok.save_pretrained(path)
     return path
+
+
+def test_profile_with_a_local_lm_uses_the_papers_perplexity(tiny_gpt2, monkeypatch):
+    import warnings
+
+    from evalsift.pool import Pool
+    from evalsift.transparency.report import profile_pool
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    rng = np.random.default_rng(0)
+    texts = _corpus(60, seed=4)
+    pool = Pool(item_ids=range(60), inputs=texts, systems=["A", "B", "C"],
+                scores={"q": rng.random((60, 3)) + [0.0, 0.2, 0.4]}, name="tiny")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # the paper's form: no deprecation
+        res = profile_pool(pool, "q", n_samples=20, quiet=True, lm_path=tiny_gpt2)
+    assert res["dimensions"] == ["length", "perplexity"]
+    assert not any("ngram_perplexity" in n for n in res["notes"])
+    direct = perplexity(texts, model_path=tiny_gpt2)
+    assert np.all(np.isfinite(direct)) and res["distribution"]["n"]["perplexity"] == 60
 
 
 def test_causal_lm_finite_conditional_and_batched(tiny_gpt2, monkeypatch):
@@ -406,9 +436,9 @@ def test_learned_noise_tracks_planted_noise_and_covers_unjudged_items():
 def test_compute_dimensions_passes_the_new_inputs():
     texts, gold, pred = _planted_classification(120, seed=5)
     counts = [[3, 1, 0] if p else [2, 2, 0] for p in pred]
-    d = compute_dimensions(["length", "pvi", "ambiguity", "learned_noise", "perplexity"], texts=texts, gold=gold,
-                           counts=counts, folds=3, epochs=3, seed=0)
-    assert set(d) == {"length", "pvi", "ambiguity", "learned_noise", "perplexity"}
+    d = compute_dimensions(["length", "difficulty", "ambiguity", "learned_noise", "ngram_perplexity"], texts=texts,
+                           gold=gold, counts=counts, folds=3, epochs=3, seed=0)
+    assert set(d) == {"length", "difficulty", "ambiguity", "learned_noise", "ngram_perplexity"}
     assert all(v.shape == (120,) and np.isfinite(v).all() for v in d.values())
     assert d["learned_noise"][pred].mean() < d["learned_noise"][~pred].mean()
 

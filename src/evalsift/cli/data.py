@@ -51,11 +51,13 @@ def cmd_methods(args: argparse.Namespace) -> int:
     from ..omninput import labelers, omni_models, samplers
     from ..oracle import oracles
     from ..select import selectors
+    from ..transparency.dimensions import dimensions
 
     for title, reg in (("selectors", selectors), ("oracles", oracles), ("encoders", encoders),
                        ("omni samplers (evalsift omni sample --sampler)", samplers),
                        ("omni models (evalsift omni sample --model)", omni_models),
-                       ("omni labelers (evalsift omni curve --judgments rule:NAME | proxy:NAME)", labelers)):
+                       ("omni labelers (evalsift omni curve --judgments rule:NAME | proxy:NAME)", labelers),
+                       ("dimensions (evalsift profile --dims)", dimensions)):
         print(f"{title}:")
         for name, desc in reg.describe().items():
             print(f"  {name:<24} {desc}")

@@ -4,7 +4,9 @@ against the random band, the similarity of splits, OOD prediction; results.json 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from pathlib import Path
 
 from ..errors import DataError, ParameterError
 from ._common import add_data, add_quiet, load_data, name_list, out_dir, positive_int, seed_int
@@ -17,8 +19,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_data(p)
     p.add_argument("--metric", required=True, help="the score column whose mean per system is the performance")
     p.add_argument("--dims", type=name_list, metavar="D1,D2,...",
-                   help="dimensions (default: length,difficulty,irt_difficulty,discriminability; length needs text "
-                        "inputs); 'evalsift methods' lists the registered ones")
+                   help="dimensions (default: those the data allows that do not come from --metric: length, "
+                        "perplexity or ngram_perplexity, difficulty (PVI) with gold labels, noise with annotators' "
+                        "labels, ambiguity with runs' probabilities; score_difficulty, irt_difficulty, "
+                        "discriminability only when named, marked circular); 'evalsift methods' lists them all")
+    p.add_argument("--lm", metavar="DIR", help="a local causal language model (a save_pretrained folder; nothing is "
+                                               "downloaded) for the paper's perplexity")
     p.add_argument("--topics", metavar="FIELD", help="metadata field whose values are the splits (e.g. domain): "
                                                      "their similarity vectors and OOD prediction between them")
     p.add_argument("--ood-protocol", default="leave_target_out", choices=["leave_target_out", "paper"],
@@ -73,9 +79,13 @@ def cmd_profile(args: argparse.Namespace) -> int:
         raise DataError(f"--topics: the data has no metadata field {args.topics!r}; its fields are "
                         f"{', '.join(pool.metadata) or '(none)'}. Name one of them, or leave --topics out.",
                         field="topics")
+    if args.lm is not None and not (Path(args.lm) / "config.json").is_file():
+        raise DataError(f"--lm: {args.lm!r} is not a local model folder (no config.json); give a folder written by "
+                        "save_pretrained, or leave --lm out to use ngram_perplexity. Nothing is downloaded.",
+                        field="lm")
     res = profile_pool(pool, args.metric, dims=args.dims, topics=args.topics, models=args.models,
                        higher_is_better=not args.lower_is_better, seed=args.seed, n_samples=args.samples,
-                       ood_options=_ood_options(args))
+                       ood_options=_ood_options(args), lm_path=args.lm)
     paths = write_report(res, folder)
     for n in res["notes"]:
         print(f"note: {n}", file=sys.stderr)
@@ -88,8 +98,16 @@ def _print_table(res: dict) -> None:
     print(f"{res['data']}: {res['n_items']} items, {len(res['systems'])} systems, performance = mean {res['metric']}")
     print(f"  {'dimension':<18} {'% significant':>13} {'rank changes':>12} {'mean sigma':>11}")
     for s in res["summary"]:
-        print(f"  {s['dimension']:<18} {s['pct_significant']:13.1f} {s['n_rank_significant']:12d} "
-              f"{s['mean_sigma']:11.4g}")
+        rank = str(s["n_rank_significant"]) if s.get("rank_change_possible", True) else "n/a"
+        tag = " (circular)" if s.get("circular") else " (baseline)" if s.get("baseline") else ""
+        print(f"  {s['dimension']:<18} {s['pct_significant']:13.1f} {rank:>12} {s['mean_sigma']:11.4g}{tag}")
+    corr = res.get("correlation")
+    if corr:
+        k = len(corr["dimensions"])
+        off = [abs(v) for i in range(k) for j in range(i + 1, k)
+               if isinstance(v := corr["rho"][i][j], float) and math.isfinite(v)]
+        if off:
+            print(f"  largest |Spearman rho| between two dimensions: {max(off):.2f} (Sec. 3.1; matrix in results.json)")
     for key, what in (("ood", "all dimensions"), ("ood_label_free", "label-free dimensions")):
         o = res.get(key)
         if o:

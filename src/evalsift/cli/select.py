@@ -43,8 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, metavar="FILE",
                    help="output JSONL in pick order (subset2evaluate input comes back in its own format)")
     p.add_argument("--report", action="store_true",
-                   help="also say how the picks differ from the pool on the label-free dimensions (length; difficulty "
-                        "on an automatic --metric): SMD against the band of random samples of the same size; printed "
+                   help="also say how the picks differ from the pool on the label-free dimensions (length; "
+                        "score_difficulty on an automatic --metric): SMD against the band of random samples of the same size; printed "
                         "and written to OUT.report.json")
     add_quiet(p)
     p.set_defaults(handler=cmd_select)
@@ -118,14 +118,15 @@ def cmd_select(args: argparse.Namespace) -> int:
 
 
 def _label_free_dims(args: argparse.Namespace, pool) -> dict[str, np.ndarray]:
-    """The dimensions known before any judgment: length (text inputs), difficulty on an automatic --metric."""
+    """The dimensions known before any judgment: length (text inputs), score_difficulty on an automatic --metric."""
     from ..transparency import compute_dimensions
 
     dims = {}
     if pool.inputs_are_text:
         dims.update(compute_dimensions(["length"], pool=pool))
     if args.metric and args.metric in pool.scores and not pool.is_human(args.metric):
-        dims[f"difficulty ({args.metric})"] = compute_dimensions(["difficulty"], pool=pool, metric=args.metric)["difficulty"]
+        dims[f"score_difficulty ({args.metric})"] = compute_dimensions(["score_difficulty"], pool=pool,
+                                                                       metric=args.metric)["score_difficulty"]
     return dims
 
 

@@ -1,8 +1,9 @@
 """Benchmark transparency (Kovatchev & Lease, NAACL 2024): how the data shapes an evaluation.
 
-- :mod:`.dimensions`: per-item data dimensions (``length``, ``perplexity``, ``noise``,
-  ``learned_noise``, ``difficulty``, ``pvi``, ``irt_difficulty``, ``discriminability``,
-  ``ambiguity``, ``train_variability``) in the :data:`dimensions` registry.
+- :mod:`.dimensions`: per-item data dimensions (the paper's ``length``, ``perplexity``, ``noise``,
+  ``difficulty`` (PVI), ``ambiguity``, ``discriminability``; ours ``ngram_perplexity``,
+  ``learned_noise``, ``learned_difficulty``, ``score_difficulty``, ``irt_difficulty``,
+  ``train_variability``; the ``random`` baseline) in the :data:`dimensions` registry.
 - :mod:`.analysis`: MinMax scaling with 2% clipping, percentile strata, the expected random
   variance (Algorithm 1), ranking stability (Algorithm 2), per-dimension summaries (Tables 1-2),
   and the dataset similarity vector (SMD) with its random-sample band.
@@ -24,22 +25,26 @@
 
 from __future__ import annotations
 
-from .analysis import (Performance, StratifiedResult, accuracy, analyse, analyse_all, kendall_tau, macro_f1,
+from .analysis import (Performance, StratifiedResult, accuracy, analyse, analyse_all, cohens_d, correlations, distributions,
+                       kendall_tau, macro_f1,
                        mean_score, metric_change, minmax_clip, random_band, sample_indices, similarity_vector, smd,
                        smd_band, strata)
 from .dimensions import (CausalLMScorer, NgramScorer, ambiguity, compute_dimensions, difficulty, dimension, dimensions,
                          discriminability, fit_responses, irt_difficulty, learned_difficulty, learned_noise, length,
-                         noise, perplexity, pvi, train_variability, training_dynamics)
+                         ngram_perplexity, noise, perplexity, pvi, random_dimension, score_difficulty,
+                         train_variability, training_dynamics)
 from .ood import (OODResult, leave_target_out, ood_regression, pair_similarity, predict_unjudged, random_pair_folds,
                   selection_report, split_indices, split_performance, split_similarity, two_model_profile)
 from .report import profile_pool, write_report
 
 __all__ = [
-    "Performance", "StratifiedResult", "accuracy", "analyse", "analyse_all", "kendall_tau", "macro_f1", "mean_score",
+    "Performance", "StratifiedResult", "accuracy", "analyse", "analyse_all", "cohens_d", "correlations",
+    "distributions", "kendall_tau", "macro_f1", "mean_score",
     "metric_change", "minmax_clip", "random_band", "sample_indices", "similarity_vector", "smd", "smd_band", "strata",
     "CausalLMScorer", "NgramScorer", "ambiguity", "compute_dimensions", "difficulty", "dimension", "dimensions",
-    "discriminability", "fit_responses", "irt_difficulty", "learned_difficulty", "learned_noise", "length", "noise",
-    "perplexity", "pvi", "train_variability", "training_dynamics",
+    "discriminability", "fit_responses", "irt_difficulty", "learned_difficulty", "learned_noise", "length",
+    "ngram_perplexity", "noise", "perplexity", "pvi", "random_dimension", "score_difficulty", "train_variability",
+    "training_dynamics",
     "OODResult", "leave_target_out", "ood_regression", "pair_similarity", "predict_unjudged", "random_pair_folds",
     "selection_report",
     "split_indices", "split_performance", "split_similarity", "two_model_profile",

@@ -1,5 +1,8 @@
 """A data profile of a Pool and its self-contained report (Kovatchev & Lease 2024, Figures 3-6, Tables 1-4).
 
+By default the profile uses only dimensions that do not come from the scores it stratifies
+(:func:`default_dimensions`); score-derived ones are computed when named and marked circular.
+
 :func:`profile_pool` computes everything (dimensions, the stratified re-evaluation, the similarity
 of splits, OOD prediction) into one JSON-ready dict; :func:`write_report` writes it as
 ``results.json`` and ``report.html`` -- tables plus PNG plots embedded as base64 ``data:`` URIs, no
@@ -8,10 +11,15 @@ network, no external JavaScript or CSS, so the file can be mailed or archived as
 ``results.json`` keys:
 
 - ``data``, ``metric``, ``higher_is_better``, ``seed``, ``n_items``, ``systems``, ``dimensions``,
-  ``label_free`` (the dimensions that need no judgment), ``performance`` ({system: mean}), ``notes``;
-- ``analysis``: {dimension: :meth:`StratifiedResult.to_dict`} (Fig. 3/4, Tables 1-2);
-- ``summary``: one row per dimension: ``dimension``, ``pct_significant``, ``n_rank_significant``,
-  ``mean_sigma``;
+  ``label_free`` (the dimensions that need no judgment), ``circular`` ({dimension: why} for those
+  computed from what is evaluated), ``performance`` ({system: mean}), ``notes``;
+- ``correlation``: :func:`~.analysis.correlations` of the dimensions (Sec. 3.1), or null with fewer
+  than two; ``distribution``: :func:`~.analysis.distributions` (Fig. 3);
+- ``analysis``: {dimension: :meth:`StratifiedResult.to_dict`} (Fig. 4, Tables 1-2), with the
+  ``random`` baseline row;
+- ``summary``: one row per dimension and the ``random`` baseline: ``dimension``, ``pct_significant``,
+  ``n_rank_significant``, ``rank_change_possible`` (False: the random band of Kendall tau spans
+  [-1, 1], nothing can be flagged; shown as n/a), ``mean_sigma``, ``circular``, ``baseline``;
 - ``profile``: :func:`~.ood.two_model_profile` (Fig. 6);
 - ``similarity``: :func:`~.ood.split_similarity` with ``field`` (Fig. 5), or null without ``topics``;
 - ``ood``: :meth:`~.ood.OODResult.to_dict` on every dimension (Tables 3-4), or null;
@@ -22,6 +30,7 @@ network, no external JavaScript or CSS, so the file can be mailed or archived as
 from __future__ import annotations
 
 import html
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,14 +40,15 @@ import numpy as np
 from ..errors import DataError, ParameterError, UnknownNameError
 from ..progress import progress_bar
 from ..report.html import page, png_uri as _png, table as _table, write_json
-from .analysis import analyse_all, mean_score
+from .analysis import analyse_all, correlations, distributions, mean_score
 from .ood import ood_regression, split_indices, split_similarity, two_model_profile
 
-__all__ = ["DEFAULT_DIMS", "LABEL_FREE", "MAX_LINES", "plotted_systems", "profile_pool", "write_report"]
+__all__ = ["CORRELATED", "LABEL_FREE", "MAX_LINES", "circular_dimensions", "default_dimensions", "plotted_systems",
+           "profile_pool", "write_report"]
 
-DEFAULT_DIMS = ("length", "difficulty", "irt_difficulty", "discriminability")
 # computed from the inputs alone (the learned ones fitted on the other splits only): known for an unjudged split
-LABEL_FREE = ("length", "perplexity", "learned_difficulty", "learned_noise")
+LABEL_FREE = ("length", "perplexity", "ngram_perplexity", "learned_difficulty", "learned_noise")
+CORRELATED = 0.5  # |Spearman rho| from which two dimensions are called correlated in the notes
 MIN_SPLIT = 10  # a split with fewer items gives too noisy an SMD to learn from
 
 
@@ -60,8 +70,68 @@ def _scored_systems(pool: Any, metric: str, notes: list[str]) -> Any:
     return pool
 
 
+def _has_nltk() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("nltk") is not None
+
+
+def default_dimensions(pool: Any, *, lm_path: Any = None) -> tuple[list[str], list[str]]:
+    """``(names, notes)``: the dimensions ``profile`` computes when ``--dims`` is not given.
+
+    Only dimensions that do not come from the scores being evaluated, each where the data allows:
+    ``length`` and a perplexity (``perplexity`` with a local causal LM ``lm_path``, else
+    ``ngram_perplexity``; needs nltk) for text inputs; ``difficulty`` (PVI) when the items have gold
+    labels and texts; ``noise`` when they have several annotators' labels (``counts`` /
+    ``label_count``, or QA ``answers``); ``ambiguity`` when there are per-epoch or per-run gold-label
+    probabilities (``gold_probs`` / ``gold_prob``, or QA ``spans``). The score-derived ones (:data:`~.dimensions.CIRCULAR`) are
+    computed only when named in ``dims``.
+    """
+    from .dimensions import pool_input_source
+
+    names: list[str] = []
+    notes: list[str] = []
+    has_text = pool.inputs_are_text or pool_input_source(pool, "texts") is not None
+    if pool.inputs_are_text:
+        names.append("length")
+    if has_text:
+        if lm_path is not None:
+            names.append("perplexity")
+        elif _has_nltk():
+            names.append("ngram_perplexity")
+            notes.append("perplexity: no local language model given (--lm DIR), so the profile uses "
+                         "ngram_perplexity (a trigram model cross-fitted on the items), not the paper's GPT-2 "
+                         "perplexity")
+        else:
+            notes.append("perplexity skipped: no local language model (--lm DIR) and no nltk for ngram_perplexity "
+                         "(pip install 'evalsift[transparency]')")
+    if has_text and pool_input_source(pool, "gold") is not None:
+        names.append("difficulty")
+    # (answers / spans: the extractive-QA inputs, where compute_dimensions knows them)
+    if any(pool_input_source(pool, k) is not None for k in ("counts", "answers")):
+        names.append("noise")
+    if any(pool_input_source(pool, k) is not None for k in ("gold_probs", "spans")):
+        names.append("ambiguity")
+    return names, notes
+
+
+def circular_dimensions(pool: Any, metric: str, names: Sequence[str]) -> dict[str, str]:
+    """{dimension: why} for the dimensions of ``names`` that are computed from what is evaluated: stratifying
+    the scores by them finds strata that differ by construction, not a property of the data."""
+    from .dimensions import CIRCULAR, pool_input_source
+
+    out = {}
+    for n in names:
+        if n in CIRCULAR:
+            out[n] = (f"computed from {metric}, the very scores being stratified: its strata differ by construction")
+        elif n == "ambiguity" and pool_input_source(pool, "gold_probs") == "scores":
+            out[n] = ("computed from the evaluated systems' own gold-label probabilities (a score matrix of the "
+                      "data), not from a separate model's training dynamics as in the paper: partly circular")
+    return out
+
+
 def _dimensions(pool: Any, metric: str, names: Sequence[str], higher_is_better: bool, seed: int,
-                groups: Sequence[Any] | None = None) -> dict:
+                groups: Sequence[Any] | None = None, lm_path: Any = None, notes: list[str] | None = None) -> dict:
     from .dimensions import compute_dimensions, dimensions
 
     for n in names:
@@ -75,15 +145,25 @@ def _dimensions(pool: Any, metric: str, names: Sequence[str], higher_is_better: 
                              "--dims.", field="dims")
     S = np.asarray(pool.scores[metric], dtype=float)
     signed = S if higher_is_better else -S
+    extra: dict[str, Any] = {} if groups is None else {"groups": groups}  # learned: fitted on the other splits
+    if lm_path is not None:
+        extra["model_path"] = lm_path
     try:
-        extra = {} if groups is None else {"groups": groups}  # learned dimensions: fitted on the other splits
-        return compute_dimensions(names, pool=pool, metric=metric, responses=signed.T,
-                                  higher_is_better=higher_is_better, seed=seed, **extra)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", FutureWarning)
+            out = compute_dimensions(names, pool=pool, metric=metric, responses=signed.T,
+                                     higher_is_better=higher_is_better, seed=seed, **extra)
     except ParameterError as e:
-        raise ParameterError(f"--dims: {e} Dimensions every Pool provides: {', '.join(DEFAULT_DIMS)}; the others "
-                             "read per-item fields of the pool (texts or premise/hypothesis, counts or "
-                             "label_count, gold, gold_probs or gold_prob; see compute_dimensions), as the "
-                             "chaosnli/snli data has.", field="dims") from None
+        raise ParameterError(f"--dims: {e} Dimensions every Pool provides: random and, from --metric (circular), "
+                             "score_difficulty, irt_difficulty, discriminability; the others read per-item fields "
+                             "of the pool (texts or premise/hypothesis, counts or label_count, gold, gold_probs or "
+                             "gold_prob; see compute_dimensions), as the chaosnli/snli data has.",
+                             field="dims") from None
+    if notes is not None:
+        for w in caught:
+            if issubclass(w.category, FutureWarning) and str(w.message) not in notes:
+                notes.append(str(w.message))
+    return out
 
 
 def _two_models(perf: np.ndarray, systems: Sequence[str], models: Sequence[str] | None, hib: bool) -> list[str]:
@@ -145,30 +225,50 @@ def _topics(pool: Any, topics: str, scaled_dims: dict, perf: Any, label_free: li
 
 def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, topics: str | None = None,
                  models: Sequence[str] | None = None, higher_is_better: bool = True, seed: int = 0,
-                 n_samples: int = 200, quiet: bool | None = None,
+                 n_samples: int = 200, quiet: bool | None = None, lm_path: Any = None,
                  ood_options: dict[str, Any] | None = None) -> dict[str, Any]:
     """The data profile of ``pool`` on ``metric`` (see the module docstring for the keys), JSON-ready.
 
-    ``dims``: dimension names (default: :data:`DEFAULT_DIMS`, ``length`` only for text inputs);
-    ``topics``: a metadata field whose values are the splits (similarity and OOD prediction);
-    ``models``: the two systems of the profile (default: the two best); performance is the mean
-    of ``metric`` per system (``higher_is_better`` orders them and orients difficulty and IRT).
+    ``dims``: dimension names (default: :func:`default_dimensions`, the ones the data allows that do
+    not come from the evaluated scores); ``topics``: a metadata field whose values are the splits
+    (similarity and OOD prediction); ``models``: the two systems of the profile (default: the two
+    best); performance is the mean of ``metric`` per system (``higher_is_better`` orders them and
+    orients the score-derived dimensions); ``lm_path``: a local causal LM directory for
+    ``perplexity``. The ``random`` baseline row (Tables 1-2) is always added to the analysis.
     ``ood_options``: keyword arguments of :func:`~.ood.ood_regression` (``protocol="paper"`` and its
     ``pairs``, ``test_pairs``, ``repeats``; the full data is every item, ``seed`` is this ``seed``).
     """
+    from .dimensions import random_dimension
+
     pool.check_metric(metric)
     notes: list[str] = []
     pool = _scored_systems(pool, metric, notes)
-    names = list(dims) if dims else [d for d in DEFAULT_DIMS if d != "length" or pool.inputs_are_text]
-    with progress_bar(len(names) + 2, "profile", quiet) as advance:
+    if dims:
+        names = list(dict.fromkeys(dims))
+    else:
+        names, default_notes = default_dimensions(pool, lm_path=lm_path)
+        notes += default_notes
+        if not names:
+            raise ParameterError("--dims: this data has nothing a label-free dimension can be computed from (no text "
+                                 "inputs, gold labels, annotators' labels or runs' probabilities); name the dimensions, "
+                                 "e.g. --dims score_difficulty,irt_difficulty,discriminability (computed from --metric "
+                                 "itself, so circular: read them as a check, not a finding).", field="dims")
+    circular = circular_dimensions(pool, metric, names)
+    for n, why in circular.items():
+        notes.append(f"{n} is circular: {why}")
+    with progress_bar(len(names) + 3, "profile", quiet) as advance:
         groups = list(pool.metadata[topics]) if topics and topics in pool.metadata else None
-        values = _dimensions(pool, metric, names, higher_is_better, seed, groups)
+        values = _dimensions(pool, metric, names, higher_is_better, seed, groups, lm_path, notes)
         advance()
         perf = mean_score(np.asarray(pool.scores[metric], dtype=float), pool.systems, name=f"mean {metric}")
         analysis = {}
         for n in names:
             analysis.update(analyse_all({n: values[n]}, perf, seed=seed, n_samples=n_samples))
             advance()
+        if "random" not in analysis:  # the baseline row: strata that carry no property of the data
+            analysis.update(analyse_all({"random": random_dimension(pool.n_items, seed=seed)}, perf, seed=seed,
+                                        n_samples=n_samples))
+        advance()
         full = perf.full()
         pair = _two_models(full, list(pool.systems), models, higher_is_better)
         sim = ood = ood_free = None
@@ -179,7 +279,24 @@ def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, t
             notes.append("no --topics: the similarity of splits and OOD prediction are skipped")
         advance()
     summary = [{"dimension": n, "pct_significant": r.pct_significant, "n_rank_significant": r.n_rank_significant,
-                "mean_sigma": _nanmean(r.sigma)} for n, r in analysis.items()]
+                "rank_change_possible": r.rank_change_possible, "mean_sigma": _nanmean(r.sigma),
+                "circular": n in circular, "baseline": n == "random"} for n, r in analysis.items()]
+    real = {n: values[n] for n in names if n != "random"}
+    corr = correlations(real) if len(real) >= 2 else None
+    if corr:
+        k = len(corr["dimensions"])
+        for i in range(k):
+            for j in range(i + 1, k):
+                r_ij = corr["rho"][i][j]
+                if np.isfinite(r_ij) and abs(r_ij) >= CORRELATED:
+                    notes.append(f"{corr['dimensions'][i]} and {corr['dimensions'][j]} are correlated (Spearman rho "
+                                 f"{r_ij:.2f}): their strata overlap, so they are not independent evidence (the "
+                                 "paper's six dimensions were uncorrelated, Sec. 3.1)")
+    blind = [n for n, r in analysis.items() if not r.rank_change_possible]
+    if blind:
+        notes.append(f"rank changes cannot be detected for {', '.join(blind)}: with {pool.n_systems} systems the random "
+                     "samples' Kendall tau already spans [-1, 1] (2.5th-97.5th percentiles), so no stratum's ranking can "
+                     "fall outside it; their 0 rank changes say nothing")
     shown, left_out = plotted_systems(list(pool.systems))
     if left_out:
         notes.append(f"the per-stratum plot of the report shows {len(shown)} of the {pool.n_systems} systems (the "
@@ -187,7 +304,9 @@ def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, t
                      "numbers are in results.json)")
     return {"data": pool.name, "metric": metric, "higher_is_better": higher_is_better, "seed": seed,
             "n_items": pool.n_items, "systems": list(pool.systems), "dimensions": names,
-            "label_free": [n for n in names if n in LABEL_FREE], "performance": dict(zip(pool.systems, full.tolist())),
+            "label_free": [n for n in names if n in LABEL_FREE], "circular": circular,
+            "correlation": corr, "distribution": distributions(real) if real else None,
+            "performance": dict(zip(pool.systems, full.tolist())),
             "analysis": {n: r.to_dict() for n, r in analysis.items()}, "summary": summary,
             "profile": two_model_profile(analysis, *pair), "similarity": sim, "ood": ood,
             "ood_label_free": ood_free, "notes": notes}
@@ -219,8 +338,24 @@ def plotted_systems(systems: Sequence[str]) -> tuple[list[str], list[str]]:
     return list(systems[:MAX_LINES]), list(systems[MAX_LINES:])
 
 
+def distribution_figure(results: dict) -> str:
+    """Fig. 3: the normalised distribution of every dimension (2%-clipped min-max, then a histogram)."""
+    dist = results["distribution"]
+    names = list(dist["counts"])
+    fig, axes = _grid(len(names), height=2.4)
+    edges = np.array(dist["edges"])
+    for ax, name in zip(axes, names):
+        c = np.array(dist["counts"][name], dtype=float)
+        ax.bar(edges[:-1], c / max(c.sum(), 1), width=np.diff(edges), align="edge", color="C0", alpha=0.7)
+        ax.set_title(name + (" (circular)" if name in results.get("circular", {}) else ""), fontsize=9)
+        ax.set_xlabel("scaled value (0-1)", fontsize=8)
+        ax.set_ylabel("share of items", fontsize=8)
+        ax.tick_params(labelsize=7)
+    return _png(fig)
+
+
 def strata_figure(results: dict) -> str:
-    """Fig. 3/4: per dimension, each model's performance per stratum, its random band shaded (the
+    """Fig. 4: per dimension, each model's performance per stratum, its random band shaded (the
     systems of :func:`plotted_systems`; the legend says how many of all)."""
     fig, axes = _grid(len(results["analysis"]))
     for ax, (name, r) in zip(axes, results["analysis"].items()):
@@ -305,6 +440,11 @@ def _ood_html(ood: dict | None, title: str) -> str:
             + "<p>Standardised weights (fitted on all pairs):</p>" + _table(["feature", "weight"], weights))
 
 
+def _label(row: dict) -> str:
+    return row["dimension"] + (" (circular)" if row.get("circular") else "") + (" (baseline)" if row.get("baseline")
+                                                                                 else "")
+
+
 def _html(results: dict) -> str:
     r = results
     parts = [f"<h1>Data profile: {html.escape(str(r['data']))}, {html.escape(r['metric'])}</h1>",
@@ -313,9 +453,20 @@ def _html(results: dict) -> str:
     parts += [f"<p>note: {html.escape(n)}</p>" for n in r["notes"]]
     parts.append("<h2>Stratified re-evaluation (Tables 1-2)</h2>")
     parts.append(_table(["dimension", "% significant strata", "strata ranking differently", "mean sigma"],
-                        [[s["dimension"], s["pct_significant"], s["n_rank_significant"], s["mean_sigma"]]
+                        [[_label(s), s["pct_significant"],
+                          s["n_rank_significant"] if s.get("rank_change_possible", True) else "n/a", s["mean_sigma"]]
                          for s in r["summary"]]))
-    parts.append(f"<h2>Performance per stratum (Fig. 3/4)</h2><img alt='strata' src='{strata_figure(r)}'>")
+    parts.append("<p>random: the baseline row (strata that carry no property of the data; about 5% significant "
+                 "strata and 0.5 of 10 rank changes by chance). circular: computed from what is evaluated, so its "
+                 "strata differ by construction.</p>")
+    if r.get("distribution"):
+        parts.append(f"<h2>Distribution of the dimensions (Fig. 3)</h2>"
+                     f"<img alt='distribution' src='{distribution_figure(r)}'>")
+    if r.get("correlation"):
+        c = r["correlation"]
+        parts.append("<h2>Correlation between the dimensions (Sec. 3.1; Spearman rho)</h2>")
+        parts.append(_table(["", *c["dimensions"]], [[d, *row] for d, row in zip(c["dimensions"], c["rho"])]))
+    parts.append(f"<h2>Performance per stratum (Fig. 4)</h2><img alt='strata' src='{strata_figure(r)}'>")
     shown, left_out = plotted_systems(r["systems"])
     if left_out:
         parts.append(f"<p>The plot shows {len(shown)} of the {len(r['systems'])} systems (the first {len(shown)} in "

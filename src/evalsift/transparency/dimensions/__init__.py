@@ -5,21 +5,25 @@ value is undefined for that item -- never an invented value. Dimensions live in 
 :data:`dimensions` and are registered with ``@dimension("name")``; :func:`compute_dimensions` computes
 several of them from the same inputs (fitting IRT once when both IRT dimensions are asked for).
 
-Implemented: ``length``, ``noise``, ``difficulty``, ``irt_difficulty``, ``discriminability``;
-``perplexity`` (an n-gram LM from ``nltk.lm`` or a local causal LM, plain or conditional),
-``pvi`` (pointwise V-information, the classification form of difficulty), ``ambiguity``
-(the benchmark-transparency paper's: held-out items' gold-label probability over training epochs,
-``include_ci`` formula; from given probabilities, QA span logits or a cheap classifier trained
-epoch by epoch), ``train_variability`` (the cartography paper's: training items, plain std) and
-``learned_noise`` (noise predicted from the input). The model-based ones are cross-fitted where
-they fit on the items themselves: no item is scored by a model trained on it (except
-``train_variability``, whose point is the items the model trains on).
+Implemented, as the paper (Sec. 3, App. A): ``length``, ``noise``, ``difficulty`` (pointwise
+V-information, PVI; ``pvi`` is a deprecated alias), ``perplexity`` (a local causal LM, plain or
+conditional), ``ambiguity`` (the paper's: held-out items' gold-label probability over training
+epochs, ``include_ci`` formula; from given probabilities, QA span logits or a cheap classifier
+trained epoch by epoch) and ``discriminability`` (2PL IRT). Ours: ``ngram_perplexity`` (an n-gram
+LM from ``nltk.lm``: the label-free stand-in when no pretrained LM is available offline),
+``learned_noise`` (noise predicted from the input), ``train_variability`` (the cartography paper's:
+training items, plain std), ``score_difficulty`` (1 - the mean score) and ``irt_difficulty`` (IRT b)
+-- these two and ``discriminability`` are computed from the evaluated scores
+(:data:`~.scores.CIRCULAR`) -- and ``random``, the baseline row of Tables 1-2. The model-based ones
+are cross-fitted where they fit on the items themselves: no item is scored by a model trained on it
+(except ``train_variability``, whose point is the items the model trains on).
 
 Modules: :mod:`.registry` (``dimensions``, ``@dimension``), :mod:`.compute`
-(:func:`compute_dimensions`, :data:`POOL_FIELDS`), :mod:`.text` (``length``, ``perplexity``),
-:mod:`.labels` (``noise``, ``pvi``, ``ambiguity``, ``train_variability``, ``learned_noise``,
+(:func:`compute_dimensions`, :data:`POOL_FIELDS`), :mod:`.text` (``length``, ``perplexity``, ``ngram_perplexity``),
+:mod:`.labels` (``noise``, ``difficulty``/``pvi``, ``ambiguity``, ``train_variability``, ``learned_noise``,
 ``learned_difficulty``), :mod:`.qa` (extractive QA: span probabilities, token-F1 agreement),
-:mod:`.scores` (``difficulty``, ``irt_difficulty``, ``discriminability``), and what they share:
+:mod:`.scores` (``score_difficulty``, ``irt_difficulty``, ``discriminability``), :mod:`.baseline`
+(``random``), and what they share:
 :mod:`.inputs` (input checks) and :mod:`.crossfit` (models fitted on the other items).
 ``from evalsift.transparency.dimensions import X`` works for every public name of them.
 
@@ -33,14 +37,18 @@ Modules: :mod:`.registry` (``dimensions``, ``@dimension``), :mod:`.compute`
 from __future__ import annotations
 
 # the registry first; importing each module of dimensions registers them
-from .registry import dimension, dimensions
-from .compute import POOL_FIELDS, compute_dimensions
-from .labels import ambiguity, learned_difficulty, learned_noise, noise, pvi, train_variability, training_dynamics
+from .registry import DEPRECATED_NAMES, dimension, dimensions
+from .baseline import random_dimension
+from .compute import POOL_FIELDS, compute_dimensions, pool_input_source
+from .labels import (ambiguity, difficulty, learned_difficulty, learned_noise, noise, pvi, train_variability,
+                     training_dynamics)
 from .qa import answer_agreement, span_gold_probs, token_f1
-from .scores import difficulty, discriminability, fit_responses, irt_difficulty
-from .text import CausalLMScorer, NgramScorer, length, perplexity
+from .scores import CIRCULAR, discriminability, fit_responses, irt_difficulty, score_difficulty
+from .text import CausalLMScorer, NgramScorer, length, ngram_perplexity, perplexity
 
 __all__ = [
+    "CIRCULAR",
+    "DEPRECATED_NAMES",
     "POOL_FIELDS",
     "CausalLMScorer",
     "NgramScorer",
@@ -56,9 +64,13 @@ __all__ = [
     "learned_difficulty",
     "learned_noise",
     "length",
+    "ngram_perplexity",
     "noise",
     "perplexity",
+    "pool_input_source",
     "pvi",
+    "random_dimension",
+    "score_difficulty",
     "span_gold_probs",
     "token_f1",
     "train_variability",

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
 from ...errors import DataError, ParameterError
-from .registry import dimensions
+from .registry import DEPRECATED_NAMES, dimensions
 from .scores import fit_responses
 
 
@@ -27,26 +28,46 @@ zips those per-item columns into one tuple per item (a premise-hypothesis pair).
 _ONE_OF = ("counts", "labels", "ratings", "answers", "observed")  # noise / learned_noise take exactly one of these
 
 
+def _find(pool: Any, key: str) -> tuple[Any, str] | None:
+    """The pool's value for the dimension input ``key`` (see :data:`POOL_FIELDS`) and where it was found
+    (``"metadata"`` or ``"scores"``), or None."""
+    for f in POOL_FIELDS.get(key, ()):
+        if isinstance(f, tuple):
+            if all(c in pool.metadata for c in f):
+                return list(zip(*(pool.metadata[c] for c in f))), "metadata"
+        elif f in pool.metadata:
+            col = pool.metadata[f]
+            return (np.asarray(col) if isinstance(col, np.ndarray) else list(col)), "metadata"
+        elif f in pool.scores:
+            return np.asarray(pool.scores[f]), "scores"
+    return None
+
+
+def pool_input_source(pool: Any, key: str) -> str | None:
+    """Where ``pool`` provides the dimension input ``key``: ``"metadata"`` (a per-item column),
+    ``"scores"`` (a score matrix, items x the pool's systems -- e.g. the evaluated runs' own gold-label
+    probabilities) or None (not provided).
+
+    >>> from evalsift.pool import Pool
+    >>> p = Pool(item_ids=[0, 1], systems=["A"], scores={"m": [[1.0], [0.0]]}, metadata={"gold": ["e", "c"]})
+    >>> pool_input_source(p, "gold"), pool_input_source(p, "counts")
+    ('metadata', None)
+    """
+    found = _find(pool, key)
+    return None if found is None else found[1]
+
+
 def _pool_inputs(pool: Any, declared: set[str], given: Mapping[str, Any]) -> dict[str, Any]:
     """The inputs of :data:`POOL_FIELDS` that ``pool`` provides, for the ``declared`` ones not ``given``."""
     out: dict[str, Any] = {}
-    for key, fields in POOL_FIELDS.items():
+    for key in POOL_FIELDS:
         if key not in declared or key in given:
             continue
         if key in _ONE_OF and any(k in given or k in out for k in _ONE_OF):
             continue
-        for f in fields:
-            if isinstance(f, tuple):
-                if all(c in pool.metadata for c in f):
-                    out[key] = list(zip(*(pool.metadata[c] for c in f)))
-                    break
-            elif f in pool.metadata:
-                col = pool.metadata[f]
-                out[key] = np.asarray(col) if isinstance(col, np.ndarray) else list(col)
-                break
-            elif f in pool.scores:
-                out[key] = np.asarray(pool.scores[f])
-                break
+        found = _find(pool, key)
+        if found is not None:
+            out[key] = found[0]
     return out
 
 
@@ -72,13 +93,14 @@ def compute_dimensions(names: Iterable[str], *, pool: Any = None, metric: str | 
       ``responses=pool.scores[metric].T``.
 
     So a ChaosNLI pool (:func:`evalsift.io.chaosnli.read_chaosnli`) provides the pairs, the 100 crowd
-    labels per item, the gold labels and the runs' gold-label probabilities: ``length``, ``perplexity``,
-    ``noise``, ``learned_noise``, ``pvi`` and ``ambiguity`` need no other input. A pool without such
-    fields behaves as before.
+    labels per item, the gold labels and the runs' gold-label probabilities: ``length``,
+    ``ngram_perplexity``, ``noise``, ``learned_noise``, ``difficulty`` (PVI) and ``ambiguity`` need no
+    other input. ``random`` (the baseline) gets ``n_items`` from the pool (or ``len(texts)``).
+    A deprecated name (:data:`~.registry.DEPRECATED_NAMES`) works with a ``FutureWarning``.
 
     >>> Y = np.array([[1, 0, 1], [1, 0, 0], [1, 1, 0]], dtype=float)   # systems x items
-    >>> d = compute_dimensions(["difficulty", "discriminability"], scores=Y.T, responses=Y)
-    >>> d["difficulty"].round(4).tolist(), d["discriminability"].shape   # 1 - 3/3, 1 - 1/3, 1 - 1/3
+    >>> d = compute_dimensions(["score_difficulty", "discriminability"], scores=Y.T, responses=Y)
+    >>> d["score_difficulty"].round(4).tolist(), d["discriminability"].shape   # 1 - 3/3, 1 - 1/3, 1 - 1/3
     ([0.0, 0.6667, 0.6667], (3,))
     """
     names = list(names)
@@ -86,6 +108,14 @@ def compute_dimensions(names: Iterable[str], *, pool: Any = None, metric: str | 
         raise ParameterError("compute_dimensions: names is empty; give at least one of "
                              f"{', '.join(dimensions)}.", field="names")
     fns = {n: dimensions.get(n) for n in names}
+    for n in names:
+        if n in DEPRECATED_NAMES:
+            warnings.warn(DEPRECATED_NAMES[n], FutureWarning, stacklevel=2)
+    if "random" in names and "n_items" not in inputs:  # the baseline needs only the number of items
+        if pool is not None:
+            inputs["n_items"] = pool.n_items
+        elif inputs.get("texts") is not None:
+            inputs["n_items"] = len(inputs["texts"])
     if pool is not None:
         declared = {k for fn in fns.values() for k in inspect.signature(fn).parameters}
         inputs.update(_pool_inputs(pool, declared, inputs))
@@ -112,4 +142,4 @@ def compute_dimensions(names: Iterable[str], *, pool: Any = None, metric: str | 
     return out
 
 
-__all__ = ["POOL_FIELDS", "compute_dimensions"]
+__all__ = ["POOL_FIELDS", "compute_dimensions", "pool_input_source"]

@@ -1,6 +1,7 @@
-"""Dimensions from annotators' labels and gold labels: ``noise`` (annotator disagreement), ``pvi``
-(pointwise V-information), ``ambiguity`` (the variability of held-out items' gold-label probability
-over training epochs, :func:`training_dynamics`; ``train_variability``: of the training items),
+"""Dimensions from annotators' labels and gold labels: ``noise`` (annotator disagreement), ``difficulty``
+(pointwise V-information, PVI; ``pvi`` is its deprecated alias), ``ambiguity`` (the variability of
+held-out items' gold-label probability over training epochs, :func:`training_dynamics`;
+``train_variability``: of the training items),
 and the cross-fitted predictions ``learned_noise`` and ``learned_difficulty`` (defined for unjudged
 items too)."""
 
@@ -18,7 +19,7 @@ from .crossfit import (_check_folds, _default_classifier, _default_regressor, _e
 from .inputs import _check_len, _float_matrix, _nonempty
 from .qa import answer_agreement, span_gold_probs
 from .registry import dimension
-from .scores import difficulty
+from .scores import score_difficulty
 
 
 @dimension("noise")
@@ -93,7 +94,8 @@ def noise(counts: Any = None, *, labels: Sequence[Sequence[Any]] | None = None,
     return sd / (hi - lo)
 
 
-@dimension("pvi")
+@dimension("difficulty", "the paper's difficulty: pointwise V-information (PVI), cross-fitted; needs texts and gold")
+@dimension("pvi", "deprecated alias of difficulty")  # DEPRECATED_NAMES: kept for --dims pvi
 def pvi(texts: Sequence[Any] | None = None, *, gold: Sequence[Any] | None = None, features: Any = None,
         model: Any = None, folds: int = 5, seed: int = 0) -> np.ndarray:
     """Pointwise V-information in bits (Ethayarajh, Choi & Swayamdipta, ICML 2022, Eq. 2), cross-fitted.
@@ -107,9 +109,12 @@ def pvi(texts: Sequence[Any] | None = None, *, gold: Sequence[Any] | None = None
     other parts, so no item is scored by a model that saw it.
 
     Ethayarajh et al. use PVI as instance difficulty: **low PVI = hard** (negative: the model does
-    worse with the input than without it). It is the classification counterpart of ``difficulty``
-    here and is returned as is -- not negated, not rescaled; ``difficulty`` (scores x systems) stays
-    the form for scored (NLG) data.
+    worse with the input than without it). It is Kovatchev & Lease's *difficulty* (2024, Sec. 3 and
+    App. A: PVI from a model with the input vs one with an empty input), registered as the dimension
+    ``difficulty`` (``pvi`` is a deprecated alias), returned as is -- not negated, not rescaled. The
+    paper's models are fine-tuned BERT-large; the default here is a bag-of-words classifier, which
+    cannot do NLI, so its PVI is near 0 there (pass ``model=`` for a stronger family).
+    :func:`~.scores.score_difficulty` is the score-based proxy for scored data without gold labels.
 
     ``texts``: one string per item or a (premise, hypothesis) tuple (the words of a pair are tagged
     with their side, see the default model); or ``features`` (items x columns). ``gold``: one label
@@ -125,6 +130,9 @@ def pvi(texts: Sequence[Any] | None = None, *, gold: Sequence[Any] | None = None
     >>> bool(v[:20].mean() > 0.5 > v[20:].mean())       # predictable labels carry information
     True
     """
+    if texts is not None and features is None and isinstance(texts, np.ndarray) and texts.dtype.kind in "fiub":
+        raise DataError("difficulty (PVI): texts is a numeric array; PVI needs the items' texts and gold= labels. "
+                        "For 1 - the mean score per item use score_difficulty(scores).", field="texts")
     X, usable, is_text = _model_inputs(texts, features, "pvi")
     n = len(usable)
     codes, classes = _encode_labels(gold, n)
@@ -406,7 +414,7 @@ def _learned(X: Any, usable: np.ndarray, is_text: bool, y: np.ndarray, model: An
     return out
 
 
-@dimension("learned_difficulty")
+@dimension("learned_difficulty", "score_difficulty predicted from the input alone, cross-fitted (ours)")
 def learned_difficulty(texts: Sequence[Any] | None = None, *, scores: Any = None,
                        scale: tuple[float, float] | None = None, higher_is_better: bool = True,
                        observed: Any = None, groups: Sequence[Any] | None = None, features: Any = None,
@@ -414,7 +422,7 @@ def learned_difficulty(texts: Sequence[Any] | None = None, *, scores: Any = None
     """Difficulty *predicted* from the input alone; defined for unjudged items too (our extension:
     the "predicted difficulty" of a new, unjudged split).
 
-    The target is :func:`difficulty` of ``scores`` (items x systems; NaN rows = not judged) or
+    The target is :func:`~.scores.score_difficulty` of ``scores`` (items x systems; NaN rows = not judged) or
     ``observed`` (one float per item). Fitted as :func:`learned_noise` (TF-IDF + ridge by default,
     cross-fitted). ``groups`` (one split label per item, e.g. the domain): each split's items are
     predicted by a model fitted on the *other* splits only, so a split's value never uses its own
@@ -433,7 +441,7 @@ def learned_difficulty(texts: Sequence[Any] | None = None, *, scores: Any = None
             raise DataError(f"observed: expected one number per item, got shape {y.shape}.", field="observed")
         field = "observed"
     elif scores is not None:
-        y, field = difficulty(scores, scale=scale, higher_is_better=higher_is_better), "scores"
+        y, field = score_difficulty(scores, scale=scale, higher_is_better=higher_is_better), "scores"
     else:
         raise ParameterError("learned_difficulty needs what to learn: scores= (items x systems) or observed= (the "
                              "difficulty per item, NaN where not judged).", field="scores")
@@ -441,5 +449,8 @@ def learned_difficulty(texts: Sequence[Any] | None = None, *, scores: Any = None
     return _learned(X, usable, is_text, y, model, folds, seed, groups, "learned_difficulty")
 
 
-__all__ = ["ambiguity", "learned_difficulty", "learned_noise", "noise", "pvi", "train_variability",
+difficulty = pvi
+"""The paper's difficulty is PVI: :func:`pvi` under the name of the dimension."""
+
+__all__ = ["ambiguity", "difficulty", "learned_difficulty", "learned_noise", "noise", "pvi", "train_variability",
            "training_dynamics"]

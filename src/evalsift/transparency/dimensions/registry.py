@@ -17,4 +17,12 @@ def dimension(name: str, help: str = "") -> Callable:
     return dimensions.register(name, help)
 
 
-__all__ = ["dimension", "dimensions"]
+DEPRECATED_NAMES: dict[str, str] = {
+    "pvi": "'pvi' is a deprecated alias of 'difficulty' (the paper's difficulty is PVI); name it difficulty",
+}
+"""Registered names kept only for old commands: name -> the note to show when it is used. (The n-gram
+form of ``perplexity`` -- without a language model -- is deprecated too; :func:`~.text.perplexity`
+says so itself.)"""
+
+
+__all__ = ["DEPRECATED_NAMES", "dimension", "dimensions"]

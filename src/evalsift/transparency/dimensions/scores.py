@@ -1,5 +1,10 @@
-"""Dimensions from the systems' scores on each item: ``difficulty`` (1 - the mean normalised score) and the
-2PL IRT ``irt_difficulty`` and ``discriminability`` (one shared fit: :func:`fit_responses`)."""
+"""Dimensions from the evaluated systems' scores on each item: ``score_difficulty`` (1 - the mean
+normalised score) and the 2PL IRT ``irt_difficulty`` and ``discriminability`` (one shared fit:
+:func:`fit_responses`).
+
+All three are computed from the scores a profile then stratifies: used on the metric being evaluated
+they are **circular** (strata differ by construction), so ``profile`` computes them only when asked
+and marks them (:data:`CIRCULAR`)."""
 
 from __future__ import annotations
 
@@ -26,10 +31,18 @@ def _minmax_matrix(scores: Any, field: str, scale: tuple[float, float] | None) -
     return np.clip((s - lo) / (hi - lo), 0.0, 1.0)
 
 
-@dimension("difficulty")
-def difficulty(scores: Any = None, *, scale: tuple[float, float] | None = None,
-               higher_is_better: bool = True) -> np.ndarray:
-    """1 - mean over systems of the min-max normalised score, per item (Kovatchev & Lease 2024, Sec. 3).
+CIRCULAR = ("score_difficulty", "irt_difficulty", "discriminability")
+"""The dimensions computed from the evaluated scores themselves (circular when stratifying those scores)."""
+
+
+@dimension("score_difficulty", "1 - the mean normalised score over systems (ours; circular on --metric)")
+def score_difficulty(scores: Any = None, *, scale: tuple[float, float] | None = None,
+                     higher_is_better: bool = True) -> np.ndarray:
+    """1 - mean over systems of the min-max normalised score, per item (ours; NOT the paper's difficulty).
+
+    Kovatchev & Lease's difficulty is PVI (:func:`~.labels.difficulty`); this is the simplest
+    score-based proxy, for scored (NLG) data without gold labels. Computed from the evaluated
+    scores, so circular when used to stratify those same scores.
 
     ``scores``: items x systems (a Pool's ``scores[metric]``; 0/1 correctness for classification,
     where this is the share of systems that get the item wrong). Scores are min-max normalised over
@@ -37,9 +50,9 @@ def difficulty(scores: Any = None, *, scale: tuple[float, float] | None = None,
     so items stay comparable; NaN scores are left out of the mean; an item with no score is NaN.
     ``higher_is_better=False`` for error-like metrics (e.g. MQM penalties as positive numbers).
 
-    >>> difficulty([[1, 0], [0, 0], [1, 1], [np.nan, np.nan]]).tolist()   # 1 - 1/2, 1 - 0, 1 - 1, none
+    >>> score_difficulty([[1, 0], [0, 0], [1, 1], [np.nan, np.nan]]).tolist()   # 1 - 1/2, 1 - 0, 1 - 1, none
     [0.5, 1.0, 0.0, nan]
-    >>> difficulty([[1.0, 5.0], [3.0, 3.0]], scale=(1, 5)).tolist()       # 1 - (0 + 1)/2, 1 - 0.5
+    >>> score_difficulty([[1.0, 5.0], [3.0, 3.0]], scale=(1, 5)).tolist()       # 1 - (0 + 1)/2, 1 - 0.5
     [0.5, 0.5]
     """
     s = _minmax_matrix(scores if scores is not None else _nonempty(None, "scores"), "scores", scale)
@@ -77,9 +90,10 @@ def _fit(responses: Any, fit: IRTResult | None, seed: int) -> IRTResult:
     return fit_responses(responses, seed=seed)
 
 
-@dimension("irt_difficulty")
+@dimension("irt_difficulty", "2PL IRT item difficulty b (ours as a dimension; circular on --metric)")
 def irt_difficulty(responses: Any = None, *, fit: IRTResult | None = None, seed: int = 0) -> np.ndarray:
-    """Item difficulty ``b_j`` of a 2PL IRT model (Kovatchev & Lease 2024, Sec. 3, after Rodriguez et al. 2021).
+    """Item difficulty ``b_j`` of a 2PL IRT model (Rodriguez et al. 2021; ours as a dimension: the paper's
+    difficulty is PVI, its IRT dimension is discriminability).
 
     ``responses``: systems x items (see :func:`fit_responses`), or an already fitted ``fit``.
 
@@ -90,7 +104,7 @@ def irt_difficulty(responses: Any = None, *, fit: IRTResult | None = None, seed:
     return np.array(_fit(responses, fit, seed).difficulty, dtype=float)
 
 
-@dimension("discriminability")
+@dimension("discriminability", "2PL IRT item discrimination a (the paper's; circular on --metric)")
 def discriminability(responses: Any = None, *, fit: IRTResult | None = None, seed: int = 0) -> np.ndarray:
     """Item discrimination ``a_j > 0`` of a 2PL IRT model (Kovatchev & Lease 2024, Sec. 3, after Rodriguez et al. 2021).
 
@@ -103,4 +117,4 @@ def discriminability(responses: Any = None, *, fit: IRTResult | None = None, see
     return np.array(_fit(responses, fit, seed).discrimination, dtype=float)
 
 
-__all__ = ["difficulty", "discriminability", "fit_responses", "irt_difficulty"]
+__all__ = ["CIRCULAR", "discriminability", "fit_responses", "irt_difficulty", "score_difficulty"]

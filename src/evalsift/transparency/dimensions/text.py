@@ -1,5 +1,6 @@
-"""Dimensions of the items' texts: ``length`` (whitespace tokens) and ``perplexity`` (an n-gram model,
-:class:`NgramScorer`, or a local causal LM, :class:`CausalLMScorer`; plain or conditional)."""
+"""Dimensions of the items' texts: ``length`` (whitespace tokens), ``perplexity`` (the paper's: a local
+causal LM, :class:`CausalLMScorer`; plain or conditional) and ``ngram_perplexity`` (ours: an n-gram
+model, :class:`NgramScorer`, cross-fitted on the items when no corpus is given)."""
 
 from __future__ import annotations
 
@@ -274,11 +275,23 @@ def _scorer_for(scorer: Any, corpus: Any, model_path: Any, order: int, smoothing
     return NgramScorer(corpus, order=order, smoothing=smoothing)
 
 
-@dimension("perplexity")
-def perplexity(texts: Sequence[Any] | None = None, *, scorer: Any = "ngram", corpus: Sequence[Any] | None = None,
+NGRAM_FALLBACK = ("perplexity: no language model given (model_path=... or scorer=...), so this is the n-gram "
+                  "measure, not the paper's perplexity under a pretrained neural LM; name it ngram_perplexity (the "
+                  "n-gram form of 'perplexity' is deprecated)")
+
+
+@dimension("perplexity", "the paper's: perplexity under a local causal LM (model_path, profile --lm); "
+           "without one, the deprecated n-gram form")
+def perplexity(texts: Sequence[Any] | None = None, *, scorer: Any = None, corpus: Sequence[Any] | None = None,
                model_path: Any = None, conditional: bool = True, order: int = 3, smoothing: str = "witten_bell",
                batch_size: int = 16, folds: int = 5, seed: int = 0) -> np.ndarray:
-    """Per-item perplexity under a language model (Kovatchev & Lease 2024, Sec. 3, "perplexity").
+    """Per-item perplexity under a language model (Kovatchev & Lease 2024, Sec. 3 and App. A, "perplexity").
+
+    The paper's quantity is the perplexity under a pretrained causal LM (GPT2-large), conditional:
+    give ``model_path`` (a local directory; nothing is downloaded) or a ``scorer`` object. Without
+    either, it falls back to :func:`ngram_perplexity` with a ``FutureWarning`` -- that deprecated
+    form is kept because documented commands use ``--dims ...,perplexity``; name the n-gram measure
+    ``ngram_perplexity``.
 
     ``exp(mean over the scored tokens of -log p(token | preceding tokens))``. With
     ``conditional=True`` (default) a pair item ``(premise, hypothesis)`` or ``(context, question)``
@@ -288,7 +301,8 @@ def perplexity(texts: Sequence[Any] | None = None, *, scorer: Any = "ngram", cor
 
     ``scorer``:
 
-    - ``"ngram"`` (default): :class:`NgramScorer` (``nltk.lm``; ``order``, ``smoothing``; needs
+    - ``None`` (default): ``"causal_lm"`` when ``model_path`` is given, else the deprecated n-gram fallback;
+    - ``"ngram"``: :class:`NgramScorer` (``nltk.lm``; ``order``, ``smoothing``; needs
       ``pip install 'evalsift[transparency]'``) trained on ``corpus``. Without ``corpus`` it is
       cross-fitted on the items' own texts: split in ``folds`` parts (seeded), each scored by a model
       trained on the other parts.
@@ -299,10 +313,18 @@ def perplexity(texts: Sequence[Any] | None = None, *, scorer: Any = "ngram", cor
     NaN: missing items, targets without a token, and items with no scored token.
 
     >>> corpus = ["the cat sat on the mat", "the dog sat on the rug"] * 20
-    >>> ppl = perplexity(["the cat sat on the mat", "mat the on cat the sat"], corpus=corpus)
+    >>> ppl = perplexity(["the cat sat on the mat", "mat the on cat the sat"], scorer="ngram", corpus=corpus)
     >>> bool(ppl[0] < ppl[1])
     True
     """
+    if scorer is None:
+        if model_path is None:
+            import warnings
+
+            warnings.warn(NGRAM_FALLBACK, FutureWarning, stacklevel=2)
+            scorer = "ngram"
+        else:
+            scorer = "causal_lm"
     texts = _nonempty(texts, "texts")
     parts = [_item_parts(t, i) for i, t in enumerate(texts)]
     targets: list[str | None] = []
@@ -347,4 +369,27 @@ def perplexity(texts: Sequence[Any] | None = None, *, scorer: Any = "ngram", cor
         return np.where(ntok > 0, np.exp(nll / np.where(ntok > 0, ntok, 1)), np.nan)
 
 
-__all__ = ["CausalLMScorer", "NgramScorer", "length", "perplexity"]
+@dimension("ngram_perplexity", "perplexity under an n-gram LM cross-fitted on the items (ours; no pretrained LM)")
+def ngram_perplexity(texts: Sequence[Any] | None = None, *, corpus: Sequence[Any] | None = None,
+                     conditional: bool = True, order: int = 3, smoothing: str = "witten_bell", folds: int = 5,
+                     seed: int = 0) -> np.ndarray:
+    """Per-item perplexity under an n-gram LM (ours: the label-free stand-in for the paper's perplexity when no
+    pretrained LM is available offline).
+
+    :func:`perplexity` with ``scorer="ngram"`` (:class:`NgramScorer`, ``nltk.lm``): a trigram
+    Witten-Bell model, trained on ``corpus`` or, without one, cross-fitted on the items' own texts in
+    ``folds`` seeded parts (no item is scored by a model trained on it). Conditional for pairs (the
+    last text given the others), as the paper's. It measures how typical an item's word sequences
+    are *within this data set*, not how likely the text is under a general language model: the
+    paper's GPT2-large perplexity is a different quantity. Needs no judgment.
+
+    >>> corpus = ["the cat sat on the mat", "the dog sat on the rug"] * 20
+    >>> ppl = ngram_perplexity(["the cat sat on the mat", "mat the on cat the sat"], corpus=corpus)
+    >>> bool(ppl[0] < ppl[1])
+    True
+    """
+    return perplexity(texts, scorer="ngram", corpus=corpus, conditional=conditional, order=order,
+                      smoothing=smoothing, folds=folds, seed=seed)
+
+
+__all__ = ["CausalLMScorer", "NgramScorer", "length", "ngram_perplexity", "perplexity"]
