@@ -275,7 +275,7 @@ def test_profile_demo_with_topics(tmp_path):
 
 def test_profile_paper_ood_protocol_and_its_flags(tmp_path, capsys):
     out = tmp_path / "p"
-    assert main(["--quiet", "profile", "--data", "demo", "--metric", "human", "--dims", "length,difficulty",
+    assert main(["--quiet", "profile", "--data", "demo", "--metric", "human", "--dims", "length,score_difficulty",
                  "--topics", "domain", "--samples", "30", "--ood-protocol", "paper", "--ood-test-pairs", "2",
                  "--ood-repeats", "3", "--out", str(out)]) == 0
     res = json.loads((out / "results.json").read_text())
