@@ -19,7 +19,8 @@ from ._common import (add_quiet, note, nonneg_int, out_dir, positive_float, posi
 
 MODEL_OPTIONS = {"length": "length", "levels": "levels", "vocab": "vocab", "model_seed": "seed",
                  "positions": "positions", "values": "values", "train_steps": "steps"}
-SAMPLER_OPTIONS = ("steps", "chains", "replicas", "walkers", "beta_max", "direction", "proposal", "block", "bin_width",
+SAMPLER_OPTIONS = ("steps", "chains", "replicas", "walkers", "beta_max", "direction", "proposal", "block", "step_size",
+                   "bin_width",
                    "keep", "burn_in", "thin", "checkpoint_every", "seed", "beta")
 
 
@@ -74,10 +75,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--beta", type=float, help="metropolis: the inverse temperature (default 0)")
     q.add_argument("--direction", choices=["auto", "high", "low", "both"],
                    help="pt: the tail of z the cold replicas explore (auto: the model's positive side)")
-    q.add_argument("--proposal", choices=["mixed", "single", "block", "gradient"],
+    q.add_argument("--proposal", choices=["mixed", "single", "block", "gradient", "langevin"],
                    help="moves: mixed (default: one position or a block, by a coin), one position, a block / image "
-                        "patch, or gradient-informed (torch models with forward_onehot)")
+                        "patch; torch models with forward_onehot: gradient (Gibbs-with-gradients, one position) or "
+                        "langevin (the discrete Langevin proposal, every position at once)")
     q.add_argument("--block", type=positive_int, help="block size (positions, or the side of an image patch)")
+    q.add_argument("--step-size", type=positive_float, help="--proposal langevin: its step size alpha (default 0.25; "
+                                                            "larger: more positions change per move)")
     q.add_argument("--bin-width", type=positive_float, help="width of the output bins (default: from the pilot, ~80 "
                                                             "bins; exact needs it)")
     q.add_argument("--keep", type=positive_int, help="candidate inputs kept per replica and bin (default 32)")
