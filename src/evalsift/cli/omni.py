@@ -50,16 +50,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = osub.add_parser("sample", help="sample the output distribution rho(z) and representative inputs (resumable: "
                                        "run it again to continue after an interruption)")
     s.add_argument("--model", required=True, metavar="NAME|PATH",
-                   help="toy (transformer LM on digit sequences, NLL), digits-lr, digits-mlp (0-vs-1 classifiers on "
+                   help="toy (a small transformer LM on digit sequences, NLL), toy-paper (the paper's toy: 6 layers, 4 "
+                        "heads, 8 digits), digits-lr, digits-mlp (0-vs-1 classifiers on "
                         "8x8 digits, logit), lm (English LM trained on $EVALSIFT_DATA text, NLL), or a file: a .py with "
                         "build(**options) -> (model, InputSpace), a .joblib/.pkl scikit-learn classifier")
     s.add_argument("--out", required=True, metavar="DIR", help="folder for omni.json, candidates.npz and the checkpoint")
     g = s.add_argument_group("model options")
-    g.add_argument("--length", type=positive_int, help="toy / lm: positions (digits or words; toy default 6, lm 8)")
+    g.add_argument("--length", type=positive_int,
+                   help="toy / lm: positions (digits or words; toy default 6, toy-paper 8, lm 8)")
     g.add_argument("--levels", type=positive_int, help="digits: grey levels of the input space, 2..17 (default 17)")
     g.add_argument("--vocab", type=positive_int, help="lm: vocabulary size (default 1000)")
     g.add_argument("--model-seed", type=nonneg_int, help="seed of the built-in model's training (default 0)")
-    g.add_argument("--train-steps", type=positive_int, help="toy / lm: training steps (defaults: 1500 / 2500)")
+    g.add_argument("--train-steps", type=positive_int,
+                   help="toy / lm: training steps (defaults: toy 1500, toy-paper 600, lm 2500)")
     g.add_argument("--positions", type=positive_int, help="a pickled classifier: positions of its input space")
     g.add_argument("--values", type=positive_int, help="a pickled classifier: values per position (0..V-1)")
     q = s.add_argument_group("sampler")
