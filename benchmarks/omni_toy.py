@@ -16,6 +16,15 @@ each sampler's relative error across seeds e gives the uniform draws that would 
 
     python benchmarks/omni_toy.py --length 8 --seeds 5 --out bench-out/omni-toy   (about 25 minutes)
 
+The paper's toy (Sec. 3.2: 6 layers, 4 heads, 8 digits; ``toy-paper``), with Gibbs-with-gradients and
+the discrete Langevin proposal as the tempered replicas' moves:
+
+    python benchmarks/omni_toy.py --model toy-paper --samplers pt-gwg,pt-dlp --seeds 1 --calibration 0 \
+        --out bench-out/omni-toy-paper
+
+The exact table is cached in ``$EVALSIFT_CACHE/omni/exact-*.npz``, keyed by the model's fingerprint
+(its weights), the space, the rule and the bin width; ``--no-cache`` enumerates again.
+
 Prints markdown tables and writes results.json. Timing figures are from this one run.
 """
 
@@ -33,27 +42,36 @@ from evalsift.omninput import load_model, make_sampler
 from evalsift.omninput.validate import compare_to_exact, exact_table, uniform_equivalent
 from evalsift.omninput.zoo import toy_rule
 
-# about the same number of model evaluations each (1.3M)
+# label: (sampler, parameters); pt, wang_landau, uniform: about the same number of model evaluations each (1.3M).
+# pt-gwg / pt-dlp: parallel tempering whose replicas move by Gibbs-with-gradients / the discrete Langevin
+# proposal (a forward and a backward pass per move, so fewer steps)
 SAMPLERS = {
-    "pt": dict(steps=20000),
-    "wang_landau": dict(steps=20000, walkers=16),
-    "uniform": dict(steps=1250, walkers=256),
+    "pt": ("pt", {"steps": 20000}),
+    "wang_landau": ("wang_landau", {"steps": 20000, "walkers": 16}),
+    "uniform": ("uniform", {"steps": 1250, "walkers": 256}),
+    "pt-gwg": ("pt", {"steps": 4000, "proposal": "gradient"}),
+    "pt-dlp": ("pt", {"steps": 4000, "proposal": "langevin", "step_size": 0.25}),
 }
+OLD_TOY = {"train_steps": 300, "d_model": 32, "layers": 1}  # the defaults of --model toy (issue 11's tables)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", choices=["toy", "toy-paper"], default="toy",
+                    help="toy (small, the tables of issue 11) or toy-paper (the paper's 6 layers, 4 heads)")
     ap.add_argument("--length", type=int, default=8)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--bin-width", type=float, default=0.25)
     ap.add_argument("--per-bin", type=int, default=10)
     ap.add_argument("--rare", type=float, default=1e-4, help="a bin below this share of the space is rare")
-    ap.add_argument("--samplers", default="pt,wang_landau,uniform")
-    ap.add_argument("--pt-steps", type=int, default=None, help="override the PT steps")
-    ap.add_argument("--train-steps", type=int, default=300, help="toy training steps (300: a graded r(z); 1500 and "
-                                                                 "d_model 64, 2 layers: a nearly perfect toy)")
-    ap.add_argument("--d-model", type=int, default=32)
-    ap.add_argument("--layers", type=int, default=1)
+    ap.add_argument("--samplers", default="pt,wang_landau,uniform", help=f"any of {', '.join(SAMPLERS)}")
+    ap.add_argument("--pt-steps", type=int, default=None, help="override the steps of pt, pt-gwg and pt-dlp")
+    ap.add_argument("--train-steps", type=int, default=None, help="toy training steps (toy: 300, a graded r(z); 1500 "
+                                                                  "and d_model 64, 2 layers: a nearly perfect toy; "
+                                                                  "toy-paper: its own default)")
+    ap.add_argument("--d-model", type=int, default=None, help="toy: 32; toy-paper: its own default")
+    ap.add_argument("--layers", type=int, default=None, help="toy: 1; toy-paper: 6")
+    ap.add_argument("--no-cache", action="store_true", help="enumerate again even when the exact table is cached")
     ap.add_argument("--calibration", type=int, default=100, help="annotation seeds for the calibration of the "
                                                                    "judgment-based intervals (0: skip)")
     ap.add_argument("--out", default="bench-out/omni-toy")
@@ -63,37 +81,44 @@ def main(argv: list[str] | None = None) -> int:
     rule = toy_rule
 
     t0 = time.time()
-    model, space = load_model("toy", length=args.length, steps=args.train_steps, d_model=args.d_model,
-                              layers=args.layers)
+    opts = {"train_steps": args.train_steps, "d_model": args.d_model, "layers": args.layers}
+    if args.model == "toy":
+        opts = {k: OLD_TOY[k] if v is None else v for k, v in opts.items()}
+    opts = {("steps" if k == "train_steps" else k): v for k, v in opts.items() if v is not None}
+    model, space = load_model(args.model, length=args.length, **opts)
     t_train = time.time() - t0
     t0 = time.time()
-    exact = exact_table(model, space, args.bin_width, rule)
+    exact, cached = cached_exact_table(model, space, args.bin_width, rule, refresh=args.no_cache)
     t_exact = time.time() - t0
-    print(f"toy length {args.length}: {space.size:,} sequences; training {t_train:.0f} s (or cached), enumeration "
-          f"{t_exact:.0f} s; {exact.bins.size} bins of width {args.bin_width}; positives "
+    print(f"{args.model} length {args.length} ({model.info.get('layers')} layers, d_model {model.info.get('d_model')}): "
+          f"{space.size:,} sequences; training {t_train:.0f} s (or cached), enumeration {t_exact:.0f} s"
+          f"{' (read from the cache: ' + cached + ')' if cached else ''}; {exact.bins.size} bins of width "
+          f"{args.bin_width}; positives "
           f"{exact.positives.sum():,} ({exact.positives.sum() / exact.count.sum():.4f}); exact AUPR "
           f"{exact.aupr('low'):.4f}", file=sys.stderr)
     mass = exact.mass
     # rare low-NLL bins: below the bin holding the most positives, each holding < --rare of the space
     spike = int(np.argmax(exact.positives))
     rare = [int(b) for b, m in zip(exact.bins[:spike], mass[:spike]) if 0 < m < args.rare]
-    results: dict = {"model": model.info, "length": args.length, "size": space.size, "bin_width": args.bin_width,
+    results: dict = {"model": model.info, "model_name": args.model, "exact_cached": bool(cached), "length": args.length, "size": space.size, "bin_width": args.bin_width,
                      "exact_aupr": exact.aupr("low"), "train_seconds": t_train, "enumeration_seconds": t_exact,
                      "rare_bins": rare, "rare_mass": {str(b): float(mass[list(exact.bins).index(b)]) for b in rare},
                      "runs": {}}
     for name in args.samplers.split(","):
-        params = dict(SAMPLERS[name])
-        if name == "pt" and args.pt_steps:
+        kind, params = SAMPLERS[name][0], dict(SAMPLERS[name][1])
+        if kind == "pt" and args.pt_steps:
             params["steps"] = args.pt_steps
         runs = []
         for seed in range(args.seeds):
-            s = make_sampler(name, bin_width=args.bin_width, seed=seed, **params).run(model, space, quiet=True)
+            s = make_sampler(kind, bin_width=args.bin_width, seed=seed, **params).run(model, space, quiet=True)
             cmp = compare_to_exact(s, exact, rule, per_bin=args.per_bin, seed=seed)
             est = dict(zip(s.bins.tolist(), s.mass().tolist()))
             cmp["rare_ratio"] = {str(b): est.get(b, 0.0) / float(mass[list(exact.bins).index(b)]) for b in rare}
             cmp["evaluations_per_second"] = s.evaluations / s.seconds if s.seconds else None
             cmp["diagnostics"] = {k: s.diagnostics.get(k) for k in ("round_trips", "swap_acceptance_min",
-                                                                    "chain_sd_max", "stages", "one_over_t")}
+                                                                    "chain_sd_max", "stages", "one_over_t",
+                                                                    "acceptance")}
+            cmp["params"] = {"sampler": kind, **params}
             runs.append(cmp)
             print(f"{name} seed {seed}: L1 {cmp['l1']:.4f} KL {cmp['kl']:.5f} r err max {cmp['r_error_max']:.3f} "
                   f"AUPR {cmp['aupr']:.4f} {s.seconds:.0f} s", file=sys.stderr)
@@ -103,6 +128,28 @@ def main(argv: list[str] | None = None) -> int:
     (out / "results.json").write_text(json.dumps(results, indent=1, default=float), encoding="utf-8")
     print_tables(results)
     return 0
+
+
+def cached_exact_table(model, space, bin_width: float, rule, refresh: bool = False):
+    """The exact table, from ``$EVALSIFT_CACHE/omni/exact-<key>.npz`` when an earlier run stored it (key: the
+    model's fingerprint, the space's, the rule and the bin width); ``(table, path or '')``, '' when enumerated now."""
+    import hashlib
+
+    from evalsift.omninput.validate import ExactTable
+    from evalsift.omninput.zoo import cache_dir
+
+    key = json.dumps({"model": model.fingerprint(), "space": space.fingerprint(), "rule": "toy_rule(modulus=30)",
+                      "bin_width": bin_width}, sort_keys=True)
+    path = cache_dir() / f"exact-{hashlib.sha256(key.encode()).hexdigest()[:16]}.npz"
+    if path.is_file() and not refresh:
+        a = np.load(path)
+        return ExactTable(bin_width, a["bins"], a["count"], a["positives"]), str(path)
+    exact = exact_table(model, space, bin_width, rule)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.stem + ".tmp.npz")
+    np.savez(tmp, bins=exact.bins, count=exact.count, positives=exact.positives, key=np.array(key))
+    tmp.replace(path)
+    return exact, ""
 
 
 def calibration(model, space, exact, args) -> list[dict]:
@@ -150,12 +197,13 @@ def _ms(v: list[float]) -> str:
 def print_tables(res: dict) -> None:
     print(f"\n### Toy, length {res['length']} ({res['size']:,} sequences), bins of {res['bin_width']} nats; exact AUPR "
           f"{res['exact_aupr']:.4f}; mean ± s.e. over seeds\n")
-    print("| sampler | evaluations | L1 of rho | KL | heavy bins reached | max abs r error (all candidates) | "
+    print("| sampler | evaluations | seconds | L1 of rho | KL | heavy bins reached | max abs r error (all candidates) | "
           "mean abs r error | max abs r error (10 judged/bin) | AUPR | exact AUPR in 95% interval |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, runs in res["runs"].items():
         cov = sum(r["aupr_covered"] for r in runs)
-        print(f"| {name} | {_ms([r['evaluations'] for r in runs])} | {_ms([r['l1'] for r in runs])} | "
+        print(f"| {name} | {_ms([r['evaluations'] for r in runs])} | {_ms([r['seconds'] for r in runs])} | "
+              f"{_ms([r['l1'] for r in runs])} | "
               f"{_ms([r['kl'] for r in runs])} | {_ms([r['heavy_bins_reached'] for r in runs])} of "
               f"{runs[0]['heavy_bins']} | {_ms([r['r_error_max'] for r in runs])} | "
               f"{_ms([r['r_error_mean'] for r in runs])} | {_ms([r['r_judged_error_max'] for r in runs])} | "

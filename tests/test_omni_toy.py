@@ -1,6 +1,7 @@
 """The toy validation (issue 11): a small transformer LM trained here on digit sequences whose sum is
 divisible by 30, length 6 (10^6 sequences, enumerated exactly); parallel tempering's rho(z) and r(z)
-against the exact ones.
+against the exact ones. The paper's toy (``toy-paper``: 6 layers, 4 heads) at length 4: its
+architecture, and the prefix-tree enumeration against the model's own outputs.
 
 Tolerances come from repeated runs of exactly this test's settings (seeds 0-9, measured with
 ``python tests/test_omni_toy.py``, which prints the ranges): each bound is about 1.5 x the worst value
@@ -52,6 +53,50 @@ def test_tempering_agrees_with_enumeration(toy):
     assert m["missed_mass"] < MISSED_MAX
     assert m["r_error_max"] < R_MAX
     assert m["r_error_mean"] < R_MEAN
+
+
+# ------------------------------------------------------------------ the paper's toy (toy-paper)
+# The paper's architecture (6 layers, 4 heads) at length 4 (10^4 sequences) and 5 training steps, so the suite
+# stays fast: exactness of the enumeration does not need a trained model. Length 8 (10^8 sequences, a few minutes
+# with the prefix tree) is benchmarks/omni_toy.py --model toy-paper.
+PAPER_SMALL = {"length": 4, "steps": 5, "batch": 16}
+
+
+def test_toy_paper_has_the_papers_architecture():
+    import inspect
+
+    from evalsift.omninput.zoo import toy_paper
+
+    defaults = {k: p.default for k, p in inspect.signature(toy_paper).parameters.items()}
+    assert (defaults["length"], defaults["layers"], defaults["modulus"]) == (8, 6, 30)
+    model, space = load_model("toy-paper", **PAPER_SMALL)
+    blocks = model.module.blocks.layers
+    assert len(blocks) == 6 and all(b.self_attn.num_heads == 4 for b in blocks)
+    assert space.size == 10**4 and model.info["layers"] == 6
+
+
+def test_prefix_tree_enumeration_is_the_model():
+    """enumerate_outputs decodes the prefix tree (cached keys and values per level) instead of calling the
+    model on every sequence: the same outputs, in the space's lexicographic order, every input once."""
+    import numpy as np
+
+    from evalsift.omninput.samplers import enumerate_outputs
+
+    model, space = load_model("toy-paper", **PAPER_SMALL)
+    assert model.has_subtree
+    for batch in (100, 1000, 10**5):  # stems of 2 and 1 digits, and the whole tree under the empty stem
+        xs, zs = zip(*enumerate_outputs(model, space, batch))
+        x, z = np.concatenate(xs), np.concatenate(zs)
+        assert np.array_equal(x, np.concatenate(list(space.enumerate())))
+        assert np.abs(z - model(x)).max() < 1e-4  # float32 arithmetic in another order
+    # a constrained trailing position is enumerated with the stem instead
+    from evalsift.omninput import InputSpace
+
+    fixed = InputSpace(4, 10, allowed={3: [2, 7]})
+    xs, zs = zip(*enumerate_outputs(model, fixed, 100))
+    x, z = np.concatenate(xs), np.concatenate(zs)
+    assert len(x) == 2000 and set(x[:, 3].tolist()) == {2, 7}
+    assert np.abs(z - model(x)).max() < 1e-4
 
 
 if __name__ == "__main__":  # the repeated runs behind the tolerances

@@ -19,7 +19,8 @@ from ._common import (add_quiet, note, nonneg_int, out_dir, positive_float, posi
 
 MODEL_OPTIONS = {"length": "length", "levels": "levels", "vocab": "vocab", "model_seed": "seed",
                  "positions": "positions", "values": "values", "train_steps": "steps"}
-SAMPLER_OPTIONS = ("steps", "chains", "replicas", "walkers", "beta_max", "direction", "proposal", "block", "bin_width",
+SAMPLER_OPTIONS = ("steps", "chains", "replicas", "walkers", "beta_max", "direction", "proposal", "block", "step_size",
+                   "bin_width",
                    "keep", "burn_in", "thin", "checkpoint_every", "seed", "beta")
 
 
@@ -49,16 +50,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = osub.add_parser("sample", help="sample the output distribution rho(z) and representative inputs (resumable: "
                                        "run it again to continue after an interruption)")
     s.add_argument("--model", required=True, metavar="NAME|PATH",
-                   help="toy (transformer LM on digit sequences, NLL), digits-lr, digits-mlp (0-vs-1 classifiers on "
+                   help="toy (a small transformer LM on digit sequences, NLL), toy-paper (the paper's toy: 6 layers, 4 "
+                        "heads, 8 digits), digits-lr, digits-mlp (0-vs-1 classifiers on "
                         "8x8 digits, logit), lm (English LM trained on $EVALSIFT_DATA text, NLL), or a file: a .py with "
                         "build(**options) -> (model, InputSpace), a .joblib/.pkl scikit-learn classifier")
     s.add_argument("--out", required=True, metavar="DIR", help="folder for omni.json, candidates.npz and the checkpoint")
     g = s.add_argument_group("model options")
-    g.add_argument("--length", type=positive_int, help="toy / lm: positions (digits or words; toy default 6, lm 8)")
+    g.add_argument("--length", type=positive_int,
+                   help="toy / lm: positions (digits or words; toy default 6, toy-paper 8, lm 8)")
     g.add_argument("--levels", type=positive_int, help="digits: grey levels of the input space, 2..17 (default 17)")
     g.add_argument("--vocab", type=positive_int, help="lm: vocabulary size (default 1000)")
     g.add_argument("--model-seed", type=nonneg_int, help="seed of the built-in model's training (default 0)")
-    g.add_argument("--train-steps", type=positive_int, help="toy / lm: training steps (defaults: 1500 / 2500)")
+    g.add_argument("--train-steps", type=positive_int,
+                   help="toy / lm: training steps (defaults: toy 1500, toy-paper 600, lm 2500)")
     g.add_argument("--positions", type=positive_int, help="a pickled classifier: positions of its input space")
     g.add_argument("--values", type=positive_int, help="a pickled classifier: values per position (0..V-1)")
     q = s.add_argument_group("sampler")
@@ -74,10 +78,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--beta", type=float, help="metropolis: the inverse temperature (default 0)")
     q.add_argument("--direction", choices=["auto", "high", "low", "both"],
                    help="pt: the tail of z the cold replicas explore (auto: the model's positive side)")
-    q.add_argument("--proposal", choices=["mixed", "single", "block", "gradient"],
+    q.add_argument("--proposal", choices=["mixed", "single", "block", "gradient", "langevin"],
                    help="moves: mixed (default: one position or a block, by a coin), one position, a block / image "
-                        "patch, or gradient-informed (torch models with forward_onehot)")
+                        "patch; torch models with forward_onehot: gradient (Gibbs-with-gradients, one position) or "
+                        "langevin (the discrete Langevin proposal, every position at once)")
     q.add_argument("--block", type=positive_int, help="block size (positions, or the side of an image patch)")
+    q.add_argument("--step-size", type=positive_float, help="--proposal langevin: its step size alpha (default 0.25; "
+                                                            "larger: more positions change per move)")
     q.add_argument("--bin-width", type=positive_float, help="width of the output bins (default: from the pilot, ~80 "
                                                             "bins; exact needs it)")
     q.add_argument("--keep", type=positive_int, help="candidate inputs kept per replica and bin (default 32)")

@@ -180,7 +180,9 @@ class TorchModel(_Base):
     ``forward_onehot(FloatTensor (B, D, V)) -> (B,)`` (the same function on one-hot inputs), the
     model also gives gradients (:meth:`grad`), which the samplers' ``proposal="gradient"`` uses. When
     it has ``completions(LongTensor (B, D-1)) -> (B, V)`` (every value of the last position at once,
-    as a causal language model can), exact enumeration is V times cheaper.
+    as a causal language model can), exact enumeration is V times cheaper; with ``subtree(LongTensor
+    (B, k)) -> (B, V^(D-k))`` (every sequence that starts with each stem, in lexicographic order, as a
+    causal LM decoding its prefix tree with cached keys and values), cheaper still.
     """
 
     def __init__(self, module: Any, *, name: str | None = None, output: str = "nll", positive: str | None = None,
@@ -211,6 +213,19 @@ class TorchModel(_Base):
                 return self.module(torch.as_tensor(np.asarray(a, dtype=np.int64))).double().numpy()
 
         return self._batched(run, x)
+
+    @property
+    def has_subtree(self) -> bool:
+        """True when the module scores every sequence under a stem at once (prefix-tree decoding)."""
+        return hasattr(self.module, "subtree")
+
+    def subtree(self, stems: np.ndarray) -> np.ndarray:
+        """(B, V^(D-k)) outputs of every sequence that starts with each stem (B, k), in lexicographic order
+        (needs the module's ``subtree``)."""
+        torch = _torch()
+        with torch.no_grad():
+            out = self.module.subtree(torch.as_tensor(np.asarray(stems, dtype=np.int64))).double().numpy()
+        return self._check(out.reshape(-1), out.size).reshape(out.shape)
 
     def completions(self, prefixes: np.ndarray) -> np.ndarray:
         """(B, V) outputs of every completion of each prefix (needs the module's ``completions``)."""

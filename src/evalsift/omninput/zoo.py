@@ -3,7 +3,10 @@
 Registry ``omni_models`` (decorator ``@omni_model``); :func:`load_model` builds one by name, or loads a
 user's model from a file, and returns ``(model, space)``.
 
-- ``toy``: the paper's toy. A small causal transformer language model (:class:`TinyCausalLM`) trained
+- ``toy-paper``: the paper's toy (Sec. 3.2): 6 layers, 4 heads, 8 digits (10^8 sequences), which
+  enumeration decodes as a prefix tree (``TinyCausalLM.subtree``) in minutes.
+- ``toy``: the same kind of model, small by default (2 layers, 6 digits). A small causal transformer
+  language model (:class:`TinyCausalLM`) trained
   on digit sequences of ``length`` digits whose sum is divisible by ``modulus`` (30); its output is a
   sequence's NLL. The input space is every digit sequence (10^length inputs: enumerable for length
   <= 8), and the rule "sum divisible by 30" is the exact judge, so rho(z), r(z) and the PR curve are
@@ -131,7 +134,9 @@ def _tiny_lm_class():
         ``forward(tokens (B, L)) -> NLL (B,)`` of each sequence (a beginning-of-sequence token is
         prepended, every position is predicted); ``forward_onehot`` the same on one-hot inputs
         (differentiable, for gradient proposals); ``completions(prefixes (B, L-1)) -> (B, vocab)``
-        the NLL of every one-token completion of each prefix at once.
+        the NLL of every one-token completion of each prefix at once; ``subtree(stems (B, k)) -> (B,
+        vocab^(L-k))`` the NLL of every sequence that starts with each stem, decoded incrementally (each
+        layer's keys and values cached, so each node of the prefix tree costs one position, not L).
         """
 
         def __init__(self, vocab: int, length: int, d_model: int = 64, heads: int = 4, layers: int = 2,
@@ -170,6 +175,64 @@ def _tiny_lm_class():
             emb = torch.cat([bos, onehot[:, :-1, :].to(self.tok.weight.dtype) @ self.tok.weight[:self.vocab]], dim=1)
             logp = self._logp(emb)
             return -(logp.to(onehot.dtype) * onehot).sum(dim=(1, 2))
+
+        def _attend(self, blk: Any, x: Any) -> tuple[Any, Any]:
+            """One layer's pre-norm causal self-attention of ``x`` (N, T, d) written out (the same
+            arithmetic as the layer's own), returning its keys and values (N, H, T, dh) as well."""
+            att = blk.self_attn
+            N, T, d = x.shape
+            H = att.num_heads
+            q, k, v = torch.nn.functional.linear(blk.norm1(x), att.in_proj_weight, att.in_proj_bias).chunk(3, dim=-1)
+            q, k, v = (t.reshape(N, T, H, d // H).transpose(1, 2) for t in (q, k, v))
+            o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return x + att.out_proj(o.transpose(1, 2).reshape(N, T, d)), (k, v)
+
+        def _decode(self, emb: Any) -> tuple[Any, list]:
+            """Log-probabilities (N, T, vocab) of the next token after input embeddings ``emb`` (N, T, d), and
+            each layer's keys and values."""
+            h = emb + self.pos.weight[:emb.shape[1]][None]
+            kvs = []
+            for blk in self.blocks.layers:
+                h, kv = self._attend(blk, h)
+                h = h + blk.linear2(blk.activation(blk.linear1(blk.norm2(h))))
+                kvs.append(kv)
+            return torch.log_softmax(self.head(self.norm(h)), dim=-1), kvs
+
+        def _tree_attend(self, blk: Any, x: Any, levels: list) -> Any:
+            """Self-attention of one new position per node ``x`` (n, 1, d) over its ancestors' keys and
+            values, kept once per level of the prefix tree (``levels``: (n_j, H, s_j, dh) pairs, node i's
+            ancestor at level j being i // (n / n_j)), not copied to every descendant; appends its own."""
+            att = blk.self_attn
+            n, _, d = x.shape
+            H = att.num_heads
+            q, k, v = torch.nn.functional.linear(blk.norm1(x), att.in_proj_weight, att.in_proj_bias).chunk(3, dim=-1)
+            q, k, v = (t.reshape(n, H, 1, d // H) for t in (q, k, v))
+            levels.append((k, v))
+            q = q.reshape(n, H, d // H) * (d // H) ** -0.5
+            scores = [torch.einsum("nrhd,nhsd->nrhs", q.reshape(kj.shape[0], -1, H, d // H), kj).reshape(n, H, -1)
+                      for kj, _ in levels]
+            p = torch.softmax(torch.cat(scores, dim=2), dim=2).split([sc.shape[2] for sc in scores], dim=2)
+            o = sum(torch.einsum("nrhs,nhsd->nrhd", pj.reshape(vj.shape[0], -1, H, vj.shape[2]), vj).reshape(n, d)
+                    for pj, (_, vj) in zip(p, levels))
+            return x + att.out_proj(o)[:, None, :]
+
+        def subtree(self, stems: Any) -> Any:
+            B, k = stems.shape
+            V, L = self.vocab, self.length
+            bos = torch.full((B, 1), V, dtype=torch.long)
+            logp, cache = self._decode(self.tok(torch.cat([bos, stems], dim=1)))  # (B, k+1, V)
+            nll = -logp[:, :-1, :].gather(2, stems[:, :, None]).squeeze(2).sum(dim=1)
+            nxt = logp[:, -1, :]
+            levels = [[kv] for kv in cache]  # per layer: the stems' keys/values, then one level per position
+            for t in range(k, L - 1):  # expand every node by every value of position t (0-based), then decode it
+                n = nxt.shape[0]
+                nll = (nll[:, None] - nxt).reshape(-1)
+                h = self.tok(torch.arange(V).repeat(n))[:, None, :] + self.pos.weight[t + 1]
+                for blk, lev in zip(self.blocks.layers, levels):
+                    h = self._tree_attend(blk, h, lev)
+                    h = h + blk.linear2(blk.activation(blk.linear1(blk.norm2(h))))
+                nxt = torch.log_softmax(self.head(self.norm(h[:, 0, :])), dim=-1)
+            return (nll[:, None] - nxt).reshape(B, -1)
 
         def completions(self, prefixes: Any) -> Any:
             B = prefixes.shape[0]
@@ -254,10 +317,13 @@ def toy_rule(x: np.ndarray, modulus: int = 30) -> np.ndarray:
     return np.asarray(x, dtype=np.int64).sum(axis=1) % modulus == 0
 
 
-@omni_model("toy", help="the paper's toy: a transformer LM on digit sequences whose sum is divisible by 30 (NLL)")
+@omni_model("toy", help="a small toy (2 layers, length 6): a transformer LM on digit sequences whose sum is divisible "
+                        "by 30 (NLL); toy-paper is the paper's architecture")
 def toy(*, length: int = 6, modulus: int = 30, seed: int = 0, d_model: int = 64, layers: int = 2, steps: int = 1500,
         batch: int = 256, lr: float = 3e-3, quiet: bool | None = None) -> tuple[Any, InputSpace]:
-    """The toy model and its space (10^length digit sequences). ``steps``/``batch``/``lr``: training."""
+    """The toy model and its space (10^length digit sequences): a causal transformer with 4 heads and
+    ``layers`` layers of width ``d_model``. ``steps``/``batch``/``lr``: training. The defaults are a
+    small, quick toy; :func:`toy_paper` has the paper's 6 layers and length 8."""
     for name, v, lo in (("length", length, 2), ("modulus", modulus, 2), ("steps", steps, 1), ("d_model", d_model, 8),
                         ("layers", layers, 1)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
@@ -284,6 +350,20 @@ def toy(*, length: int = 6, modulus: int = 30, seed: int = 0, d_model: int = 64,
     model.info.update(key, **info, rule=f"sum of digits % {modulus} == 0")
     space = InputSpace(length, 10, kind="tokens", name=f"digit sequences of length {length}")
     return model, space
+
+
+@omni_model("toy-paper", help="the paper's toy (Sec. 3.2): 6 layers, 4 heads, 8 digits (10^8 sequences), trained on "
+                              "the sequences whose sum is divisible by 30 (NLL)")
+def toy_paper(*, length: int = 8, modulus: int = 30, seed: int = 0, d_model: int = 32, layers: int = 6,
+              steps: int = 600, batch: int = 128, lr: float = 3e-3, quiet: bool | None = None
+              ) -> tuple[Any, InputSpace]:
+    """The toy with the architecture of the paper's Sec. 3.2: a causal transformer with 6 layers and 4
+    attention heads over sequences of 8 digits, trained to generate the sequences whose digits sum to a
+    multiple of 30. The paper gives neither the width nor the training; ours: ``d_model=32`` (8 per
+    head), 600 AdamW steps of 128 sequences (a few minutes on two CPU cores). The options are
+    :func:`toy`'s (``length=4`` keeps the architecture on a smaller space)."""
+    return toy(length=length, modulus=modulus, seed=seed, d_model=d_model, layers=layers, steps=steps, batch=batch,
+               lr=lr, quiet=quiet)
 
 
 def _count_positives(length: int, modulus: int) -> int:
@@ -441,4 +521,4 @@ def english_lm(*, length: int = 8, vocab: int = 1000, seed: int = 0, d_model: in
 
 
 __all__ = ["cache_dir", "digits_01", "english_lm", "english_text", "load_model", "omni_model", "omni_models",
-           "tokenize", "toy", "toy_positives", "toy_rule"]
+           "tokenize", "toy", "toy_paper", "toy_positives", "toy_rule"]

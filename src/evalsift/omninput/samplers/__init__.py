@@ -20,10 +20,11 @@ Proposals (``proposal=``): ``mixed`` (the default: each walker makes a ``single`
 by a fair coin; a mixture of symmetric moves is symmetric), ``single`` (one position to another allowed
 value), ``block`` (``block`` consecutive positions, or a ``block`` x ``block`` patch of an image,
 redrawn: on the toy it reaches the rare lowest-NLL sequences that single moves cannot, because changing
-two digits at once can keep their sum), ``gradient`` (for
-torch models with ``forward_onehot``: a single-position move drawn from the first-order change of
-the target, with the Metropolis-Hastings correction for the reverse move, as Gibbs-with-gradients;
-Grathwohl et al. 2021).
+two digits at once can keep their sum), and for torch models with ``forward_onehot``: ``gradient``
+(Gibbs-with-gradients, Grathwohl et al. 2021: a single-position move drawn from the first-order change
+of the target) and ``langevin`` (the discrete Langevin proposal, Zhang, Liu & Liu 2022: every position
+redrawn at once from its own gradient-informed softmax, step size ``step_size``), both with the
+Metropolis-Hastings correction for the reverse move.
 
 Modules: :mod:`.base` (the registry and the :class:`Sampler` base), :mod:`.proposals`,
 :mod:`.tempering` (``metropolis``, ``pt``), :mod:`.wang_landau`, :mod:`.direct` (``uniform``,
@@ -47,12 +48,12 @@ from .base import Interrupted, Sampler, clone_sampler, make_sampler, sampler, sa
 from .checkpoints import CHECKPOINT
 from .direct import ExactEnumeration, UniformSampler, enumerate_outputs
 from .estimates import chain_agreement, nice_width, normalised
-from .proposals import PROPOSALS, propose_block, propose_single
+from .proposals import GRADIENT_PROPOSALS, PROPOSALS, propose_block, propose_single
 from .reservoirs import Reservoirs
 from .tempering import DIRECTIONS, MetropolisSampler, ParallelTempering
 from .wang_landau import WangLandau
 
-__all__ = ["CHECKPOINT", "DIRECTIONS", "ExactEnumeration", "Interrupted", "MetropolisSampler", "PROPOSALS",
+__all__ = ["CHECKPOINT", "DIRECTIONS", "ExactEnumeration", "GRADIENT_PROPOSALS", "Interrupted", "MetropolisSampler", "PROPOSALS",
            "ParallelTempering", "Reservoirs", "Sampler", "UniformSampler", "WangLandau", "chain_agreement",
            "clone_sampler", "enumerate_outputs", "make_sampler", "nice_width", "normalised", "propose_block",
            "propose_single", "sampler", "samplers"]

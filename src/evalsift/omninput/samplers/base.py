@@ -22,7 +22,14 @@ from ..samples import Candidates, OmniSamples
 from ..space import InputSpace
 from .checkpoints import deferred_interrupt, load_checkpoint, save_checkpoint
 from .estimates import chain_agreement, nice_width, stack_records
-from .proposals import PROPOSALS, gradient_logits, propose_block, propose_single
+from .proposals import (
+    GRADIENT_PROPOSALS,
+    PROPOSALS,
+    gradient_logits,
+    langevin_logits,
+    propose_block,
+    propose_single,
+)
 from .reservoirs import Reservoirs
 
 samplers: Registry[type] = Registry("sampler")
@@ -63,7 +70,9 @@ class Sampler:
     Shared parameters: ``steps`` (moves per walker), ``chains`` (independent chains; their spread is the
     error bar), ``burn_in`` (steps not recorded: an integer, or a fraction of ``steps`` below 1),
     ``thin`` (record every thin-th step), ``bin_width`` (of z; None: chosen from the pilot's range, about
-    80 bins), ``proposal`` and ``block``, ``keep`` (candidate inputs kept per replica and bin),
+    80 bins), ``proposal`` and ``block``, ``step_size`` (of ``proposal="langevin"``: the discrete Langevin
+    proposal's alpha; each position changes with odds about (values - 1) x exp(-1/step_size) where the
+    gradient is flat), ``keep`` (candidate inputs kept per replica and bin),
     ``seed``, ``checkpoint_every`` (seconds).
     """
 
@@ -72,8 +81,8 @@ class Sampler:
     defer_interrupt = True  # Ctrl-C stops between steps (False: at once, for samplers with one long step)
 
     def __init__(self, *, steps: int = 4000, chains: int = 4, burn_in: float = 0.2, thin: int = 1,
-                 bin_width: float | None = None, proposal: str = "mixed", block: int = 2, keep: int = 32,
-                 seed: int = 0, checkpoint_every: float = 60.0) -> None:
+                 bin_width: float | None = None, proposal: str = "mixed", block: int = 2, step_size: float = 0.25,
+                 keep: int = 32, seed: int = 0, checkpoint_every: float = 60.0) -> None:
         self.steps = steps
         self.chains = chains
         self.burn_in = burn_in
@@ -81,6 +90,7 @@ class Sampler:
         self.bin_width = bin_width
         self.proposal = proposal
         self.block = block
+        self.step_size = step_size
         self.keep = keep
         self.seed = seed
         self.checkpoint_every = checkpoint_every
@@ -140,6 +150,10 @@ class Sampler:
         if not (isinstance(self.checkpoint_every, (int, float)) and self.checkpoint_every > 0):
             self._fail("checkpoint_every", "a positive number of seconds")
         check_choice("proposal", self.proposal, PROPOSALS, where=f"sampler '{self.name}'")
+        st = self.step_size
+        if isinstance(st, bool) or not isinstance(st, (int, float, np.integer, np.floating)) or not np.isfinite(st) \
+                or st <= 0:
+            self._fail("step_size", "a positive number (the discrete Langevin proposal's alpha)")
         burn = self._burn()
         if self.uses_steps and self.steps - burn < self.thin:  # steps burn+1..steps, every thin-th recorded
             raise ParameterError(f"sampler '{self.name}': steps={self.steps} with burn_in={self.burn_in!r} ({burn} "
@@ -200,8 +214,9 @@ class Sampler:
     def check_model(self, model: Any) -> OmniModel:
         """``model`` through :func:`as_model`, refused when the proposal needs what it lacks (gradients)."""
         model = as_model(model)
-        if self.proposal == "gradient" and not getattr(model, "has_grad", False):
-            raise ParameterError(f"sampler '{self.name}': proposal='gradient' needs a torch model with forward_onehot; "
+        if self.proposal in GRADIENT_PROPOSALS and not getattr(model, "has_grad", False):
+            raise ParameterError(f"sampler '{self.name}': proposal={self.proposal!r} needs a torch model with "
+                                 f"forward_onehot; "
                                  f"model {model.name!r} has none. Use proposal='mixed', 'single' or 'block'.",
                                  field="proposal")
         return model
@@ -256,6 +271,8 @@ class Sampler:
     # ------------------------------------------------------------------ shared machinery
     def _settings(self, model: OmniModel, space: InputSpace) -> dict[str, Any]:
         params = {k: v for k, v in self.get_params().items() if k not in ("steps", "checkpoint_every")}
+        if self.proposal != "langevin":  # step_size changes nothing then (and checkpoints from before it still match)
+            params.pop("step_size", None)
         fp = model.fingerprint() if hasattr(model, "fingerprint") else model.name
         return {"sampler": self.name, "params": params, "model": fp, "space": space.fingerprint()}
 
@@ -282,7 +299,10 @@ class Sampler:
         """One Metropolis-Hastings move of every walker: ``(x, z, grad, accepted)``.
 
         ``log_target(z, walker index) -> ln pi`` (up to a constant); ``coef(z)``: the coefficient of z in
-        ln pi near the walker, for gradient proposals.
+        ln pi near the walker, for gradient proposals. ``gradient`` (Gibbs-with-gradients) changes one
+        position, drawn with its value from one softmax over every (position, value); ``langevin`` (the
+        discrete Langevin proposal) redraws every position at once, each from its own softmax. Either way
+        the acceptance is min(1, pi(x') q(x | x') / (pi(x) q(x' | x))), q(x | x') from the gradient at x'.
         """
         W = x.shape[0]
         idx = np.arange(W)
@@ -301,6 +321,8 @@ class Sampler:
             rev = gradient_logits(self._space, x_new, g_new, coef(z_new)).reshape(W, -1)
             log_rev = rev[idx, d * self._space.n_values + old] - logsumexp(rev, axis=1)
             log_a = log_target(z_new, idx) - log_target(z, idx) + log_rev - log_fwd
+        elif self.proposal == "langevin":
+            x_new, z_new, g_new, log_a = self._langevin_move(x, z, log_target, grad, coef)
         else:
             x_new = self._propose(x)
             z_new = self._eval(x_new)
@@ -313,9 +335,32 @@ class Sampler:
             grad = np.where(acc[:, None, None], g_new, grad)
         return x, z, grad, acc
 
+    def _langevin_move(self, x: np.ndarray, z: np.ndarray, log_target: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                       grad: np.ndarray, coef: Callable[[np.ndarray], np.ndarray]
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The discrete Langevin proposal for every walker: ``(x', z', grad', ln acceptance ratio)``.
+
+        Each position's new value is drawn independently (Gumbel-max over its logits), so ln q(x' | x)
+        is the sum over positions of the log-softmax at the value drawn; the reverse move's ln q(x | x')
+        uses the gradient and coefficient at x'."""
+        W, D = x.shape
+        idx = np.arange(W)
+        pos = np.arange(D)[None, :]
+        logits = langevin_logits(self._space, x, grad, coef(z), float(self.step_size))
+        logq = logits - logsumexp(logits, axis=2, keepdims=True)
+        gumbel = -np.log(-np.log(self._rng.random(logits.shape)))
+        v = np.argmax(logits + gumbel, axis=2)
+        log_fwd = logq[idx[:, None], pos, v].sum(axis=1)
+        x_new = v.astype(x.dtype)
+        z_new, g_new = self._eval_grad(x_new)
+        rev = langevin_logits(self._space, x_new, g_new, coef(z_new), float(self.step_size))
+        rev = rev - logsumexp(rev, axis=2, keepdims=True)
+        log_rev = rev[idx[:, None], pos, x.astype(np.int64)].sum(axis=1)
+        return x_new, z_new, g_new, log_target(z_new, idx) - log_target(z, idx) + log_rev - log_fwd
+
     def _init_walkers(self, x: np.ndarray) -> None:
         self._x = x
-        if self.proposal == "gradient":
+        if self.proposal in GRADIENT_PROPOSALS:
             self._z, self._g = self._eval_grad(x)
         else:
             self._z, self._g = self._eval(x), None

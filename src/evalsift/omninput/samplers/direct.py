@@ -112,8 +112,15 @@ class ExactEnumeration(Sampler):
 def enumerate_outputs(model: Any, space: InputSpace, batch: int = 65536,
                       count: Callable[[int], None] | None = None):
     """Yield ``(x, z)`` batches covering every input of ``space`` once (lexicographic order). A model with
-    ``completions`` is asked once per prefix for all values of the last position."""
+    ``subtree`` is asked once per stem (the first k positions) for every sequence under it, k chosen so
+    that a stem's sequences fit in ``batch`` (the positions after the stem must be unconstrained); else
+    a model with ``completions`` is asked once per prefix for all values of the last position.
+    ``count(n)`` is told the model calls' size: stems, prefixes or inputs."""
     model = as_model(model)
+    free = _free_tail(space, batch) if getattr(model, "has_subtree", False) else 0
+    if free:
+        yield from _enumerate_subtrees(model, space, batch, count, free)
+        return
     last = space.n_positions - 1
     if getattr(model, "has_completions", False) and space.mask[last].all():
         V = space.n_values
@@ -129,6 +136,32 @@ def enumerate_outputs(model: Any, space: InputSpace, batch: int = 65536,
         if count is not None:
             count(len(x))
         yield x, model(x)
+
+
+def _free_tail(space: InputSpace, batch: int) -> int:
+    """Positions after the stem: as many unconstrained trailing positions as fit in a batch (at least one)."""
+    D, V = space.n_positions, space.n_values
+    free = 0
+    while free < D and V ** (free + 1) <= max(batch, V) and space.mask[D - 1 - free].all():
+        free += 1
+    return free
+
+
+def _enumerate_subtrees(model: Any, space: InputSpace, batch: int, count: Callable[[int], None] | None, free: int):
+    D, V = space.n_positions, space.n_values
+    k = D - free
+    if k == 0:  # the whole space under one empty stem
+        stems_iter = iter([np.zeros((1, 0), dtype=space.dtype)])
+    else:
+        stem_space = InputSpace(k, V, allowed=space.mask[:k])
+        stems_iter = stem_space.enumerate(max(1, batch // V ** free))
+    tails = np.indices((V,) * free, dtype=space.dtype).reshape(free, -1).T  # lexicographic, last varies fastest
+    for stems in stems_iter:
+        zz = model.subtree(stems)
+        if count is not None:
+            count(len(stems))
+        x = np.concatenate([np.repeat(stems, tails.shape[0], axis=0), np.tile(tails, (len(stems), 1))], axis=1)
+        yield x.astype(space.dtype), zz.reshape(-1)
 
 
 __all__ = ["ExactEnumeration", "UniformSampler", "enumerate_outputs"]
