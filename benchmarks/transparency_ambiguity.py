@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -31,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import spearmanr
 
-from evalsift.io import load
+from evalsift.io import data_root, load
 from evalsift.transparency import ambiguity, analyse_all, mean_score, train_variability
 
 
@@ -70,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="bench-out/transparency")
     args = ap.parse_args(argv)
-    if not os.environ.get("EVALSIFT_DATA"):
-        print("set EVALSIFT_DATA to the shared data folder", file=sys.stderr)
+    if data_root() is None:  # $EVALSIFT_DATA, or the shared/data folder beside the working folder or the checkout
+        print("no data folder: set EVALSIFT_DATA to the shared data folder", file=sys.stderr)
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

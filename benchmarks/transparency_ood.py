@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from evalsift.io import load
+from evalsift.io import data_root, load
 from evalsift.io._common import json_default, plain_json
 from evalsift.transparency import mean_score
 from evalsift.transparency.ood import ood_regression, split_indices
@@ -107,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=10, help="seeds of the paper's random draws (default 10)")
     ap.add_argument("--out", default="bench-out/transparency")
     args = ap.parse_args(argv)
-    if not os.environ.get("EVALSIFT_DATA"):
-        print("set EVALSIFT_DATA to the shared data folder", file=sys.stderr)
+    if data_root() is None:  # $EVALSIFT_DATA, or the shared/data folder beside the working folder or the checkout
+        print("no data folder: set EVALSIFT_DATA to the shared data folder", file=sys.stderr)
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

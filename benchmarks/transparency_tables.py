@@ -73,14 +73,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from evalsift.io import load
+from evalsift.io import data_root, load
 from evalsift.io._common import json_default, plain_json
 from evalsift.transparency import (analyse, analyse_all, compute_dimensions, correlations, macro_f1, mean_score,
                                    metric_change, random_dimension)
@@ -229,8 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="bench-out/transparency")
     args = ap.parse_args(argv)
-    if not os.environ.get("EVALSIFT_DATA"):
-        print("set EVALSIFT_DATA to the shared data folder", file=sys.stderr)
+    if data_root() is None:  # $EVALSIFT_DATA, or the shared/data folder beside the working folder or the checkout
+        print("no data folder: set EVALSIFT_DATA to the shared data folder", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
     out = Path(args.out)
