@@ -12,7 +12,8 @@ Pools larger than ``exact_max`` items (default 10,000) are clustered by the two-
 their size-weighted centroids), with memory linear in the pool; representatives are still chosen
 among each cluster's member items. ``docs/scale.md`` measures its agreement with exact Ward.
 
-The paper's analysis variants are parameters of :class:`DiffUse` and registered presets:
+The paper's analysis variants, and some of ours (marked), are parameters of :class:`DiffUse` and
+registered presets:
 
 =========================  =================================================================
 ``diffuse``                Ward on difference vectors, representative nearest by cosine (the paper)
@@ -26,14 +27,14 @@ The paper's analysis variants are parameters of :class:`DiffUse` and registered 
 ``diffuse_concat``         Ward on the concatenation ``[emb(a), emb(b)]`` instead of the difference
                            (v1 Sec. 7.1 compares it)
 ``diffuse_add``            Ward on the sum ``emb(a) + emb(b)`` (v1 Sec. 7.1)
-``diffuse_two_level``      the two-level Ward tree even on small pools (``exact_max=50,
+``diffuse_two_level``      ours: the two-level Ward tree even on small pools (``exact_max=50,
                            micro_size=5``, so a small budget meets many micro-clusters, as at
                            scale): how far the large-pool scheme is from exact Ward
                            (``docs/scale.md``)
 ``diffuse_rep_random``     representative drawn at random from each cluster (seeded)
 ``diffuse_rep_euclidean``  representative nearest to the centre by Euclidean distance
 ``diffuse_rep_norm``       representative with the largest difference norm in its cluster
-``diffuse_strata``         valid DiffUse: a uniformly random order, DiffUse's clusters as strata
+``diffuse_strata``         ours, valid DiffUse: a uniformly random order, DiffUse's clusters as strata
                            that sharpen the anytime rule (``diffuse_random_rep`` is the same)
 ``max_norm``               baseline: the N items with the largest difference norm
 ``input_clusters``         baseline: Ward clustering of the *input* embeddings instead of

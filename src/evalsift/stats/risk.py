@@ -1,6 +1,7 @@
 """Statistics shared by selection, sessions and benchmarks: risk bounds and stop rules.
 
-The risk of a pairwise decision (DiffUse, Ashury-Tahan et al. 2024, Sec. 4.2): if ``k`` of ``n``
+The risk of a pairwise decision (DiffUse, Ashury-Tahan et al. 2024, Sec. 6.2 and App. A.3; App. A.2 in the
+first version): if ``k`` of ``n``
 judged items favour the leading system and the pool has ``M`` items, the chance of seeing at least
 ``k`` such votes when the leader in fact wins at most half of the pool is the hypergeometric
 survival function ``sf(k - 1; M, M/2, n)``. The paper's example::
