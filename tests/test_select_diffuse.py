@@ -360,3 +360,16 @@ def test_difference_vectors_in_blocks_equal_one_block(monkeypatch):
     blocks = difference_vectors(pool, DictEncoder(3), np.float32)
     assert blocks.dtype == np.float32
     np.testing.assert_array_equal(blocks, whole)
+
+
+def test_iterative_loop_runs_with_flat_kmeans():
+    """Flat k-means is no hierarchy: each step of the loop re-clusters; the loop still ends and never
+    asks about an item twice."""
+    from evalsift.oracle import MetricOracle
+    from evalsift.session import Session
+
+    pool = random_pair_pool(n=40, seed=6)
+    d = Session(pool, make_selector("diffuse_kmeans", encoder=DictEncoder(4)), risk=0.2, min_labels=5,
+                max_labels=30, risk_rule="paper").run(MetricOracle("human"))
+    asked = [j["position"] for j in d.judged]
+    assert d.outcome in ("winner", "inconclusive") and len(asked) == len(set(asked)) == d.labels_used <= 30
