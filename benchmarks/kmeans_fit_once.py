@@ -32,7 +32,11 @@ os.environ.setdefault("EVALSIFT_DATA", str(Path(__file__).resolve().parents[2] /
 from evalsift.bench.pairwise import choose_pairs  # noqa: E402
 from evalsift.io import load  # noqa: E402
 from evalsift.oracle import MetricOracle  # noqa: E402
-from evalsift.select import bisecting_kmeans_tree, difference_vectors, flat_kmeans_labels  # noqa: E402
+from evalsift.select import (  # noqa: E402
+    bisecting_kmeans_tree,
+    difference_vectors,
+    flat_kmeans_labels,
+)
 from evalsift.select.clustering import pick_representative  # noqa: E402
 from evalsift.stats import count_verdicts, majority, standard_error  # noqa: E402
 

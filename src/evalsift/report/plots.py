@@ -172,6 +172,8 @@ def analyses_figures_plot(results: dict[str, Any], path: str | Path) -> Path:
     pairs' test winning distances (the paper's Fig. 2 in v1, Fig. 3 in the ACL version), a t-SNE of one
     pair's difference vectors coloured by norm (Fig. 7), and the norms of the items each method
     selected beside all test-set items (Fig. 9). Writes a PNG."""
+    import numpy as np
+
     plt = _pyplot()
 
     an = results["analyses"]
@@ -180,7 +182,7 @@ def analyses_figures_plot(results: dict[str, Any], path: str | Path) -> Path:
     if "winning_distance" in an:
         wd = an["winning_distance"]
         edges = wd["edges"]
-        ax.bar(edges[:-1], wd["counts"], width=[b - a for a, b in zip(edges[:-1], edges[1:])], align="edge",
+        ax.bar(edges[:-1], wd["counts"], width=np.diff(edges), align="edge",
                edgecolor="k", lw=0.5)
         ax.set_title(f"test winning distance, {len(wd['pairs'])} pairs (Fig. 2)", fontsize=9)
     ax.set_xlabel("|P(A wins) - P(B wins)| on all comparable items")
