@@ -34,9 +34,10 @@ def iterative_only(res: dict) -> str:
 
 
 def curves_row(res: dict, label: str, budgets: list[str]) -> str:
-    (method, curve), = res["curves"].items()
-    return f"| {method} ({label}) | " + " | ".join(
+    """One table row per method of ``res`` (the k-means runs hold one or two methods)."""
+    return "\n".join(f"| {method} ({label}) | " + " | ".join(
         f"{curve[b]['success']:.3f} ({curve[b]['se']:.3f})" if b in curve else "" for b in budgets) + " |"
+        for method, curve in res["curves"].items())
 
 
 def main() -> None:
@@ -55,7 +56,8 @@ def main() -> None:
             print(iterative_only(second))
         km = load(d / f"{name}-kmeans")
         if km is not None:
-            print("\nk-means variant (bisecting k-means, fitted once; curves only). " + produced_by(km) + "\n")
+            print("\nk-means variants (diffuse_kmeans: flat k-means refitted per budget, the paper's; diffuse_bisect: "
+                  "bisecting k-means fitted once, ours; curves only). " + produced_by(km) + "\n")
             print("| method | " + " | ".join(budgets) + " |\n|---|" + "---|" * len(budgets))
             print(curves_row(km, name.split("-", 1)[1], budgets))
         print()

@@ -64,3 +64,79 @@ def test_bench_pairwise_analyses_command(capsys, tmp_path):
     res = json.loads((tmp_path / "results.json").read_text())
     assert len(res["analyses"]["norm_bins"]["success"]) == 3
     assert (tmp_path / "analyses.png").stat().st_size > 1000
+
+
+class _Fitted:
+    """What add_case reads from a fitted DiffUse: its difference vectors and Ward tree."""
+
+    space, clustering = "difference", "ward"
+
+    def __init__(self, X):
+        from scipy.cluster.hierarchy import linkage
+
+        from evalsift.select.clustering import ClusterTree
+
+        self.vectors_ = X
+        self.tree_ = ClusterTree(linkage(X, "ward"), len(X))
+
+
+def test_norm_bins_whole_bin_and_selected_norms_by_hand():
+    X = np.array([[0.0], [0.0], [0.0], [1.0], [2.0], [3.0]])  # norms 0, 0, 0, 1, 2, 3
+    truth = np.array(["b", "b", "a", "a", "a", "a"])  # test winner a (4-2)
+    case = PairCase("A", "B", 0, None, truth, "a", 2 / 6)
+    ana = DiffUseAnalyses(clusters=2, bins=2)  # the default: each bin judged by all its items
+    assert ana.budget is None
+    ana.add_selection("m", Selection(items=np.array([3, 4]), item_ids=("3", "4"), method="m", params={}, seed=0,
+                                     budget=2), case)
+    ana.add_case(case, {"diffuse": _Fitted(X)})
+    res = ana.result()
+    nb = res["norm_bins"]
+    # low bin {0, 1, 2}: b, b, a -> majority b, a failure; agreement 1 of 3 decisive; high bin {3, 4, 5}: all a
+    assert nb["success"] == [0.0, 1.0]
+    assert nb["agreement"] == pytest.approx([1 / 3, 1.0]) and nb["ties"] == [0.0, 0.0]
+    assert nb["mean_norm"] == pytest.approx([0.0, 2.0])
+    sn = res["selected_norms"]["methods"]
+    # picks: norms 1 and 2 -> mean 1.5; all items: (0 + 0 + 0 + 1 + 2 + 3) / 6 = 1
+    assert sn["m"]["mean"] == pytest.approx(1.5) and sn["m"]["picks"] == 2
+    assert sn["all items"]["mean"] == pytest.approx(1.0) and sn["all items"]["picks"] == 6
+    assert sum(sn["m"]["share"]) == pytest.approx(1.0)
+
+
+def test_winning_distances_by_hand():
+    from evalsift.bench.analyses import winning_distances
+
+    wd = winning_distances({"A vs B": np.array(["a"] * 6 + ["b"] * 4),  # |6 - 4| / 10 = 0.2
+                            "A vs C": np.array(["a", "tie", "tie", "b"]),  # 0
+                            "B vs C": np.array(["b"] * 3)})  # 1
+    assert wd["pairs"] == {"A vs B": 0.2, "A vs C": 0.0, "B vs C": 1.0}
+    assert sum(wd["counts"]) == 3 and wd["counts"][0] == 1 and wd["counts"][-1] == 1
+    assert wd["share_below_0.1"] == pytest.approx(1 / 3)
+
+
+def test_tsne_projection_keeps_groups_apart():
+    from evalsift.bench.analyses import tsne_projection
+
+    rng = np.random.default_rng(0)
+    X = np.concatenate([np.zeros((10, 5)), rng.normal(0, 0.01, (20, 5)), rng.normal(3, 0.5, (20, 5))])
+    ts = tsne_projection(X)
+    assert len(ts["points"]) == 50 and ts["share_zero_vectors"] == pytest.approx(10 / 50)
+    Y = np.array(ts["points"])
+    # the 30 near-zero vectors and the 20 far ones form two separate groups in the projection
+    near, far = Y[:30], Y[30:]
+    gap = np.linalg.norm(near.mean(axis=0) - far.mean(axis=0))
+    assert gap > 2 * max(near.std(axis=0).max(), far.std(axis=0).max())
+
+
+def test_bench_pairwise_analyses_defaults_and_figures(capsys, tmp_path):
+    code = main(["--quiet", "bench", "pairwise", "--data", "demo", "--oracle-metric", "human", "--methods",
+                 "diffuse,random", "--budgets", "5,10", "--seeds", "2", "--encoder", "tfidf", "--analyses",
+                 "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0 and "the whole bin" in out and "t-SNE" in out
+    an = json.loads((tmp_path / "results.json").read_text())["analyses"]
+    assert an["params"] == {"clusters": 20, "bins": 50, "budget": None}
+    assert len(an["norm_bins"]["success"]) == 50
+    assert set(an["selected_norms"]["methods"]) == {"diffuse", "random", "all items"}
+    assert len(an["winning_distance"]["pairs"]) == json.loads((tmp_path / "results.json").read_text())["n_pairs"]
+    assert len(an["tsne"]["points"]) == len(an["tsne"]["norms"]) > 0
+    assert (tmp_path / "analyses-figures.png").stat().st_size > 1000

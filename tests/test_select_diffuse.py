@@ -116,11 +116,11 @@ def test_budget_above_pool_takes_all():
     assert sorted(sel.select(100).items.tolist()) == list(range(8))
 
 
-def test_kmeans_never_short_with_duplicates():
+def test_bisect_never_short_with_duplicates():
     v = np.zeros((10, 3))
     v[:5] = 1.0  # only two distinct difference vectors
     pool = pair_pool(v, np.zeros((10, 3)))
-    sel = DiffUse(encoder=DictEncoder(), clustering="kmeans").fit(pool)
+    sel = DiffUse(encoder=DictEncoder(), clustering="bisect").fit(pool)
     s = sel.select(6)
     assert len(set(s.items.tolist())) == 6
     # the first split separates the two distinct vectors; the rest peel identical rows off one by one
@@ -146,12 +146,83 @@ def test_bisecting_kmeans_splits_the_largest_error_first():
         assert len([c for c in after if c not in before]) == 2 and len([c for c in before if c not in after]) == 1
 
 
-def test_kmeans_selectors_fit_once(monkeypatch):
+def test_bisect_fits_once(monkeypatch):
     import evalsift.select.clustering as clustering
 
-    sel = DiffUse(encoder=DictEncoder(4), clustering="kmeans").fit(random_pair_pool(n=40))
+    sel = make_selector("diffuse_bisect", encoder=DictEncoder(4)).fit(random_pair_pool(n=40))
     monkeypatch.setattr(clustering, "_two_means", lambda *a, **k: 1 / 0)  # no clustering work after fit
     assert [len(sel.select(b).items) for b in (1, 10, 40)] == [1, 10, 40]
+
+
+def test_diffuse_kmeans_is_sklearn_flat_kmeans_per_budget():
+    """The paper's k-means variant: for each budget, scikit-learn's KMeans (greedy k-means++, one
+    init, the seed) into that many clusters, and the cosine-nearest member of each cluster."""
+    from sklearn.cluster import KMeans
+
+    pool = random_pair_pool(n=40, seed=5)
+    sel = make_selector("diffuse_kmeans", encoder=DictEncoder(4), seed=3).fit(pool)
+    assert sel.clustering == "kmeans" and sel.tree_ is None
+    X = sel.vectors_
+    for k in (2, 7, 15):
+        ref = KMeans(n_clusters=k, init="k-means++", n_init=1, random_state=3).fit(X).labels_
+        assert partition(sel.clusters(k)) == partition(ref)  # the same partition (labels renumbered)
+        s = sel.select(k)
+        labels = sel.clusters(k)
+        assert len(set(labels[s.items].tolist())) == k  # one pick per cluster
+        for item in s.items:
+            assert item == pick_representative(X, np.flatnonzero(labels == labels[item]), "cosine")
+        assert s.cluster_sizes.tolist() == sorted(np.bincount(labels).tolist(), reverse=True)
+
+
+def test_flat_kmeans_is_not_nested_but_bisect_is():
+    """Flat k-means refits per k, so on structureless data some k -> k + 1 step is not the split of one
+    cluster (bisecting k-means always is: test_bisecting_kmeans_splits_the_largest_error_first)."""
+    from evalsift.select import flat_kmeans_labels
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    nested = []
+    for k in range(2, 12):
+        before, after = partition(flat_kmeans_labels(X, k)), partition(flat_kmeans_labels(X, k + 1))
+        nested.append(len(after - before) == 2 and len(before - after) == 1)
+    assert not all(nested)  # refitted: not a hierarchy
+
+
+def test_flat_kmeans_never_short_with_duplicates():
+    from evalsift.select import flat_kmeans_labels
+
+    X = np.zeros((10, 2))
+    X[:4] = 1.0  # two distinct rows: k-means can only find two non-empty clusters
+    labels = flat_kmeans_labels(X, 5)
+    assert len(np.unique(labels)) == 5  # three more clusters peeled off the identical rows
+    # every cluster holds identical rows only
+    assert all(len(np.unique(X[labels == c], axis=0)) == 1 for c in range(5))
+    sel = DiffUse(encoder=DictEncoder(), clustering="kmeans").fit(pair_pool(X, np.zeros((10, 2))))
+    assert len(set(sel.select(6).items.tolist())) == 6
+
+
+def test_concatenation_and_addition_aggregations():
+    from evalsift.select import pair_vectors
+
+    va = np.array([[1.0, 0, 0], [0, 2.0, 0]])
+    vb = np.array([[0.0, 0, 1], [0, 0.5, 0]])
+    pool = pair_pool(va, vb)
+    # concatenation [e_a, e_b]: [1,0,0,0,0,1] and [0,2,0,0,0.5,0]; addition: [1,0,1] and [0,2.5,0]
+    np.testing.assert_allclose(pair_vectors(pool, DictEncoder(), "concatenation"),
+                               [[1, 0, 0, 0, 0, 1], [0, 2, 0, 0, 0.5, 0]])
+    np.testing.assert_allclose(pair_vectors(pool, DictEncoder(), "addition"), [[1, 0, 1], [0, 2.5, 0]])
+    with pytest.raises(ParameterError, match="aggregation must be one of"):
+        pair_vectors(pool, DictEncoder(), "product")
+    for name, space, width in (("diffuse_concat", "concatenation", 8), ("diffuse_add", "addition", 4)):
+        sel = make_selector(name, encoder=DictEncoder(4)).fit(random_pair_pool(n=20))
+        assert sel.space == space and sel.vectors_.shape == (20, width)
+        assert len(set(sel.select(5).items.tolist())) == 5
+
+
+def test_cluster_tree_refuses_flat_kmeans():
+    from evalsift.select.diffuse import cluster_tree
+
+    with pytest.raises(ParameterError, match="not a hierarchy"):
+        cluster_tree(np.zeros((4, 2)), "kmeans")
 
 
 def test_max_norm_orders_by_difference_norm():
@@ -289,3 +360,16 @@ def test_difference_vectors_in_blocks_equal_one_block(monkeypatch):
     blocks = difference_vectors(pool, DictEncoder(3), np.float32)
     assert blocks.dtype == np.float32
     np.testing.assert_array_equal(blocks, whole)
+
+
+def test_iterative_loop_runs_with_flat_kmeans():
+    """Flat k-means is no hierarchy: each step of the loop re-clusters; the loop still ends and never
+    asks about an item twice."""
+    from evalsift.oracle import MetricOracle
+    from evalsift.session import Session
+
+    pool = random_pair_pool(n=40, seed=6)
+    d = Session(pool, make_selector("diffuse_kmeans", encoder=DictEncoder(4)), risk=0.2, min_labels=5,
+                max_labels=30, risk_rule="paper").run(MetricOracle("human"))
+    asked = [j["position"] for j in d.judged]
+    assert d.outcome in ("winner", "inconclusive") and len(asked) == len(set(asked)) == d.labels_used <= 30

@@ -152,7 +152,7 @@ def check_choice(param: str, value: Any, options: Iterable[Any], where: str = ""
 
     The message names where (``where``), the parameter and the value, suggests the closest option
     and lists all of them: ``"selector 'diffuse': clustering='wrd' is not one of: ward, cosine,
-    kmeans. Did you mean 'ward'?"``.
+    kmeans, bisect. Did you mean 'ward'?"``.
 
     >>> check_choice("rule", "paper", ("paper", "tie_aware"))
     'paper'

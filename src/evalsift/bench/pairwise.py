@@ -33,7 +33,7 @@ from ..select import build_selector, make_selector
 from ..session import Session
 from ..stats import count_verdicts, majority, standard_error
 from ..progress import progress_bar
-from .analyses import DiffUseAnalyses
+from .analyses import DiffUseAnalyses, tsne_projection, winning_distances
 from .parallel import TaskJournal, import_ray, is_parallel, run_tasks, workers_timing
 
 OUTCOMES = ("success", "error", "inconclusive")
@@ -267,7 +267,7 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
                                            for m in skipped}
     if ana is not None:
         result["analyses"] = {"params": {"clusters": ana.clusters, "bins": ana.bins, "budget": ana.budget},
-                              **ana.result()}
+                              **ana.result(), **_pair_analyses(restricted, cases, encoder)}
     total = time.perf_counter() - t_start
     result["timing_s"] = {"embed": round(t_embed, 3), "select": {m: round(t, 3) for m, t in select_time.items()},
                           "iterative": round(iter_time, 3), "total": round(total, 3),
@@ -308,6 +308,21 @@ def _pairwise_task(shared: dict[str, Any], task: tuple[tuple[str, str], int]) ->
     if ana is not None:
         ana.add_case(case, fitted)
         out["analyses"] = ana.state()
+    return out
+
+
+def _pair_analyses(restricted: dict[tuple[str, str], Any], cases: dict[str, Any], encoder: Any) -> dict[str, Any]:
+    """The analyses made once per benchmark rather than per test set: every pair's test winning
+    distance on all its comparable items (Fig. 2) and the t-SNE of one seeded random pair's
+    difference vectors (Fig. 7)."""
+    from ..select.diffuse import difference_vectors
+
+    out: dict[str, Any] = {"winning_distance": winning_distances(
+        {f"{a} vs {b}": cases["truth"][(a, b)] for (a, b) in restricted})}
+    pairs = [k for k, r in restricted.items() if r.pool.n_items >= 3]
+    if pairs:
+        a, b = pairs[int(np.random.default_rng(0).integers(len(pairs)))]
+        out["tsne"] = {"pair": [a, b], **tsne_projection(difference_vectors(restricted[(a, b)].pool, encoder))}
     return out
 
 

@@ -82,14 +82,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     bp.add_argument("--iterative", action="store_true", help="also run the iterative algorithm (the loop options)")
     add_loop_opts(bp, default_rule="paper")
     bp.add_argument("--analyses", action="store_true",
-                    help="also DiffUse's own analyses (paper Sec. 6.1, 7.2): deviation of the estimated from the test "
-                         "winning distance by budget, cluster size vs difference norm, success by norm bin "
-                         "(analyses.png)")
+                    help="also DiffUse's own analyses (paper Sec. 5.1, 6.1, 7.2): deviation of the estimated from the "
+                         "test winning distance by budget, cluster size vs difference norm, success by norm bin "
+                         "(analyses.png); the pairs' winning distances, a t-SNE of one pair's difference vectors, the "
+                         "norms of the selected items (analyses-figures.png)")
     bp.add_argument("--analysis-clusters", type=positive_int, default=20,
                     help="clusters per test set for cluster size vs norm (with --analyses)")
-    bp.add_argument("--norm-bins", type=positive_int, default=5, help="difference-norm bins (with --analyses)")
-    bp.add_argument("--analysis-budget", type=positive_int, default=10,
-                    help="random items drawn per norm bin for its success rate (with --analyses)")
+    bp.add_argument("--norm-bins", type=positive_int, default=50,
+                    help="equal-count difference-norm bins per test set (with --analyses; default 50 as the paper; "
+                         "the default was 5 before)")
+    bp.add_argument("--analysis-budget", type=positive_int, default=None,
+                    help="judge each norm bin by this many items drawn at random from it (with --analyses; default: "
+                         "the whole bin, as the paper; 10 was the default before)")
     add_oracle_opts(bp)
     bp.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, success.png; " + RESUMES)
     add_parallel(bp)
@@ -233,7 +237,7 @@ def _run(args: argparse.Namespace, run: Callable[[Any, Any], dict[str, Any]]) ->
 def cmd_bench_pairwise(args: argparse.Namespace) -> int:
     """``evalsift bench pairwise``."""
     from ..bench import pairwise_bench
-    from ..report import analyses_plot, success_plot
+    from ..report import analyses_figures_plot, analyses_plot, success_plot
 
     workers = parallel_opts(args)
     iterative = None
@@ -252,6 +256,7 @@ def cmd_bench_pairwise(args: argparse.Namespace) -> int:
     if "analyses" in res:
         _print_analyses(res["analyses"])
         written.append(analyses_plot(res, out / "analyses.png"))
+        written.append(analyses_figures_plot(res, out / "analyses-figures.png"))
     print(f"wrote {', '.join(map(str, written))}", file=sys.stderr)
     return 0
 
@@ -275,9 +280,26 @@ def _print_analyses(an: dict[str, Any]) -> None:
         def row(v):
             return " ".join("  -  " if x is None else f"{x:.3f}" for x in v)
 
-        print(f"  by difference-norm bin (low to high, {nb['test_sets']} test sets): mean norm {row(nb['mean_norm'])}")
-        print(f"    agreement with the test winner {row(nb['agreement'])}; ties {row(nb['ties'])}; "
-              f"success of {nb['budget']} random items {row(nb['success'])}")
+        judged = "the whole bin" if nb["budget"] is None else f"{nb['budget']} random items"
+        print(f"  by difference-norm bin ({nb['bins']} bins, low to high, {nb['test_sets']} test sets): mean norm "
+              f"{row(nb['mean_norm'])}")
+        print(f"    agreement with the test winner {row(nb['agreement'])}")
+        print(f"    ties {row(nb['ties'])}")
+        print(f"    success of {judged} {row(nb['success'])}")
+    if "winning_distance" in an:
+        wd = an["winning_distance"]
+        q = ", ".join(f"{v:.3f}" for v in wd["quartiles"])
+        print(f"  test winning distance over {len(wd['pairs'])} pairs: quartiles {q}; share below 0.1 "
+              f"{wd['share_below_0.1']:.2f}")
+    if "tsne" in an:
+        ts = an["tsne"]
+        print(f"  t-SNE of {ts['pair'][0]} vs {ts['pair'][1]} ({len(ts['points'])} items): zero vectors "
+              f"{ts['share_zero_vectors']:.2f}; Spearman(norm, distance from the median point) "
+              f"{ts['spearman_norm_vs_distance_from_median']:+.3f}")
+    if "selected_norms" in an:
+        print("  difference norms of the selected items (all budgets pooled): mean; quartiles")
+        for m, c in an["selected_norms"]["methods"].items():
+            print(f"    {m:<24} {c['mean']:.3f}; {', '.join(f'{v:.3f}' for v in c['quartiles'])} ({c['picks']} picks)")
 
 
 def _print_pairwise(res: dict[str, Any]) -> None:

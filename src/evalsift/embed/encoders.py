@@ -167,7 +167,8 @@ class SentenceTransformerEncoder(Encoder):
     not on disk fails at once with a :class:`~evalsift.errors.DataError` saying how to get it.
 
     ``normalize=True`` (default) returns unit-length vectors, which is what ``encode`` of the
-    published sentence-transformers models returns and what the DiffUse paper subtracted.
+    published sentence-transformers models returns by default (the DiffUse paper names its encoder,
+    Sec. 5.2, but not whether its vectors were normalised).
     ``normalize=False`` removes any ``Normalize`` module from the pipeline and returns the pooled
     vectors with their magnitude. The setting is part of ``cache_key``.
     """
@@ -256,7 +257,8 @@ class MiniLMEncoder(SentenceTransformerEncoder):
 
     The published model's pipeline is Transformer -> mean pooling over tokens -> ``Normalize``, so
     ``SentenceTransformer(...).encode`` returns L2-normalised vectors by default, and that is what
-    DiffUse subtracts (the paper embeds with Sentence-BERT's ``encode``). This encoder keeps that
+    evalsift's DiffUse subtracts (the paper, Sec. 5.2, names this encoder but not whether its vectors
+    were normalised). This encoder keeps that
     default; ``normalize=False`` drops the ``Normalize`` step and returns the mean-pooled vectors
     (norms around 4 to 7). Inputs longer
     than the model's 256 word pieces are truncated. Nothing is loaded at construction or import.

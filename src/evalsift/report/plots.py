@@ -154,13 +154,60 @@ def analyses_plot(results: dict[str, Any], path: str | Path) -> Path:
     if "norm_bins" in an:
         nb = an["norm_bins"]
         x = list(range(1, nb["bins"] + 1))
-        for key, label in (("success", f"success of {nb['budget']} random items"),
+        judged = "the whole bin" if nb.get("budget") is None else f"{nb['budget']} random items"
+        for key, label in (("success", f"success of {judged}"),
                            ("agreement", "decisive items agreeing with the test winner"), ("ties", "tie share")):
             ax.plot(x, [float("nan") if v is None else v for v in nb[key]], marker="o", lw=1.4, label=label)
-        ax.set_xticks(x)
+        ax.set_xticks(x if len(x) <= 12 else x[::max(1, len(x) // 10)])
         ax.legend(fontsize=7)
     ax.set_xlabel("difference-norm bin (low to high)")
     ax.set_title("by norm bin (Fig. 10)", fontsize=9)
+    ax.grid(alpha=0.3)
+    fig.suptitle(f"{results.get('data', '')}: oracle {results.get('oracle_metric', '')}", fontsize=10)
+    return _save(fig, path)
+
+
+def analyses_figures_plot(results: dict[str, Any], path: str | Path) -> Path:
+    """More of DiffUse's analyses (``bench pairwise --analyses``), one panel each: the histogram of the
+    pairs' test winning distances (the paper's Fig. 2 in v1, Fig. 3 in the ACL version), a t-SNE of one
+    pair's difference vectors coloured by norm (Fig. 7), and the norms of the items each method
+    selected beside all test-set items (Fig. 9). Writes a PNG."""
+    import numpy as np
+
+    plt = _pyplot()
+
+    an = results["analyses"]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2), dpi=110)
+    ax = axes[0]
+    if "winning_distance" in an:
+        wd = an["winning_distance"]
+        edges = wd["edges"]
+        ax.bar(edges[:-1], wd["counts"], width=np.diff(edges), align="edge",
+               edgecolor="k", lw=0.5)
+        ax.set_title(f"test winning distance, {len(wd['pairs'])} pairs (Fig. 2)", fontsize=9)
+    ax.set_xlabel("|P(A wins) - P(B wins)| on all comparable items")
+    ax.set_ylabel("system pairs")
+    ax.grid(alpha=0.3)
+    ax = axes[1]
+    if "tsne" in an:
+        ts = an["tsne"]
+        pts = ts["points"]
+        sc = ax.scatter([p[0] for p in pts], [p[1] for p in pts], c=ts["norms"], s=6, cmap="viridis")
+        fig.colorbar(sc, ax=ax, label="difference norm")
+        ax.set_title(f"t-SNE, {ts['pair'][0]} vs {ts['pair'][1]} (Fig. 7)", fontsize=9)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax = axes[2]
+    if "selected_norms" in an:
+        sn = an["selected_norms"]
+        edges = sn["edges"]
+        for method, c in sn["methods"].items():
+            ax.stairs(c["share"], edges, lw=1.4 if method != "all items" else 1.0,
+                      ls="--" if method == "all items" else "-", label=f"{method} (mean {c['mean']:.2f})")
+        ax.legend(fontsize=7)
+        ax.set_title("difference norms of the selected items (Fig. 9)", fontsize=9)
+    ax.set_xlabel("difference norm")
+    ax.set_ylabel("share of picks")
     ax.grid(alpha=0.3)
     fig.suptitle(f"{results.get('data', '')}: oracle {results.get('oracle_metric', '')}", fontsize=10)
     return _save(fig, path)

@@ -15,11 +15,11 @@ from . import combinator as _combinator  # noqa: F401
 from . import kmeans as _kmeans  # noqa: F401
 from . import source as _source  # noqa: F401  (artificial_crowd, distilled)
 from .costaware import item_costs, knapsack_select, time_model_cost
-from .clustering import ClusterTree, bisecting_kmeans_tree
-from .diffuse import DiffUse, DiffUseStrata, MaxNorm, difference_vectors
+from .clustering import ClusterTree, bisecting_kmeans_tree, flat_kmeans_labels
+from .diffuse import DiffUse, DiffUseStrata, MaxNorm, difference_vectors, pair_vectors
 from .random import RandomSelector
 from .utility import DocumentLevel, DomainBalanced, UtilitySelector, order_by_utility, utilities_of
 
 __all__ = ["Selection", "Selector", "build_selector", "clone", "make_selector", "selector", "selectors", "ClusterTree", "DiffUse", "DiffUseStrata",
-           "MaxNorm", "RandomSelector", "bisecting_kmeans_tree", "difference_vectors", "DocumentLevel", "DomainBalanced", "UtilitySelector",
+           "MaxNorm", "RandomSelector", "bisecting_kmeans_tree", "flat_kmeans_labels", "difference_vectors", "pair_vectors", "DocumentLevel", "DomainBalanced", "UtilitySelector",
            "order_by_utility", "utilities_of", "item_costs", "knapsack_select", "time_model_cost"]

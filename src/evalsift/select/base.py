@@ -191,7 +191,7 @@ class Selector:
         >>> make_selector("diffuse").set_params(clustering="wrd")
         Traceback (most recent call last):
         ...
-        evalsift.errors.ParameterError: selector 'diffuse': clustering='wrd' is not one of: ward, cosine, kmeans. Did you mean 'ward'?
+        evalsift.errors.ParameterError: selector 'diffuse': clustering='wrd' is not one of: ward, cosine, kmeans, bisect. Did you mean 'ward'?
         """
         own = self.get_params(deep=False)
         nested: dict[str, dict[str, Any]] = {}

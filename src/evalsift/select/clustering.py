@@ -7,6 +7,8 @@ and k-means picks.
   cosine or Euclidean distance, largest norm, or random).
 - :func:`bisecting_kmeans_tree`: k-means applied divisively, as a :class:`ClusterTree` (one fit for
   every number of clusters).
+- :func:`flat_kmeans_labels`: flat k-means for one number of clusters (scikit-learn, greedy k-means++
+  seeding), refitted for every k -- not a hierarchy.
 - :func:`ward_tree`: Ward's hierarchy at any size -- exact (scipy) up to ``exact_max`` rows, above it
   two-level: mini-batch k-means micro-clusters, Ward on their size-weighted centroids
   (:func:`weighted_ward_linkage`), each micro-cluster's own Ward tree below, one merge order for all.
@@ -174,6 +176,52 @@ def bisecting_kmeans_tree(X: np.ndarray, seed: int = 0, max_iter: int = 30) -> C
         Z[j] = (ids[lk], ids[rk], j + 1, len(members[parent]))
         ids[parent] = n + j
     return ClusterTree(Z, n)
+
+
+def flat_kmeans_labels(X: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
+    """Flat k-means of the rows of ``X`` into ``k`` clusters: a label (0..k-1) per row.
+
+    scikit-learn's :class:`~sklearn.cluster.KMeans` with ``init="k-means++"`` -- scikit-learn's
+    k-means++ is the *greedy* variant: each new centre is the best, by inertia, of ``2 + ln k``
+    candidates drawn with probability proportional to the squared distance to the nearest chosen
+    centre -- then Lloyd iterations (scikit-learn's defaults: at most 300, tolerance 1e-4), one
+    initialisation, ``random_state=seed``. Unlike :func:`bisecting_kmeans_tree` it is fitted anew for
+    every ``k``, and the clusters at ``k`` and ``k + 1`` need not be nested.
+
+    When k-means leaves fewer than ``k`` non-empty clusters (only possible when ``X`` has fewer than
+    ``k`` distinct rows), the largest cluster is split by peeling off its last member, until there
+    are ``k``: a budget is never short (identical rows are interchangeable). Labels are numbered by
+    the first row of each cluster. ``k`` is capped at the number of rows.
+
+    >>> X = np.array([[0.0], [0.1], [5.0], [5.2], [9.0]])
+    >>> flat_kmeans_labels(X, 3).tolist()
+    [0, 0, 1, 1, 2]
+    """
+    import contextlib
+    import warnings
+
+    from sklearn.cluster import KMeans
+    from sklearn.exceptions import ConvergenceWarning
+    from threadpoolctl import threadpool_limits
+
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    k = max(1, min(int(k), n))
+    if k == 1:
+        return np.zeros(n, dtype=int)
+    threads = threadpool_limits(1) if n <= 4096 else contextlib.nullcontext()  # small fits: thread start-up dominates
+    with warnings.catch_warnings(), threads:
+        warnings.simplefilter("ignore", ConvergenceWarning)  # "Number of distinct clusters found smaller than ..."
+        raw = KMeans(n_clusters=k, init="k-means++", n_init=1, random_state=seed).fit(X).labels_
+    _, first, labels = np.unique(raw, return_index=True, return_inverse=True)
+    labels = np.argsort(np.argsort(first))[labels]  # number clusters by their first row
+    m = int(labels.max()) + 1
+    while m < k:
+        counts = np.bincount(labels, minlength=m)
+        big = int(np.argmax(counts))  # the largest (lowest label on ties) has >= 2 members since m < k <= n
+        labels[np.flatnonzero(labels == big)[-1]] = m
+        m += 1
+    return labels
 
 
 def _sse(Xm: np.ndarray) -> float:

@@ -12,23 +12,34 @@ Pools larger than ``exact_max`` items (default 10,000) are clustered by the two-
 their size-weighted centroids), with memory linear in the pool; representatives are still chosen
 among each cluster's member items. ``docs/scale.md`` measures its agreement with exact Ward.
 
-The paper's analysis variants are parameters of :class:`DiffUse` and registered presets:
+The paper's analysis variants, and some of ours (marked), are parameters of :class:`DiffUse` and
+registered presets:
 
-=====================  =====================================================================
-``diffuse``            Ward on difference vectors, representative nearest by cosine (the paper)
-``diffuse_cosine``     average-linkage clustering under cosine distance (Ward needs Euclidean)
-``diffuse_kmeans``     bisecting k-means (k-means applied divisively): one fit serves every budget
-``diffuse_two_level``  the two-level Ward tree even on small pools (``exact_max=50, micro_size=5``, so a
-                       small budget meets many micro-clusters, as at scale): how far the large-pool
-                       scheme is from exact Ward (``docs/scale.md``)
-``diffuse_rep_random``  representative drawn at random from each cluster (seeded)
+=========================  =================================================================
+``diffuse``                Ward on difference vectors, representative nearest by cosine (the paper)
+``diffuse_cosine``         hierarchical clustering under cosine distance, average linkage (the
+                           paper does not name the linkage; average is our choice: Ward needs
+                           Euclidean distances)
+``diffuse_kmeans``         flat k-means with greedy k-means++ seeding, fitted for each budget
+                           (the paper's k-means variant, App. A.3 of v1 / A.4 of v2)
+``diffuse_bisect``         ours: bisecting k-means (k-means applied divisively), one fit for every
+                           budget (what ``diffuse_kmeans`` was before)
+``diffuse_concat``         Ward on the concatenation ``[emb(a), emb(b)]`` instead of the difference
+                           (v1 Sec. 7.1 compares it)
+``diffuse_add``            Ward on the sum ``emb(a) + emb(b)`` (v1 Sec. 7.1)
+``diffuse_two_level``      ours: the two-level Ward tree even on small pools (``exact_max=50,
+                           micro_size=5``, so a small budget meets many micro-clusters, as at
+                           scale): how far the large-pool scheme is from exact Ward
+                           (``docs/scale.md``)
+``diffuse_rep_random``     representative drawn at random from each cluster (seeded)
 ``diffuse_rep_euclidean``  representative nearest to the centre by Euclidean distance
-``diffuse_rep_norm``   representative with the largest difference norm in its cluster
-``diffuse_strata``     valid DiffUse: a uniformly random order, DiffUse's clusters as strata that
-                       sharpen the anytime rule (``diffuse_random_rep`` is the same selector)
-``max_norm``           baseline: the N items with the largest difference norm
-``input_clusters``     baseline: Ward clustering of the *input* embeddings instead of differences
-=====================  =====================================================================
+``diffuse_rep_norm``       representative with the largest difference norm in its cluster
+``diffuse_strata``         ours, valid DiffUse: a uniformly random order, DiffUse's clusters as strata
+                           that sharpen the anytime rule (``diffuse_random_rep`` is the same)
+``max_norm``               baseline: the N items with the largest difference norm
+``input_clusters``         baseline: Ward clustering of the *input* embeddings instead of
+                           differences
+=========================  =================================================================
 """
 
 from __future__ import annotations
@@ -43,13 +54,16 @@ from ..errors import DataError, ParameterError
 from ..pool import Pool
 from ..stats.sequential import StrataPredictor
 from .base import Selector, input_texts, selector
-from .clustering import EXACT_WARD_MAX, MICRO_SIZE, ClusterTree, bisecting_kmeans_tree, pick_representative, ward_tree
+from .clustering import (EXACT_WARD_MAX, MICRO_SIZE, ClusterTree, bisecting_kmeans_tree, flat_kmeans_labels,
+                         pick_representative, ward_tree)
 from .random import RandomSelector
 from .utility import UtilitySelector
 
-CLUSTERINGS = ("ward", "cosine", "kmeans")
+CLUSTERINGS = ("ward", "cosine", "kmeans", "bisect")
+HIERARCHIES = ("ward", "cosine", "bisect")  # fitted once as a tree; "kmeans" is refitted per number of clusters
 REPRESENTATIVES = ("cosine", "euclidean", "random", "norm")
-SPACES = ("difference", "input")
+SPACES = ("difference", "concatenation", "addition", "input")
+AGGREGATIONS = {"difference": "emb(a) - emb(b)", "concatenation": "[emb(a), emb(b)]", "addition": "emb(a) + emb(b)"}
 
 
 def _embed(texts: list[str], encoder: Any, dtype: Any = np.float64) -> np.ndarray:
@@ -66,6 +80,26 @@ def difference_vectors(pool: Pool, encoder: Any = "minilm", dtype: Any = np.floa
     items where both systems have an output first (:func:`evalsift.restrict.restrict_pair`).
     ``dtype=np.float32`` halves the memory of large pools (the subtraction is then done in float32).
     """
+    return pair_vectors(pool, encoder, "difference", dtype)
+
+
+def pair_vectors(pool: Pool, encoder: Any = "minilm", aggregation: str = "difference",
+                 dtype: Any = np.float64) -> np.ndarray:
+    """One vector per item from the embeddings of its two outputs, ``a = pool.systems[0]`` and ``b``.
+
+    ``aggregation``: ``difference`` ``emb(a) - emb(b)`` (DiffUse's representation, shape ``(n, dim)``),
+    ``concatenation`` ``[emb(a), emb(b)]`` (``(n, 2 dim)``) or ``addition`` ``emb(a) + emb(b)``
+    (``(n, dim)``) -- the alternatives the first version of the paper compares in its Sec. 7.1. The
+    errors of :func:`difference_vectors` apply.
+
+    >>> from evalsift.io import make_demo_pool
+    >>> p = make_demo_pool(n_items=6).pair("A", "B")
+    >>> pair_vectors(p, "tfidf", "concatenation").shape[1] == 2 * pair_vectors(p, "tfidf", "addition").shape[1]
+    True
+    """
+    if aggregation not in AGGREGATIONS:
+        raise ParameterError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, got {aggregation!r}",
+                             field="aggregation")
     if pool.n_systems != 2:
         raise DataError(f"difference_vectors needs a two-system pool, got {pool.n_systems} systems; use pool.pair(a, b)")
     a, b = pool.systems
@@ -88,14 +122,25 @@ def difference_vectors(pool: Pool, encoder: Any = "minilm", dtype: Any = np.floa
     for start in range(0, n, step):
         stop = min(n, start + step)
         emb = _embed(list(A[start:stop]) + list(B[start:stop]), enc, dtype)
+        k = stop - start
+        ea, eb = emb[:k], emb[k:]
         if out is None:
             if stop == n:  # one block: the whole pool
-                return emb[:n] - emb[n:]
-            out = np.empty((n, emb.shape[1]), dtype=dtype)
-        k = stop - start
-        np.subtract(emb[:k], emb[k:], out=out[start:stop])
+                return _aggregate(ea, eb, aggregation)
+            width = 2 * emb.shape[1] if aggregation == "concatenation" else emb.shape[1]
+            out = np.empty((n, width), dtype=dtype)
+        out[start:stop] = _aggregate(ea, eb, aggregation)
     assert out is not None
     return out
+
+
+def _aggregate(ea: np.ndarray, eb: np.ndarray, aggregation: str) -> np.ndarray:
+    """The per-item vectors of :func:`pair_vectors` from the two outputs' embeddings."""
+    if aggregation == "difference":
+        return ea - eb
+    if aggregation == "addition":
+        return ea + eb
+    return np.concatenate([ea, eb], axis=1)
 
 
 _DIFF_BLOCK = 131_072  # items per block of difference vectors
@@ -103,17 +148,21 @@ TWO_LEVEL_FROM = 50  # diffuse_two_level: exact Ward only inside micro-clusters 
 
 
 class DiffUse(Selector):
-    """Cluster difference (or input) vectors; judge one representative per cluster.
+    """Cluster difference (or other pair, or input) vectors; judge one representative per cluster.
 
-    Parameters: ``encoder`` (name or Encoder; default all-MiniLM-L6-v2), ``clustering`` ('ward',
-    'cosine' -- average linkage --, 'kmeans' -- bisecting k-means), ``representative`` ('cosine',
-    'euclidean', 'random', 'norm'), ``space`` ('difference' or 'input'), ``exact_max`` (pools up to
-    this size get exact Ward, larger ones the two-level tree of
+    Parameters: ``encoder`` (name or Encoder; default all-MiniLM-L6-v2), ``clustering`` ('ward';
+    'cosine' -- average linkage on cosine distances --; 'kmeans' -- flat k-means with greedy
+    k-means++ seeding, refitted for each budget --; 'bisect' -- bisecting k-means, one fit),
+    ``representative`` ('cosine', 'euclidean', 'random', 'norm'), ``space`` ('difference',
+    'concatenation' or 'addition' of the two outputs' embeddings (:func:`pair_vectors`), or
+    'input'), ``exact_max`` (pools up to this size get exact Ward, larger ones the two-level tree of
     :func:`~evalsift.select.clustering.ward_tree`), ``micro_size`` (items per micro-cluster the
     two-level tree aims at; at most 1,024 micro-clusters per level), ``seed``.
 
-    Every clustering is a tree fitted once: ``select(k)`` cuts it into k clusters, largest first,
-    and returns one representative per cluster with the clusters' sizes as
+    The hierarchies ('ward', 'cosine', 'bisect') are fitted once: ``select(k)`` cuts the tree into k
+    clusters. 'kmeans' clusters anew for each k (the clusters at k and k + 1 need not be nested;
+    each budget's clustering is kept once computed). Either way ``select(k)`` returns one
+    representative per cluster, largest cluster first, with the clusters' sizes as
     ``Selection.cluster_sizes`` (the number of pool items each pick stands for).
 
     >>> from evalsift.io import make_demo_pool
@@ -138,14 +187,15 @@ class DiffUse(Selector):
 
     def _fit(self, pool: Pool) -> None:
         dtype = np.float64 if pool.n_items <= self.exact_max else np.float32  # large pools: half the memory
-        if self.space == "difference":
-            X = difference_vectors(pool, self.encoder, dtype)
-        else:
+        if self.space == "input":
             X = _embed(input_texts(pool, self._label()), self.encoder, dtype)
+        else:
+            X = pair_vectors(pool, self.encoder, self.space, dtype)
         self.vectors_ = X
         self.reps_: dict[int, int] = {}
-        self.tree_ = cluster_tree(X, self.clustering, self.seed, exact_max=self.exact_max,
-                                  micro_size=self.micro_size)
+        self.flat_: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # 'kmeans': budget -> labels, picks, sizes
+        self.tree_ = None if self.clustering == "kmeans" else cluster_tree(
+            X, self.clustering, self.seed, exact_max=self.exact_max, micro_size=self.micro_size)
 
     def representative_of(self, node: int) -> int:
         """Representative item of a tree node (cached: each node is resolved once per fit)."""
@@ -154,7 +204,21 @@ class DiffUse(Selector):
             self.reps_[node] = pick_representative(self.vectors_, self.tree_.members(node), self.representative, rng)
         return self.reps_[node]
 
+    def _flat(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """'kmeans': the labels, picks (largest cluster first) and sizes of the k-cluster fit."""
+        if k not in self.flat_:
+            labels = flat_kmeans_labels(self.vectors_, k, self.seed)
+            sizes = np.bincount(labels)
+            order = sorted(range(len(sizes)), key=lambda c: (-sizes[c], c))
+            picks = np.array([pick_representative(self.vectors_, np.flatnonzero(labels == c), self.representative,
+                                                  np.random.default_rng([self.seed, k, c])) for c in order], dtype=int)
+            self.flat_[k] = (labels, picks, sizes[order])
+        return self.flat_[k]
+
     def _select(self, budget: int):
+        if self.tree_ is None:
+            _, picks, sizes = self._flat(budget)
+            return picks, None, sizes
         nodes = sorted(self.tree_.clusters_at(budget), key=lambda v: (-self.tree_.size[v], -v))
         items = np.array([self.representative_of(v) for v in nodes], dtype=int)
         return items, None, self.tree_.size[nodes]
@@ -162,6 +226,8 @@ class DiffUse(Selector):
     def clusters(self, budget: int) -> np.ndarray:
         """Cluster label (0..budget-1) per item for ``budget`` clusters."""
         self._check_fitted()
+        if self.tree_ is None:
+            return self._flat(max(1, min(int(budget), self.pool_.n_items)))[0].copy()
         return self.tree_.labels(budget)
 
 
@@ -208,21 +274,29 @@ class DiffUseStrata(RandomSelector):
         super()._fit(pool)
         n = pool.n_items
         dtype = np.float64 if n <= self.exact_max else np.float32
-        tree = cluster_tree(difference_vectors(pool, self.encoder, dtype), self.clustering, self.seed,
-                            exact_max=self.exact_max)
+        X = difference_vectors(pool, self.encoder, dtype)
         ks = [2 ** j for j in range(1, max(1, n // 2).bit_length()) if 2 ** j <= n // 2]
-        self.control_ = StrataPredictor([tree.labels(k) for k in ks], float(self.shrink))
+        if self.clustering == "kmeans":  # flat k-means: one fit per number of strata
+            levels = [flat_kmeans_labels(X, k, self.seed) for k in ks]
+        else:
+            tree = cluster_tree(X, self.clustering, self.seed, exact_max=self.exact_max)
+            levels = [tree.labels(k) for k in ks]
+        self.control_ = StrataPredictor(levels, float(self.shrink))
 
 
 def cluster_tree(X: np.ndarray, clustering: str, seed: int = 0, *, exact_max: int = EXACT_WARD_MAX,
                  micro_size: int = MICRO_SIZE) -> ClusterTree:
-    """The fitted hierarchy of the rows of ``X``: Ward, average-linkage cosine, or bisecting k-means.
+    """The fitted hierarchy of the rows of ``X``: Ward ('ward'), average-linkage cosine ('cosine'), or
+    bisecting k-means ('bisect'). Flat k-means ('kmeans') is no hierarchy and is refused here.
 
     Ward is exact up to ``exact_max`` rows and two-level above (:func:`~.clustering.ward_tree`).
     Average linkage keeps all n^2 cosine distances, so above ``exact_max`` rows it is refused.
     """
     n = X.shape[0]
-    if clustering == "kmeans":
+    if clustering not in HIERARCHIES:
+        raise ParameterError(f"clustering={clustering!r} is not a hierarchy (one of: {', '.join(HIERARCHIES)}); flat "
+                             "k-means is refitted per number of clusters (flat_kmeans_labels)", field="clustering")
+    if clustering == "bisect":
         return bisecting_kmeans_tree(X, seed)
     if clustering == "ward":
         return ward_tree(X, seed, exact_max=exact_max, micro_size=micro_size)
@@ -230,7 +304,7 @@ def cluster_tree(X: np.ndarray, clustering: str, seed: int = 0, *, exact_max: in
         raise ParameterError(
             f"clustering='cosine' (average linkage) keeps all {n:,} x {n:,} cosine distances "
             f"({4 * n * (n - 1) / 1e9:.1f} GB); above exact_max={exact_max:,} items use clustering='ward' (two-level "
-            "at this size) or 'kmeans', or raise exact_max if the memory is there.", field="clustering")
+            "at this size), 'kmeans' or 'bisect', or raise exact_max if the memory is there.", field="clustering")
     if n <= 1:
         return ClusterTree(np.zeros((0, 4)), max(n, 1))
     return ClusterTree(linkage(cosine_distances(X), "average"), n)
@@ -264,8 +338,16 @@ def _preset(**fixed: Any):
 
 
 selector("diffuse", help="DiffUse: Ward clusters of output differences, cosine-nearest representative")(DiffUse)
-selector("diffuse_cosine", help="DiffUse with average-linkage cosine clustering")(_preset(clustering="cosine"))
-selector("diffuse_kmeans", help="DiffUse with bisecting k-means (one fit for every budget)")(_preset(clustering="kmeans"))
+selector("diffuse_cosine", help="DiffUse with average-linkage cosine clustering (the linkage is our choice)")(
+    _preset(clustering="cosine"))
+selector("diffuse_kmeans", help="DiffUse with flat k-means, greedy k-means++, fitted per budget (the paper's variant)")(
+    _preset(clustering="kmeans"))
+selector("diffuse_bisect", help="DiffUse with bisecting k-means (ours: one fit for every budget)")(
+    _preset(clustering="bisect"))
+selector("diffuse_concat", help="DiffUse on concatenated output embeddings [emb(a), emb(b)] (paper v1 Sec. 7.1)")(
+    _preset(space="concatenation"))
+selector("diffuse_add", help="DiffUse on summed output embeddings emb(a) + emb(b) (paper v1 Sec. 7.1)")(
+    _preset(space="addition"))
 selector("diffuse_two_level", help="DiffUse with the two-level Ward tree even on small pools (the default above "
                                    f"{EXACT_WARD_MAX:,} items; here to measure it against exact Ward)")(
     _preset(exact_max=TWO_LEVEL_FROM, micro_size=5))
