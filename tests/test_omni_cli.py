@@ -281,4 +281,25 @@ def test_judgments_for_other_samples_are_refused(toy_dir, tmp_path, capsys):
     (tmp_path / "k.jsonl").write_text(json.dumps({"item_id": "x", "label": 3}) + "\n")
     assert main(["omni", "curve", "--samples", str(toy_dir), "--judgments", str(tmp_path / "k.jsonl"), "--out",
                  str(tmp_path / "c")]) == 2
-    assert "label must be 0 or 1" in capsys.readouterr().err
+    assert "label must be a score in [0, 1]" in capsys.readouterr().err
+
+
+def test_graded_judgments_give_r_as_the_mean_grade(toy_dir, tmp_path, capsys):
+    from evalsift.omninput.judge import read_judgments_file
+
+    s = OmniSamples.load(toy_dir)
+    reps = s.representatives(2, seed=0)
+    grades = [0.0, 0.25, 0.5, 0.75, 1.0]
+    lines = [{"item_id": i, "label": grades[k % 5]} for k, i in enumerate(reps.ids)]
+    (tmp_path / "g.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert [j.detail["score"] for j in read_judgments_file(tmp_path / "g.jsonl")] == [x["label"] for x in lines]
+    out = tmp_path / "c"
+    assert main(["--quiet", "omni", "curve", "--samples", str(toy_dir), "--judgments", str(tmp_path / "g.jsonl"),
+                 "--boot", "50", "--out", str(out)]) == 0
+    m = json.loads((out / "results.json").read_text())["models"][0]
+    by_bin: dict[int, list[float]] = {}
+    for b, x in zip(reps.bin.tolist(), lines):
+        by_bin.setdefault(b, []).append(x["label"])
+    for b, j, r in zip(m["bins"], m["judged"], m["r"]):
+        if j:  # r(z) is the mean grade of the bin's judged inputs
+            assert r == pytest.approx(np.mean(by_bin[b]))

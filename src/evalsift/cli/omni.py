@@ -107,6 +107,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--bin-width", type=positive_float, help="coarser bins (a whole multiple of the sampling width)")
     a.add_argument("--name", help="project name (default: omni-MODEL-<samples id>)")
     a.add_argument("--question", help="the yes/no question (default: chosen from the model, e.g. 'Is this digit a 1?')")
+    a.add_argument("--graded", action="store_true",
+                   help="people may also grade an input from 0 (no) to 4 (yes) -- stored as a score in [0, 1], as the "
+                        "paper's annotators gave -- besides answering yes or no")
     a.add_argument("--overlap", type=positive_int, default=1, help="answers per input, from different people")
     a.add_argument("--lease-seconds", type=positive_float, default=600.0, help="how long an input stays with one person")
     a.add_argument("--seed", type=seed_int, default=0, help="seed of the representatives' draw")
@@ -128,6 +131,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--seed", type=seed_int, default=0, help="seed of the representatives' draw and the intervals")
     c.add_argument("--project", metavar="ID", help="with a store: the omni project (default: the one for these samples)")
     c.add_argument("--question", help="llm: the yes/no question (default: chosen from the model)")
+    c.add_argument("--graded", action="store_true",
+                   help="llm: ask for a grade in [0, 1] (e.g. [[0.75]]) instead of yes [[1]] or no [[0]]")
     c.add_argument("--boot", type=positive_int, default=1000, help="draws behind the intervals")
     z = c.add_argument_group("output range Z (Sec. 3.3: the paper's curves are computed inside it)")
     z.add_argument("--z-range", type=_z_range, metavar="LO,HI",
@@ -274,7 +279,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     pid, token = Workspace(Store(args.db)).create_fixed(name, pool, mode="score", systems=pool.systems,
                                                         question=question, overlap=args.overlap,
                                                         lease_seconds=args.lease_seconds, data=data,
-                                                        meta_columns=meta)
+                                                        meta_columns=meta, graded=args.graded)
     if args.json:
         print_json({"project": pid, "admin_token": token, "items": pool.n_items, "question": question})
         return 0
@@ -307,7 +312,7 @@ def _llm_judge(args: argparse.Namespace):
     from ..store import DEFAULT_DB, Store
 
     judge = make_oracle(args.judgments, base_url=args.judge_url, key_env=args.judge_key_env,
-                        score_template=omni_template_path(), scale=(0, 1), concurrency=args.judge_concurrency,
+                        score_template=omni_template_path(graded=args.graded), scale=(0, 1), concurrency=args.judge_concurrency,
                         timeout=args.judge_timeout)
     judge.cache = Store(args.db or DEFAULT_DB).llm_cache()
     return judge
