@@ -88,8 +88,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="moves: mixed (default: one position or a block, by a coin), one position, a block / image "
                         "patch, or gradient-informed (torch models with forward_onehot)")
     q.add_argument("--block", type=positive_int, help="block size (positions, or the side of an image patch)")
-    q.add_argument("--bin-width", type=positive_float, help="width of the output bins (default: from the pilot, ~80 "
-                                                            "bins; exact needs it)")
+    q.add_argument("--bin-width", type=positive_float, help="width of the output bins (default: from the pilot, "
+                                                            "150-300 bins, the low end of the paper's 150-600; exact "
+                                                            "needs it)")
     q.add_argument("--keep", type=positive_int, help="candidate inputs kept per replica and bin (default 32)")
     q.add_argument("--burn-in", type=_burn_in, help="steps not recorded: a fraction of --steps or a number")
     q.add_argument("--thin", type=positive_int, help="record every n-th step (default 1)")
