@@ -1,8 +1,9 @@
 """``evalsift omni sample | annotate | curve``: OmniInput -- precision and recall over a model's input space.
 
   omni sample --model toy|digits-lr|digits-mlp|lm|PATH --out DIR     sample rho(z) (resumable)
-  omni annotate --db PATH --samples DIR --per-bin K                   a yes/no project in the app
-  omni curve --samples DIR[,DIR2] --judgments SPEC --out DIR          r(z), PR curves, AUPR, report
+  omni annotate --db PATH --samples DIR --per-bin K [--graded]        a yes/no (or graded) project in the app
+  omni curve --samples DIR[,DIR2] --judgments SPEC --out DIR          r(z), PR curves within Z, AUPR, report
+             [--budget N] [--z-range LO,HI] [--normalise cross-model]
 """
 
 from __future__ import annotations
