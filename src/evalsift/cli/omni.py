@@ -421,8 +421,16 @@ def _output_ranges(args: argparse.Namespace, samples: list, notes: list[str]) ->
     share one (the paper compares models on one Z)."""
     from ..omninput.curves import bins_in_range, common_output_range, output_range
 
-    ranges = [output_range(s, min_distinct=args.min_distinct, budget=args.budget, per_bin=args.per_bin,
-                           z_range=args.z_range) for s in samples]
+    ranges = []
+    for s in samples:
+        try:
+            r = output_range(s, min_distinct=args.min_distinct, budget=args.budget, per_bin=args.per_bin,
+                             z_range=args.z_range)
+        except DataError as e:  # too few distinct inputs anywhere: Z starts at the most positive bin instead
+            r = output_range(s, min_distinct=1, budget=args.budget, per_bin=args.per_bin)
+            r["start"] = f"the most positive bin (no bin holds {args.min_distinct} distinct sampled inputs)"
+            notes.append(f"{e}; Z starts at the most positive bin instead")
+        ranges.append(r)
     if len(samples) < 2:
         return ranges
     if len({s.positive for s in samples}) > 1:
