@@ -146,11 +146,52 @@ def test_two_digit_classifiers_with_the_proxy(tmp_path, capsys):
     assert [m["model"] for m in res["models"]] == ["digits-lr", "digits-mlp"]
     assert res["judge"]["kind"] == "proxy" and "PROXY" in res["judge"]["note"]
     assert "the labels come from a PROXY" in cap.err
-    assert res["cross_model"] and all(np.isclose(sum(m), 1) for m in res["cross_model"]["mass"])
+    assert res["rescaled_axis"] and all(np.isclose(sum(m), 1) for m in res["rescaled_axis"]["mass"])
+    assert res["cross_model"] is None and res["normalise"] == "entire"  # Eq. 5-6 only when asked
     for m in res["models"]:
         assert m["samples"]["model"]["info"]["test_accuracy"] == 1.0  # both perfect on held-out real digits
         assert m["decision"]["predicted_positive_share"] > 0
         assert (out / f"grid-{m['model']}.png").is_file()
+
+
+def test_cross_model_normalisation_z_and_the_budget_end_to_end(tmp_path, capsys):
+    # two classifiers of one input space (3 grey levels), uniform draws; Eq. 5-6 rebuilds each model to feed it the
+    # other's inputs
+    lr = sample(tmp_path, "lr", "--model", "digits-lr", "--levels", "3", "--sampler", "uniform", "--steps", "20",
+                "--walkers", "128", "--chains", "2", "--bin-width", "2")
+    mlp = sample(tmp_path, "mlp", "--model", "digits-mlp", "--levels", "3", "--sampler", "uniform", "--steps", "20",
+                 "--walkers", "128", "--chains", "2", "--bin-width", "2")
+    out = tmp_path / "c"
+    assert main(["--quiet", "omni", "curve", "--samples", f"{lr},{mlp}", "--judgments", "proxy:digits", "--per-bin",
+                 "3", "--budget", "9", "--normalise", "cross-model", "--min-distinct", "5", "--boot", "50",
+                 "--out", str(out)]) == 0
+    cap = capsys.readouterr()
+    res = json.loads((out / "results.json").read_text())
+    z = [m["in_range"]["z_range"] for m in res["models"]]
+    assert z[0] == z[1]  # one Z: the part both models' ranges share
+    for m in res["models"]:
+        k = m["in_range"]
+        assert k["n_bins"] <= 3 and m["n_judgments"] <= 9  # 9 judgments / 3 per bin: at most 3 bins, judged only there
+        assert len(k["precision"]) == len(k["recall"]) == k["n_bins"]
+        assert "cross-model (Eq. 5-6)" in k["normalisation"]
+        assert m["aupr"] is None and "no judged input" in m["normalised_note"]  # bins outside Z are not judged
+    cm = res["cross_model"]
+    assert cm["z_range"] == z[0] and all(e["checked"] > 0 and 0 < e["in_shared"] <= e["checked"] for e in cm["models"])
+    assert "within the output range Z" in cap.out and "normalised recall" not in cap.out.split("whole")[0]
+
+
+def test_z_range_override_and_its_errors(toy_dir, tmp_path, capsys):
+    out = tmp_path / "c"
+    assert main(["--quiet", "omni", "curve", "--samples", str(toy_dir), "--judgments", "rule:toy", "--per-bin", "3",
+                 "--z-range", "5,9", "--boot", "50", "--out", str(out)]) == 0
+    m = json.loads((out / "results.json").read_text())["models"][0]
+    assert m["in_range"]["z_range"] == [5.0, 9.0] and m["in_range"]["start"] == "given (--z-range)"
+    assert m["in_range"]["threshold"][0] == 6.0  # an NLL: the lowest bin [5, 6) first
+    assert main(["--quiet", "omni", "curve", "--samples", str(toy_dir), "--judgments", "rule:toy",
+                 "--normalise", "cross-model", "--out", str(tmp_path / "x")]) == 2
+    assert "give two or more --samples" in capsys.readouterr().err
+    assert main(["--quiet", "omni", "curve", "--samples", str(toy_dir), "--judgments", "rule:toy",
+                 "--z-range", "9,5", "--out", str(tmp_path / "y")]) == 2
 
 
 def test_llm_judge_on_the_english_language_model(tmp_path, capsys):
@@ -240,4 +281,25 @@ def test_judgments_for_other_samples_are_refused(toy_dir, tmp_path, capsys):
     (tmp_path / "k.jsonl").write_text(json.dumps({"item_id": "x", "label": 3}) + "\n")
     assert main(["omni", "curve", "--samples", str(toy_dir), "--judgments", str(tmp_path / "k.jsonl"), "--out",
                  str(tmp_path / "c")]) == 2
-    assert "label must be 0 or 1" in capsys.readouterr().err
+    assert "label must be a score in [0, 1]" in capsys.readouterr().err
+
+
+def test_graded_judgments_give_r_as_the_mean_grade(toy_dir, tmp_path, capsys):
+    from evalsift.omninput.judge import read_judgments_file
+
+    s = OmniSamples.load(toy_dir)
+    reps = s.representatives(2, seed=0)
+    grades = [0.0, 0.25, 0.5, 0.75, 1.0]
+    lines = [{"item_id": i, "label": grades[k % 5]} for k, i in enumerate(reps.ids)]
+    (tmp_path / "g.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert [j.detail["score"] for j in read_judgments_file(tmp_path / "g.jsonl")] == [x["label"] for x in lines]
+    out = tmp_path / "c"
+    assert main(["--quiet", "omni", "curve", "--samples", str(toy_dir), "--judgments", str(tmp_path / "g.jsonl"),
+                 "--boot", "50", "--out", str(out)]) == 0
+    m = json.loads((out / "results.json").read_text())["models"][0]
+    by_bin: dict[int, list[float]] = {}
+    for b, x in zip(reps.bin.tolist(), lines):
+        by_bin.setdefault(b, []).append(x["label"])
+    for b, j, r in zip(m["bins"], m["judged"], m["r"]):
+        if j:  # r(z) is the mean grade of the bin's judged inputs
+            assert r == pytest.approx(np.mean(by_bin[b]))

@@ -7,8 +7,10 @@ from scipy.special import logsumexp
 
 from evalsift.errors import DataError, ParameterError
 from evalsift.omninput import (Candidates, FunctionModel, InputSpace, OmniSamples, SklearnModel, as_model, aupr,
-                               auroc, cross_model, label_rates, omni_curve, pr_curve, precision_from_roc)
-from evalsift.omninput.curves import aupr_full, decision_point, judgment_intervals
+                               auroc, cross_model_normalisation, label_rates, make_sampler, omni_curve, pr_curve,
+                               precision_from_roc, rescaled_axis)
+from evalsift.omninput.curves import (aupr_full, aupr_log, aupr_log_ratios, decision_point, distinct_per_bin,
+                                      judgment_intervals, output_range, range_curve)
 from evalsift.omninput.reweight import binned_log_density, mbar_log_weights
 from evalsift.omninput.samplers import propose_block, propose_single
 
@@ -260,10 +262,155 @@ def test_omni_curve_decision_point_and_intervals():
     assert np.isclose(c["positive_share"], 11 / 1111, rtol=0.05)
 
 
-def test_cross_model_normalisation_puts_models_on_one_axis():
+def test_rescaled_axis_puts_models_on_one_axis():
     a = samples_of([0, 1], [3, 1], width=1.0)  # z in [0, 2)
     b = samples_of([2, 3], [1, 1], width=1.0)  # z in [2, 4)
-    out = cross_model([a, b], n_bins=4)
+    out = rescaled_axis([a, b], n_bins=4)
     assert out["z_min"] == 0 and out["z_max"] == 4
     assert np.allclose(out["mass"][0], [0.75, 0.25, 0, 0]) and np.allclose(out["mass"][1], [0, 0, 0.5, 0.5])
     assert all(np.isclose(sum(m), 1) for m in out["mass"])
+
+
+# ---------------------------------------------------------------------------------------------- Eq. 5-6
+# The paper's worked example (Sec. 2.3): M1 puts 500 inputs in Z, M2 200, and X (both in Z) has 100.
+# The space: 3 digits, 1000 inputs, input i = 100 a + 10 b + c. M1 puts i < 500 in Z, M2 puts 400 <= i < 600 in Z,
+# so X = [400, 500), 100 inputs. Outside Z both models output 1.5 (bin 1).
+def _index(x):
+    return x[:, 0] * 100 + x[:, 1] * 10 + x[:, 2]
+
+
+M1 = FunctionModel(lambda x: np.where(_index(x) < 500, 0.5, 1.5), output="logit", name="M1")
+M2 = FunctionModel(lambda x: np.where((_index(x) >= 400) & (_index(x) < 600), 0.5, 1.5), output="logit", name="M2")
+SPACE = InputSpace(3, 10)
+
+
+def _digits_of(idx):
+    idx = np.asarray(idx)
+    return np.stack([idx // 100, idx // 10 % 10, idx % 10], axis=1).astype(np.int16)
+
+
+def _sampled(name, idx):
+    """Samples of a model that drew the inputs ``idx`` in bin 0 (z in [0, 1)): H(bin 0) = the number drawn."""
+    x = _digits_of(idx)
+    n = len(idx)
+    c = Candidates(x, np.full(n, 0.5), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n))
+    return OmniSamples({"name": name, "positive": "high", "output": "logit"}, SPACE, {"name": "test"}, 1.0,
+                       np.array([0, 1]), np.log([float(n), 10.0]), np.zeros((0, 2)), np.array([n, 10]), c)
+
+
+def test_cross_model_normalisation_reproduces_the_papers_worked_example():
+    # 50 inputs sampled in Z by M1: every 10th of 0..499, so 10 of them (400, 410, ..., 490) are in X
+    s1 = _sampled("M1", np.arange(0, 500, 10))
+    # 50 inputs sampled in Z by M2: every 4th of 400..599, so 25 of them (400, 404, ..., 496) are in X
+    s2 = _sampled("M2", np.arange(400, 600, 4))
+    out = cross_model_normalisation([s1, s2], [M1, M2], (0.0, 1.0))
+    m1, m2 = out["models"]
+    assert (m1["checked"], m1["in_shared"]) == (50, 10) and (m2["checked"], m2["in_shared"]) == (50, 25)
+    # Eq. 5: 50 / 10 = 5, Eq. 6: 50 / 25 = 2 -- the ratio of the true counts, 500 : 200 over |X| = 100
+    assert np.exp(m1["ln_total"]) == pytest.approx(5.0) and np.exp(m2["ln_total"]) == pytest.approx(2.0)
+    assert m1["bins"] == [0] and m2["bins"] == [0]  # only Z's bins are normalised
+
+
+def test_cross_model_normalisation_from_real_sampling_estimates_the_true_ratio():
+    # uniform draws over the whole space (rho on the absolute scale, candidates weighted): Eq. 5-6 should give
+    # about 500 / 100 and 200 / 100, and each model's estimate of |X| should be about 100
+    s1 = make_sampler("uniform", steps=40, walkers=256, chains=2, bin_width=1.0, keep=512, seed=0).run(
+        M1, SPACE, quiet=True)
+    s2 = make_sampler("uniform", steps=40, walkers=256, chains=2, bin_width=1.0, keep=512, seed=1).run(
+        M2, SPACE, quiet=True)
+    out = cross_model_normalisation([s1, s2], [M1, M2], (0.0, 1.0))
+    t1, t2 = (float(np.exp(m["ln_total"])) for m in out["models"])
+    assert t1 == pytest.approx(5.0, rel=0.25) and t2 == pytest.approx(2.0, rel=0.25)
+    assert all(np.exp(m["ln_shared"]) == pytest.approx(100, rel=0.25) for m in out["models"])
+
+
+def test_cross_model_normalisation_refuses_other_spaces_and_an_empty_shared_set():
+    s1 = _sampled("M1", np.arange(0, 500, 10))
+    other = OmniSamples({"name": "o"}, InputSpace(4, 10), {}, 1.0, np.array([0]), np.zeros(1), np.zeros((0, 1)),
+                        np.ones(1, dtype=np.int64), s1.candidates)
+    with pytest.raises(ParameterError, match="same input space"):
+        cross_model_normalisation([s1, other], [M1, M2], (0.0, 1.0))
+    s1_outside_x = _sampled("M1", np.arange(0, 400, 8))  # none of these is in X
+    out = cross_model_normalisation([s1_outside_x, _sampled("M2", np.arange(400, 600, 4))], [M1, M2], (0.0, 1.0))
+    assert out["models"][0]["ln_total"] is None and "no denominator" in out["models"][0]["note"]
+
+
+# ---------------------------------------------------------------------------------------------- Z and log recall
+def _with_candidates(bins, counts, distinct, positive="low"):
+    """Samples whose bin b holds ``distinct[b]`` distinct candidate inputs (and one duplicate of the first)."""
+    xs, zs, bs = [], [], []
+    for b, d in zip(bins, distinct):
+        for k in range(d):
+            xs.append([b + 10, k])
+            zs.append(b + 0.5)
+            bs.append(b)
+        if d:
+            xs.append([b + 10, 0])
+            zs.append(b + 0.5)
+            bs.append(b)
+    n = len(zs)
+    c = Candidates(np.array(xs, dtype=np.int16).reshape(n, 2), np.array(zs, dtype=float), np.array(bs, dtype=np.int64),
+                   np.zeros(n, dtype=np.int64), np.zeros(n))
+    ln = np.log(np.asarray(counts, dtype=float))
+    return OmniSamples({"name": "m", "positive": positive, "output": "nll"}, InputSpace(2, 60), {"name": "test"}, 1.0,
+                       np.asarray(bins), ln, ln[None, :].copy(), np.asarray(counts, dtype=np.int64), c)
+
+
+def test_output_range_starts_at_30_distinct_inputs_and_ends_at_the_budget():
+    # an NLL model (positive: low z), bins 0..5; the two lowest bins hold 5 and 29 distinct inputs, bin 2 holds 30
+    s = _with_candidates(range(6), [1, 10, 100, 1000, 1000, 1000], [5, 29, 30, 40, 40, 40])
+    assert distinct_per_bin(s).tolist() == [5, 29, 30, 40, 40, 40]  # the duplicate counts once
+    z = output_range(s)
+    assert z["z"] == [2.0, 6.0] and z["mask"].tolist() == [False, False, True, True, True, True]
+    z = output_range(s, budget=25, per_bin=10)  # 25 judgments at 10 per bin: 2 bins
+    assert z["z"] == [2.0, 4.0] and z["n_bins"] == 2 and "25 judgments / 10 per bin" in z["end"]
+    assert output_range(s, min_distinct=5)["z"] == [0.0, 6.0]
+    assert output_range(s, z_range=(1.0, 3.0))["mask"].tolist() == [False, True, True, False, False, False]
+    # a logit model (positive: high z) starts at the top
+    h = _with_candidates(range(4), [1000, 100, 10, 1], [40, 40, 30, 3], positive="high")
+    assert output_range(h, budget=20, per_bin=10)["z"] == [1.0, 3.0]
+    with pytest.raises(DataError, match="no bin holds 50 distinct"):
+        output_range(s, min_distinct=50)
+    with pytest.raises(ParameterError, match="holds no whole bin"):
+        output_range(s, z_range=(0.2, 0.7))
+
+
+def test_recall_within_z_is_unnormalised_and_normalised_only_when_every_bin_is_judged():
+    s = samples_of([0, 1, 2, 3], [1, 3, 4, 8], positive="low")  # shares 1/16, 3/16, 4/16, 8/16
+    r = np.array([1.0, 2 / 3, 0.5, 0.0])
+    mask = np.array([False, True, True, False])
+    k = range_curve(s, r, mask, interpolated=np.zeros(4, dtype=bool))
+    # thresholds take bin 1, then bins 1-2: recall 3/16 * 2/3 = 2/16, then + 4/16 * 1/2 = 4/16
+    assert np.allclose(k["recall"], [2 / 16, 4 / 16]) and np.allclose(k["precision"], [2 / 3, 4 / 7])
+    assert np.allclose(k["recall_normalised"], [0.5, 1.0]) and k["threshold"] == [2.0, 3.0]
+    k = range_curve(s, r, mask, interpolated=np.array([False, False, True, False]))
+    assert k["recall_normalised"] is None and "1 of 2 bins of Z" in k["recall_normalised_note"]
+    assert np.allclose(k["recall"], [2 / 16, 4 / 16])  # the unnormalised recall is still given
+
+
+def test_whole_space_recall_is_not_given_when_a_bin_is_unjudged():
+    s = samples_of([0, 1, 2, 3], [10, 10, 10, 10])
+    c = omni_curve(s, [0.1, 3.5], [0.0, 1.0], n_boot=20)  # bins 1 and 2 not judged
+    assert c["recall"] is None and c["aupr"] is None and c["auroc"] is None and c["normalised"] is False
+    assert "2 of 4 bins" in c["normalised_note"] and c["precision"] is not None
+    full = omni_curve(s, s.centers, [0.0, 0.0, 1.0, 1.0], n_boot=20)
+    assert full["normalised"] is True and full["aupr"] is not None
+
+
+def test_aupr_on_log_recall_and_the_ratio_of_areas():
+    # recall 1, 10, 100 -> log10 recall 0, 1, 2
+    assert aupr_log(np.array([1.0, 10.0, 100.0]), np.array([1.0, 0.5, 0.5])) == pytest.approx(0.75 + 0.5)
+    assert aupr_log(np.array([0.0, 1.0, 10.0]), np.array([0.3, 1.0, 0.5])) == pytest.approx(0.75)  # recall 0: no log
+    a = {"recall": [1.0, 10.0, 100.0], "precision": [1.0, 0.5, 0.5]}
+    b = {"recall": [10 ** 0.5, 10 ** 1.5, 1000.0], "precision": [1.0, 1.0, 1.0]}
+    out = aupr_log_ratios([a, b], ["A", "B"])
+    # common log10 range [0.5, 2]; A: 0.5..1 precision 0.75 -> 0.5: (0.75 + 0.5)/2 * 0.5 = 0.3125, then 1..2 at 0.5: 0.5
+    assert out["log10_recall_range"] == pytest.approx([0.5, 2.0])
+    assert out["aupr_log"]["A"] == pytest.approx(0.8125) and out["aupr_log"]["B"] == pytest.approx(1.5)
+    assert out["ratio"]["B"] == pytest.approx(1.5 / 0.8125)
+    assert out["cumulative"]["ratio"]["B"][-1] == pytest.approx(out["ratio"]["B"])
+    # the ratio does not depend on a common scale of recall (a log shift moves both curves alike)
+    scaled = aupr_log_ratios([{**a, "recall": [v * 7 for v in a["recall"]]},
+                              {**b, "recall": [v * 7 for v in b["recall"]]}], ["A", "B"])
+    assert scaled["ratio"]["B"] == pytest.approx(out["ratio"]["B"])
+    assert aupr_log_ratios([a, {"recall": [1e5, 1e6], "precision": [1, 1]}], ["A", "C"]) is None

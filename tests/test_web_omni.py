@@ -181,6 +181,25 @@ def test_api_gives_the_question_and_takes_yes_or_no_only(tmp_path, folders, caps
     assert all(isinstance(s, float) for _, st, s, *_ in got if st == "done")
 
 
+def test_a_graded_label_project_takes_grades_in_0_1(tmp_path, folders, capsys):
+    db, pid, token = label_project(tmp_path, folders["text"], capsys, "--graded")
+    store = Store(db)
+    assert store.project(pid).settings["graded"] is True
+    with Server(db) as srv:
+        def post(a, **body):
+            return call("POST", f"{srv.url}/api/v1/judgments", token, {"assignment_id": a["assignment_id"], **body})
+
+        code, a = call("GET", f"{srv.url}/api/v1/next", token)
+        assert code == 200 and a["graded"] is True
+        for bad in (1.5, -0.25, True, "yes", None, "NaN"):
+            code, err = post(a, score=bad)
+            assert code == 422 and err["field"] == "score" and "from 0 (no) to 1 (yes)" in err["error"], (bad, err)
+        assert post(a, score=0.75)[0] == 200
+        code, b = call("GET", f"{srv.url}/api/v1/next", token)
+        assert post(b, score=1)[0] == 200  # yes still answers
+    assert [j.detail["score"] for j in Store(db).judgments(pid)] == [0.75, 1.0]
+
+
 def test_only_label_projects_are_held_to_yes_or_no(tmp_path):
     """The check is on projects with a question; a plain score project on 0-1 still takes 0.5."""
     pool = Pool(item_ids=["i0", "i1"], inputs=["x", "y"], systems=["m"], outputs={"m": ["out 0", "out 1"]}, name="p")
@@ -277,6 +296,45 @@ def test_text_label_project_in_the_browser(browser, tmp_path, folders, capsys):
     got = [(j.item_id, j.status, j.score) for j in Store(db).judgments(pid)]
     assert got[:3] == [(shown[0], "done", 1.0), (shown[1], "skipped", None), (shown[2], "done", 0.0)]
     assert got[3][1:] == ("done", 1.0) and len(got) == 4
+
+
+@needs_browser
+def test_graded_label_project_by_keyboard_and_buttons_in_the_browser(browser, tmp_path, folders, capsys):
+    db, pid, token = label_project(tmp_path, folders["text"], capsys, "--graded")
+    texts = {r["outputs"]["sum"]: r["item_id"] for r in Store(db).items(pid)}
+    with Server(db) as srv:
+        page = browser.new_page()
+        page.goto(f"{srv.url}/a/{token}")
+        shown = []
+        for key, judged in (("3", 0), ("y", 1), ("0", 2)):  # a grade, yes, a grade: typed as a person would
+            wait_for_item(page, judged)
+            assert page.locator("#g0").is_visible() and page.locator("#g4").is_visible()
+            shown.append(texts[page.locator("#out1").text_content()])
+            page.keyboard.press(key)
+        wait_for_item(page, 3)
+        shown.append(texts[page.locator("#out1").text_content()])
+        page.locator("#g2").focus()  # the grade buttons take the keyboard too: Tab/focus, then Enter
+        page.keyboard.press("Enter")
+        wait_for_item(page, 4)
+        page.close()
+    got = [(j.item_id, j.score) for j in Store(db).judgments(pid)]
+    assert got == [(shown[0], 0.75), (shown[1], 1.0), (shown[2], 0.0), (shown[3], 0.5)]
+
+
+@needs_browser
+def test_a_yes_no_project_shows_no_grades(browser, tmp_path, folders, capsys):
+    db, pid, token = label_project(tmp_path, folders["text"], capsys)
+    with Server(db) as srv:
+        page = browser.new_page()
+        page.goto(f"{srv.url}/a/{token}")
+        wait_for_item(page, 0)
+        assert page.locator("#g0").count() == 0
+        page.keyboard.press("2")  # no grade on a yes/no project: nothing is sent
+        page.wait_for_timeout(300)
+        page.keyboard.press("n")
+        wait_for_item(page, 1)
+        page.close()
+    assert [j.score for j in Store(db).judgments(pid)] == [0.0]
 
 
 @needs_browser

@@ -1,8 +1,9 @@
 """``evalsift omni sample | annotate | curve``: OmniInput -- precision and recall over a model's input space.
 
   omni sample --model toy|digits-lr|digits-mlp|lm|PATH --out DIR     sample rho(z) (resumable)
-  omni annotate --db PATH --samples DIR --per-bin K                   a yes/no project in the app
-  omni curve --samples DIR[,DIR2] --judgments SPEC --out DIR          r(z), PR curves, AUPR, report
+  omni annotate --db PATH --samples DIR --per-bin K [--graded]        a yes/no (or graded) project in the app
+  omni curve --samples DIR[,DIR2] --judgments SPEC --out DIR          r(z), PR curves within Z, AUPR, report
+             [--budget N] [--z-range LO,HI] [--normalise cross-model]
 """
 
 from __future__ import annotations
@@ -38,6 +39,16 @@ def _burn_in(text: str) -> float:
     if v < 0 or (v >= 1 and v != int(v)):
         raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1) or a whole number of steps, got {text!r}")
     return int(v) if v >= 1 else v
+
+
+def _z_range(text: str) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LO,HI (two numbers), got {text!r}") from None
+    if not hi > lo:
+        raise argparse.ArgumentTypeError(f"expected LO,HI with HI > LO, got {text!r}")
+    return lo, hi
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -85,8 +96,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--block", type=positive_int, help="block size (positions, or the side of an image patch)")
     q.add_argument("--step-size", type=positive_float, help="--proposal langevin: its step size alpha (default 0.25; "
                                                             "larger: more positions change per move)")
-    q.add_argument("--bin-width", type=positive_float, help="width of the output bins (default: from the pilot, ~80 "
-                                                            "bins; exact needs it)")
+    q.add_argument("--bin-width", type=positive_float, help="width of the output bins (default: from the pilot, "
+                                                            "150-300 bins, the low end of the paper's 150-600; exact "
+                                                            "needs it)")
     q.add_argument("--keep", type=positive_int, help="candidate inputs kept per replica and bin (default 32)")
     q.add_argument("--burn-in", type=_burn_in, help="steps not recorded: a fraction of --steps or a number")
     q.add_argument("--thin", type=positive_int, help="record every n-th step (default 1)")
@@ -104,6 +116,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--bin-width", type=positive_float, help="coarser bins (a whole multiple of the sampling width)")
     a.add_argument("--name", help="project name (default: omni-MODEL-<samples id>)")
     a.add_argument("--question", help="the yes/no question (default: chosen from the model, e.g. 'Is this digit a 1?')")
+    a.add_argument("--graded", action="store_true",
+                   help="people may also grade an input from 0 (no) to 4 (yes) -- stored as a score in [0, 1], as the "
+                        "paper's annotators gave -- besides answering yes or no")
     a.add_argument("--overlap", type=positive_int, default=1, help="answers per input, from different people")
     a.add_argument("--lease-seconds", type=positive_float, default=600.0, help="how long an input stays with one person")
     a.add_argument("--seed", type=seed_int, default=0, help="seed of the representatives' draw")
@@ -125,7 +140,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--seed", type=seed_int, default=0, help="seed of the representatives' draw and the intervals")
     c.add_argument("--project", metavar="ID", help="with a store: the omni project (default: the one for these samples)")
     c.add_argument("--question", help="llm: the yes/no question (default: chosen from the model)")
+    c.add_argument("--graded", action="store_true",
+                   help="llm: ask for a grade in [0, 1] (e.g. [[0.75]]) instead of yes [[1]] or no [[0]]")
     c.add_argument("--boot", type=positive_int, default=1000, help="draws behind the intervals")
+    z = c.add_argument_group("output range Z (Sec. 3.3: the paper's curves are computed inside it)")
+    z.add_argument("--z-range", type=_z_range, metavar="LO,HI",
+                   help="Z itself (default: from the most positive bin with --min-distinct distinct sampled inputs, "
+                        "as far as --budget reaches; with several models, the part of Z they share)")
+    z.add_argument("--min-distinct", type=positive_int, default=30,
+                   help="distinct sampled inputs the most positive bin of Z must hold (the paper: 30)")
+    z.add_argument("--budget", type=positive_int, metavar="N",
+                   help="judgments you can afford per model: Z covers N / --per-bin bins, and a rule, proxy or LLM "
+                        "judges only those (default: every bin to the end of the sampled range)")
+    z.add_argument("--normalise", choices=["entire", "cross-model"], default="entire",
+                   help="rho behind the recall within Z: entire (Eq. 1, the share of the input space; default) or "
+                        "cross-model (Eq. 5-6; two or more models on one input space: each model's inputs in Z are "
+                        "fed to the others, so the models are rebuilt from their samples)")
     j = c.add_argument_group("LLM judge (--judgments llm:MODEL)")
     j.add_argument("--judge-url", metavar="URL", help="the OpenAI-compatible server, e.g. http://localhost:8000/v1")
     j.add_argument("--judge-key-env", default="OPENAI_API_KEY", metavar="VAR", help="environment variable with the key")
@@ -258,7 +288,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     pid, token = Workspace(Store(args.db)).create_fixed(name, pool, mode="score", systems=pool.systems,
                                                         question=question, overlap=args.overlap,
                                                         lease_seconds=args.lease_seconds, data=data,
-                                                        meta_columns=meta)
+                                                        meta_columns=meta, graded=args.graded)
     if args.json:
         print_json({"project": pid, "admin_token": token, "items": pool.n_items, "question": question})
         return 0
@@ -291,7 +321,7 @@ def _llm_judge(args: argparse.Namespace):
     from ..store import DEFAULT_DB, Store
 
     judge = make_oracle(args.judgments, base_url=args.judge_url, key_env=args.judge_key_env,
-                        score_template=omni_template_path(), scale=(0, 1), concurrency=args.judge_concurrency,
+                        score_template=omni_template_path(graded=args.graded), scale=(0, 1), concurrency=args.judge_concurrency,
                         timeout=args.judge_timeout)
     judge.cache = Store(args.db or DEFAULT_DB).llm_cache()
     return judge
@@ -299,8 +329,8 @@ def _llm_judge(args: argparse.Namespace):
 
 def cmd_curve(args: argparse.Namespace) -> int:
     """``evalsift omni curve``."""
-    from ..omninput import OmniSamples, common_recall_range, cross_model, omni_curve, pr_curve
-    from ..omninput.curves import label_rates
+    from ..omninput import OmniSamples, common_recall_range, omni_curve, pr_curve
+    from ..omninput.curves import label_rates, rescaled_axis
     from ..omninput.judge import labels_for, read_judgments_file
     from ..omninput.report import write_curve_report
     from ..store import Store
@@ -315,8 +345,12 @@ def cmd_curve(args: argparse.Namespace) -> int:
         names = [f"{n} ({Path(f).name})" for n, f in zip(names, folders)]
         for s, n in zip(all_samples, names):
             s.model["name"] = n
+    if args.normalise == "cross-model" and len(all_samples) < 2:
+        raise ParameterError("--normalise cross-model compares models: give two or more --samples folders",
+                             field="normalise")
     out = out_dir(args.out)
     notes: list[str] = []
+    ranges = _output_ranges(args, all_samples, notes)
     judge_info: dict[str, Any] = {"spec": args.judgments, "kind": kind}
     llm = _llm_judge(args) if kind == "llm" else None
     store = None
@@ -327,40 +361,49 @@ def cmd_curve(args: argparse.Namespace) -> int:
         store = Store(path)
     file_judgments = read_judgments_file(args.judgments) if kind == "file" else None
     per_model = []
-    for s in all_samples:
-        reps, js, z_known = _judge_one(args, kind, s, llm, store, file_judgments, judge_info, notes)
+    for s, zr in zip(all_samples, ranges):
+        only = s.bins[zr["mask"]].tolist() if args.budget is not None else None
+        reps, js, z_known = _judge_one(args, kind, s, llm, store, file_judgments, judge_info, notes, bins=only)
         ids, z, y = labels_for(s, js, z_known)
         if not ids:
             raise DataError(f"{s.model['name']}: no finished judgment to build r(z) from", field="judgments")
         per_model.append((s, reps, ids, z, y, js))
     curves_raw = []
     for s, _, ids, z, y, _ in per_model:
-        if y.sum() > 0:  # recall needs a judged positive
-            rates = label_rates(s, z, y)
+        rates = label_rates(s, z, y)
+        if y.sum() > 0 and not rates.interpolated.any():  # recall needs a judged positive and every bin judged
             curves_raw.append(pr_curve(s.ln_rho, rates.r, s.positive))
     common = common_recall_range(curves_raw) if len(curves_raw) > 1 else None
+    cross = _cross_model(all_samples, ranges, notes) if args.normalise == "cross-model" else None
     results: dict[str, Any] = {"models": [], "common_recall": list(common) if common else None,
                                "judge": judge_info, "per_bin": args.per_bin, "seed": args.seed, "notes": notes,
-                               "cross_model": cross_model([p[0] for p in per_model]) if len(per_model) > 1 else None}
+                               "normalise": args.normalise, "cross_model": cross,
+                               "rescaled_axis": rescaled_axis([p[0] for p in per_model]) if len(per_model) > 1 else None}
     with open(out / "judgments.jsonl", "w", encoding="utf-8") as f:
         for p in per_model:
             for j in p[5]:
                 f.write(json.dumps(j.to_dict(), ensure_ascii=False) + "\n")
     labels_maps = []
-    for (s, reps, ids, z, y, _), folder in zip(per_model, folders):
+    for k, ((s, reps, ids, z, y, _), folder) in enumerate(zip(per_model, folders)):
         c = omni_curve(s, z, y, n_boot=args.boot, seed=args.seed,
                        common=common if common and common[1] > common[0] else None)
         c["samples"] = {"folder": str(folder), "summary": s.summary(), "sampler": s.sampler,
                         "diagnostics": s.diagnostics, "model": s.model}
+        c["in_range"] = _in_range(s, label_rates(s, z, y), ranges[k], cross, k)
         results["models"].append(c)
         labels_maps.append(dict(zip(ids, y.tolist())))
         if float(y.sum()) == 0:
             notes.append(f"{s.model['name']}: no judged input was positive ({len(y)} judged): precision is 0 at every "
                          "threshold by the estimate and recall is undefined; 'precision <=' bounds how much precision "
                          "there could be (judge more per bin to lower it)")
-        if c["interpolated_mass"] > 0.01:
+        if c.get("normalised_note"):
+            notes.append(f"{s.model['name']}: {c['normalised_note']}")
+        if c["in_range"].get("recall_normalised_note"):
+            notes.append(f"{s.model['name']}: within Z, {c['in_range']['recall_normalised_note']}")
+        if c["interpolated_mass"] > 0.01 and args.budget is None:
             notes.append(f"{s.model['name']}: r(z) is interpolated in bins holding {c['interpolated_mass']:.1%} of the "
                          "input space (no judged input there): judge more per bin")
+    results["aupr_log_comparison"] = _compare(results["models"], ranges, notes) if len(per_model) > 1 else None
     if common is not None and common[1] <= common[0]:
         notes.append("the models' recall ranges do not overlap: no AUPR on a common range")
     if kind == "proxy":
@@ -370,22 +413,131 @@ def cmd_curve(args: argparse.Namespace) -> int:
         note(n)
     if args.json:
         print_json({"models": [{k: c[k] for k in ("model", "aupr", "auroc", "positive_share", "n_judgments")}
-                               | {"aupr_interval": c["intervals"]["aupr"], "aupr_common": c.get("aupr_common")}
-                               for c in results["models"]], "common_recall": results["common_recall"]})
+                               | {"aupr_interval": c["intervals"].get("aupr"), "aupr_common": c.get("aupr_common"),
+                                  "z_range": c["in_range"]["z_range"], "aupr_log": c["in_range"]["aupr_log"]}
+                               for c in results["models"]], "common_recall": results["common_recall"],
+                    "aupr_log_comparison": results["aupr_log_comparison"]})
     else:
         _print_curves(results)
     print(f"wrote {paths['json']}, {paths['pr']}, {paths['html']}", file=sys.stderr)
     return 0
 
 
+def _output_ranges(args: argparse.Namespace, samples: list, notes: list[str]) -> list[dict[str, Any]]:
+    """Each model's output range Z (Sec. 3.3); with several models, the part of Z they share, when they
+    share one (the paper compares models on one Z)."""
+    from ..omninput.curves import bins_in_range, common_output_range, output_range
+
+    ranges = []
+    for s in samples:
+        try:
+            r = output_range(s, min_distinct=args.min_distinct, budget=args.budget, per_bin=args.per_bin,
+                             z_range=args.z_range)
+        except DataError as e:  # too few distinct inputs anywhere: Z starts at the most positive bin instead
+            r = output_range(s, min_distinct=1, budget=args.budget, per_bin=args.per_bin)
+            r["start"] = f"the most positive bin (no bin holds {args.min_distinct} distinct sampled inputs)"
+            notes.append(f"{e}; Z starts at the most positive bin instead")
+        ranges.append(r)
+    if len(samples) < 2:
+        return ranges
+    if len({s.positive for s in samples}) > 1:
+        notes.append("the models do not call the same side of their output positive: each keeps its own Z, and they "
+                     "are not compared on log recall")
+        return ranges
+    shared = common_output_range([r["z"] for r in ranges])
+    masks = [bins_in_range(s, shared) for s in samples] if shared else []
+    if shared is None or not all(m.any() for m in masks):
+        notes.append("the models' output ranges Z do not overlap (" + "; ".join(
+            f"{s.model.get('name')}: [{r['z'][0]:.4g}, {r['z'][1]:.4g}]" for s, r in zip(samples, ranges))
+            + "): each keeps its own Z and they are not compared on log recall (give --z-range)")
+        return ranges
+    return [{**r, "z": list(shared), "mask": m, "n_bins": int(m.sum()),
+             "start": r["start"] + ("" if r["start"].startswith("given") else "; then the part every model shares"),
+             "own_z": r["z"]} for r, m in zip(ranges, masks)]
+
+
+def _rebuild_model(samples):
+    """The model that made ``samples``, rebuilt from their description (for Eq. 5-6, which feeds each model's
+    inputs to the others); refused when the rebuilt model is not the one that was sampled."""
+    import inspect
+
+    from ..omninput import load_model, omni_models
+
+    spec = samples.model.get("spec")
+    name = samples.model.get("name")
+    if not spec:
+        raise DataError(f"--normalise cross-model: the samples of {name} do not say how their model was built (no "
+                        "model spec in omni.json); sample it with 'evalsift omni sample --model ...'", field="normalise")
+    info = samples.model.get("info") or {}
+    options: dict[str, Any] = {}
+    if spec in omni_models:
+        takes = set(inspect.signature(omni_models.get(spec)).parameters) - {"quiet"}
+        options = {k: info[k] for k in takes if k in info}
+    elif str(spec).endswith((".joblib", ".pkl", ".pickle")):
+        options = {"positions": samples.space.n_positions, "values": samples.space.n_values}
+    model, _ = load_model(spec, **options)
+    want = samples.model.get("fingerprint")
+    got = model.fingerprint() if hasattr(model, "fingerprint") else None
+    if want and got and want != got:
+        raise DataError(f"--normalise cross-model: rebuilding {name} from {spec!r} gave a different model than the one "
+                        "sampled (fingerprints differ); the model file or its training changed since", field="normalise")
+    return model
+
+
+def _cross_model(samples: list, ranges: list[dict[str, Any]], notes: list[str]) -> dict[str, Any] | None:
+    from ..omninput.curves import cross_model_normalisation
+
+    if len({tuple(r["z"]) for r in ranges}) > 1:
+        notes.append("--normalise cross-model needs one Z for all models and they share none: entire-distribution "
+                     "normalisation used instead")
+        return None
+    out = cross_model_normalisation(samples, [_rebuild_model(s) for s in samples], ranges[0]["z"])
+    for m in out["models"]:
+        if m.get("note"):
+            notes.append(m["note"] + "; entire-distribution normalisation used instead")
+            return None
+    return out
+
+
+def _in_range(s, rates, zr: dict[str, Any], cross: dict[str, Any] | None, k: int) -> dict[str, Any]:
+    """Precision and unnormalised recall within Z for one model (the paper's curve), with its AUPR on log recall."""
+    import numpy as np
+
+    from ..omninput.curves import aupr_log, range_curve
+
+    ln = None
+    how = "entire (Eq. 1): rho as the share of the input space"
+    if cross is not None:
+        ln = np.full(s.bins.size, -np.inf)
+        ln[zr["mask"]] = cross["models"][k]["ln_rho_hat"]
+        how = "cross-model (Eq. 5-6): rho over Z divided by the sampled count in X"
+    rc = range_curve(s, rates.r, zr["mask"], ln, rates.interpolated)
+    return {"z_range": [float(v) for v in zr["z"]], "n_bins": zr["n_bins"], "start": zr["start"], "end": zr["end"],
+            "own_z_range": zr.get("own_z"), "normalisation": how, **rc,
+            "aupr_log": aupr_log(np.asarray(rc["recall"]), np.asarray(rc["precision"])),
+            "aupr_log_note": "area under precision over log10(unnormalised recall), the curve's own range within Z"}
+
+
+def _compare(curves: list[dict[str, Any]], ranges: list[dict[str, Any]], notes: list[str]) -> dict[str, Any] | None:
+    from ..omninput.curves import aupr_log_ratios
+
+    if len({tuple(r["z"]) for r in ranges}) > 1:
+        return None
+    out = aupr_log_ratios([c["in_range"] for c in curves], [c["model"] for c in curves])
+    if out is None:
+        notes.append("no AUPR ratio: the models' log-recall ranges within Z do not overlap, or the first model has no "
+                     "precision there")
+    return out
+
+
 def _judge_one(args: argparse.Namespace, kind: str, s, llm, store, file_judgments, judge_info: dict,
-               notes: list[str]):
+               notes: list[str], bins: list[int] | None = None):
     """``(representatives, judgments, z by item id or None)`` of one model's samples, from the judge of
-    ``--judgments`` (``judge_info`` and ``notes`` get what the report says about it)."""
+    ``--judgments`` (``judge_info`` and ``notes`` get what the report says about it); ``bins``: judge only these."""
     from ..omninput import make_labeler
     from ..omninput.judge import judge_with_labeler, judge_with_llm, judgments_from_store
 
-    reps = s.representatives(args.per_bin, seed=args.seed)
+    reps = s.representatives(args.per_bin, seed=args.seed, bins=bins)
     if kind in ("rule", "proxy"):
         lab = make_labeler(args.judgments, model=str(s.model.get("name")), info=s.model.get("info") or {})
         judge_info["note"] = lab.note
@@ -430,18 +582,31 @@ def _num(v, spec: str) -> str:
 
 def _print_curves(results: dict) -> None:
     print(f"judge: {results['judge']['spec']} ({results['judge']['kind']})")
+    print("  within the output range Z (Sec. 3.3; recall unnormalised, Eq. 4):")
+    print(f"  {'model':<24} {'Z':>20} {'bins':>5} {'AUPR (log10 recall)':>20} {'precision at Z end':>18}")
+    for c in results["models"]:
+        k = c["in_range"]
+        zr = f"[{k['z_range'][0]:.4g}, {k['z_range'][1]:.4g}]"
+        print(f"  {c['model']:<24} {zr:>20} {k['n_bins']:5d} {k['aupr_log']:20.4f} {k['precision'][-1]:18.4f}")
+    cmp_ = results.get("aupr_log_comparison")
+    if cmp_:
+        lo, hi = cmp_["log10_recall_range"]
+        for name, v in cmp_["ratio"].items():
+            print(f"  ratio of AUPRs on log10 recall [{lo:.3f}, {hi:.3f}]: {name} / {cmp_['reference']} = {v:.4f}")
+    print("  over the whole sampled range (ours: recall normalised by the estimated total of positives):")
     print(f"  {'model':<24} {'AUPR':>7} {'95% interval':>18} {'AUPR common':>11} {'AUROC':>7} {'precision <=':>12} "
           f"{'pos. share':>10} {'judged':>6}")
     for c in results["models"]:
-        lo, hi = c["intervals"]["aupr"]
+        iv = c["intervals"].get("aupr")
         ac = c.get("aupr_common")
-        print(f"  {c['model']:<24} {c['aupr']:7.4f} {f'[{lo:.4f}, {hi:.4f}]':>18} "
+        ivs = "-" if iv is None else f"[{iv[0]:.4f}, {iv[1]:.4f}]"
+        print(f"  {c['model']:<24} {_num(c['aupr'], '7.4f')} {ivs:>18} "
               f"{'-' if ac is None else f'{ac:.4f}':>11} {_num(c['auroc'], '7.4f')} "
               f"{max(c['bands']['precision_hi']):12.4f} {_num(c['positive_share'], '10.3g')} {c['n_judgments']:6d}")
-    print("  AUPR: r = positives / judged per bin, 95% interval by bootstrapping the judged labels within each bin; "
+    print("  AUPR: r = mean score per bin, 95% interval by bootstrapping the judged labels within each bin; "
           "'precision <=': the largest precision at any threshold consistent with the judgments (simultaneous 95%, "
           "allowing for positives in bins judged all no). Both assume the judged inputs are uniform within their bins "
-          "and rho is exact")
+          "and rho is exact; '-': not given (a bin nobody judged, or no judged positive)")
     if results.get("common_recall"):
         lo, hi = results["common_recall"]
         print(f"  common recall range: [{lo:.3f}, {hi:.3f}]")

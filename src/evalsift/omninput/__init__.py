@@ -23,8 +23,8 @@ True
 See ``docs/omninput.md`` for the method, the formulas and where our choices differ from the paper.
 """
 
-from .curves import (aupr, auroc, common_recall_range, cross_model, label_rates, omni_curve, pr_curve,
-                     precision_from_roc)
+from .curves import (aupr, aupr_log, aupr_log_ratios, auroc, common_recall_range, cross_model_normalisation,
+                     label_rates, omni_curve, output_range, pr_curve, precision_from_roc, range_curve, rescaled_axis)
 from .judge import DigitsProxy, Labeler, ToyRule, labeler, labelers, make_labeler, to_pool
 from .models import FunctionModel, OmniModel, SklearnModel, TorchModel, as_model
 from .samplers import (ExactEnumeration, Interrupted, MetropolisSampler, ParallelTempering, Sampler, UniformSampler,
@@ -36,8 +36,8 @@ from .zoo import load_model, omni_model, omni_models
 __all__ = [
     "Candidates", "DigitsProxy", "ExactEnumeration", "FunctionModel", "InputSpace", "Interrupted", "Labeler",
     "MetropolisSampler", "OmniModel", "OmniSamples", "ParallelTempering", "Representatives", "Sampler",
-    "SklearnModel", "ToyRule", "TorchModel", "UniformSampler", "WangLandau", "as_model", "aupr", "auroc",
-    "clone_sampler", "common_recall_range", "cross_model", "enumerate_outputs", "label_rates", "labeler", "labelers",
-    "load_model", "make_labeler", "make_sampler", "omni_curve", "omni_model", "omni_models", "pr_curve",
-    "precision_from_roc", "sample_id", "sampler", "samplers", "to_pool",
+    "SklearnModel", "ToyRule", "TorchModel", "UniformSampler", "WangLandau", "as_model", "aupr", "aupr_log",
+    "aupr_log_ratios", "auroc", "clone_sampler", "common_recall_range", "cross_model_normalisation", "enumerate_outputs", "label_rates", "labeler", "labelers",
+    "load_model", "make_labeler", "make_sampler", "omni_curve", "omni_model", "omni_models", "output_range", "pr_curve",
+    "precision_from_roc", "range_curve", "rescaled_axis", "sample_id", "sampler", "samplers", "to_pool",
 ]

@@ -1,36 +1,46 @@
 """From rho(z) and judged representatives to precision, recall and their curves over the whole input space.
 
-Notation (OmniInput, Liu et al.): rho(z) is the number of inputs whose output falls in the bin of z;
-r(z) the share of them a judge calls positive, estimated from the representatives judged in that bin.
-For a model whose *high* outputs are its positive predictions (a logit), at threshold lambda:
+Notation (OmniInput, Sec. 2): rho(z) is the number of inputs whose output falls in the bin of z (Eq. 1
+normalises it to a share of the input space); r(z) the mean score a judge gives the inputs of that bin
+(scores in [0, 1]: yes/no answers are 1/0, graded answers anything between), estimated from the
+representatives judged there. For a model whose *high* outputs are its positive predictions (a logit), at
+threshold lambda:
 
     precision(lambda) = sum_{z >= lambda} r(z) rho(z) / sum_{z >= lambda} rho(z)          (Eq. 3)
-    recall(lambda)    = sum_{z >= lambda} r(z) rho(z) / sum_z r(z) rho(z)                  (Eq. 4)
+    recall(lambda)   ~ sum_{z >= lambda} r(z) rho(z)                                      (Eq. 4, unnormalised)
 
 and for a model whose *low* outputs are positive (an NLL) the sums run over z <= lambda. Thresholds are
 bin edges, so every bin is wholly in or out. Everything is computed in log space: rho spans e^180 on
 the digits.
 
-**Limits.** As lambda passes the most positive bin, precision tends to that bin's r and recall to its
-share of the positives; at the other end recall is 1 and precision is the positive share of the whole
-space. For logit outputs we also report the model's own decision (z > 0: the designated class wins),
-a single point on the curve.
+**The paper's curves: inside an output range Z** (Sec. 3.3, :func:`output_range`, :func:`range_curve`).
+Only the bins of Z count: Z starts at the most positive bin holding at least 30 distinct sampled inputs
+and reaches as far as the annotation budget does. Recall is the *unnormalised* sum of Eq. 4 (its
+divisor, the number of positive inputs in the space, is unknown); the normalised form is given only
+when every bin of Z is judged. Models are compared by the area under precision over *log* recall on the
+log-recall range both curves cover, as a ratio of the two areas (:func:`aupr_log_ratios`).
 
-**AUPR** is the area under precision as a function of recall, precision interpolated linearly between
-the thresholds' points (as the paper does). ``aupr`` covers recall 0 to 1: below the first point the
-curve is held at the most positive bin's precision, which is what the binning assumes (r is constant
-within a bin, so moving the threshold through that bin lowers recall to 0 at constant precision).
-``aupr_common`` is the paper's comparison: the area on the recall range every compared curve covers
-(:func:`common_recall_range`), without that extension, also divided by the range's width.
+**Our whole-space curves** (:func:`omni_curve`): recall divided by the estimated total of positives
+over *every* sampled bin, sum_z r rho -- a normalisation the paper does not use. It is given only when
+every bin is judged (otherwise the total would rest on r interpolated into bins nobody judged, and the
+recall, AUPR and ROC are None with the reason). ``aupr`` covers recall 0 to 1 (below the first point the
+curve is held at the most positive bin's precision, what the binning assumes); ``aupr_common`` is the
+area on the (linear) recall range every compared curve covers, also divided by its width.
+
+**Limits.** As lambda passes the most positive bin, precision tends to that bin's r; at the other end
+precision is the positive share of the whole space. For logit outputs we also report the model's own
+decision (z > 0: the designated class wins), a single point on the curve.
 
 **ROC** (the paper's Appendix A): TPR = recall and FPR(lambda) = sum (1 - r) rho / sum_z (1 - r) rho over
 the same thresholds; with P = sum r rho and N = sum (1 - r) rho, precision = TPR P / (TPR P + FPR N),
 so the PR curve and the ROC curve carry the same information given P / N (:func:`precision_from_roc`).
 
-**Normalisations** for comparing models: *entire distribution* -- rho divided by its sum, the share of
-the input space per bin (:meth:`OmniSamples.mass`); *cross-model* -- outputs rescaled to [0, 1] by
-the smallest and largest output of all models compared, rho re-binned on that common axis
-(:func:`cross_model`), so distributions of models with different output scales share both axes.
+**Normalisations** for comparing models (Sec. 2.3): *entire distribution* -- rho divided by its sum,
+the share of the input space per bin (:meth:`OmniSamples.mass`; our samplers estimate rho on the
+absolute scale of the space, so this is always available); *cross-model* (Eq. 5-6,
+:func:`cross_model_normalisation`) -- feed each model's sampled inputs in Z to the other model, count
+those in X (inputs both models put in Z) and divide each model's histogram by its count. Our display
+aid :func:`rescaled_axis` (outputs rescaled to [0, 1] over all models) is not a normalisation of the paper.
 
 **Uncertainty from the judgments** comes in two forms, both assuming the representatives are uniform
 draws within their bins and taking rho as exact (rho's own error is reported beside them, as the
@@ -256,10 +266,20 @@ def common_recall_range(curves: Sequence[dict[str, Any]]) -> tuple[float, float]
     return lo, hi
 
 
-def cross_model(samples: Sequence[OmniSamples], n_bins: int = 50) -> dict[str, Any]:
-    """Every model's entire-distribution-normalised rho on one [0, 1] axis: z rescaled by the smallest
-    lower edge and largest upper edge over all models, mass re-binned into ``n_bins`` equal bins
-    (each source bin's mass spread uniformly over its extent)."""
+def rescaled_axis(samples: Sequence[OmniSamples], n_bins: int = 50) -> dict[str, Any]:
+    """Our display aid, not the paper's cross-model normalisation (that is :func:`cross_model_normalisation`):
+    every model's entire-distribution-normalised rho on one [0, 1] axis, z rescaled by the smallest lower
+    edge and largest upper edge over all models, mass re-binned into ``n_bins`` equal bins (each source
+    bin's mass spread uniformly over its extent).
+
+    >>> from evalsift.omninput.samples import OmniSamples, Candidates
+    >>> from evalsift.omninput.space import InputSpace
+    >>> c = Candidates(np.zeros((0, 2), dtype=np.int16), *(np.zeros(0),) * 4)
+    >>> s = OmniSamples({}, InputSpace(2, 3), {}, 1.0, np.array([0, 1]), np.log([3., 1.]), np.zeros((0, 2)),
+    ...                 np.zeros(2, int), c)
+    >>> np.round(rescaled_axis([s], n_bins=2)["mass"], 6).tolist()   # z in [0, 2) -> halves of [0, 1]
+    [[0.75, 0.25]]
+    """
     lo = min(float(s.edges[0]) for s in samples)
     hi = max(float(s.edges[-1]) for s in samples)
     grid = np.linspace(0.0, 1.0, n_bins + 1)
@@ -271,7 +291,280 @@ def cross_model(samples: Sequence[OmniSamples], n_bins: int = 50) -> dict[str, A
         ov = np.clip(np.minimum(b[:, None], grid[None, 1:]) - np.maximum(a[:, None], grid[None, :-1]), 0, None)
         share = ov / (b - a)[:, None]
         out.append((m[:, None] * share).sum(axis=0))
-    return {"z_min": lo, "z_max": hi, "edges": grid.tolist(), "mass": [v.tolist() for v in out]}
+    return {"method": "ours (display only): z rescaled to [0, 1] over all models, mass re-binned", "z_min": lo,
+            "z_max": hi, "edges": grid.tolist(), "mass": [v.tolist() for v in out]}
+
+
+# ---------------------------------------------------------------------------------------------- output range Z
+def bins_in_range(samples: OmniSamples, z_range: Sequence[float]) -> np.ndarray:
+    """Which bins of ``samples`` lie wholly inside ``z_range = (lo, hi)`` (a bool per bin).
+
+    >>> from evalsift.omninput.samples import OmniSamples, Candidates
+    >>> from evalsift.omninput.space import InputSpace
+    >>> c = Candidates(np.zeros((0, 2), dtype=np.int16), *(np.zeros(0),) * 4)
+    >>> s = OmniSamples({}, InputSpace(2, 3), {}, 0.5, np.array([0, 1, 2, 3]), np.zeros(4), np.zeros((0, 4)),
+    ...                 np.zeros(4, int), c)
+    >>> bins_in_range(s, (0.5, 1.6)).tolist()               # [0.5, 1) and [1, 1.5) fit; [1.5, 2) does not
+    [False, True, True, False]
+    """
+    lo, hi = float(z_range[0]), float(z_range[1])
+    tol = 1e-9 * samples.bin_width
+    lower, upper = _bin_edges(samples)
+    return (lower >= lo - tol) & (upper <= hi + tol)
+
+
+def _bin_edges(samples: OmniSamples) -> tuple[np.ndarray, np.ndarray]:
+    """Each bin's own lower and upper edge (bins need not be adjacent)."""
+    return samples.bins * samples.bin_width, (samples.bins + 1) * samples.bin_width
+
+
+def distinct_per_bin(samples: OmniSamples) -> np.ndarray:
+    """The number of distinct sampled inputs kept per bin (a candidate kept by several replicas counts once)."""
+    c = samples.candidates
+    out = np.zeros(samples.bins.size, dtype=np.int64)
+    if not len(c):
+        return out
+    pos = np.searchsorted(samples.bins, c.bin)
+    ok = (pos < samples.bins.size) & (samples.bins[np.minimum(pos, samples.bins.size - 1)] == c.bin)
+    rows = np.concatenate([pos[ok, None].astype(np.int64), np.asarray(c.x[ok], dtype=np.int64)], axis=1)
+    uniq = np.unique(rows, axis=0)
+    np.add.at(out, uniq[:, 0], 1)
+    return out
+
+
+def output_range(samples: OmniSamples, *, min_distinct: int = 30, budget: int | None = None,
+                 per_bin: int | None = None, z_range: Sequence[float] | None = None) -> dict[str, Any]:
+    """The output range Z over which precision and recall are reported (Sec. 3.3).
+
+    The paper's bounds: Z starts at the most positive bin (the low end of an NLL, the high end of a
+    logit) that holds at least ``min_distinct`` distinct sampled inputs (30 in the paper) -- more extreme
+    bins are too thin to judge -- and extends toward the other side as far as the annotation budget
+    reaches: ``budget // per_bin`` bins (``budget``: judgments one can afford; None: to the end of the
+    sampled range). ``z_range = (lo, hi)`` overrides both ends. Returns ``z`` (the range, on bin edges),
+    ``mask`` (the bins inside, per bin), ``n_bins`` and how each end was set.
+    """
+    if z_range is not None:
+        lo, hi = float(z_range[0]), float(z_range[1])
+        if not hi > lo:
+            raise ParameterError(f"--z-range: the upper end must exceed the lower end, got {lo:g},{hi:g}",
+                                 field="z_range")
+        mask = bins_in_range(samples, (lo, hi))
+        if not mask.any():
+            raise ParameterError(f"--z-range {lo:g},{hi:g} holds no whole bin of {samples.model.get('name')} (its bins "
+                                 f"cover [{samples.edges[0]:.4g}, {samples.edges[-1]:.4g}) in steps of "
+                                 f"{samples.bin_width:g})", field="z_range")
+        return {"z": [lo, hi], "mask": mask, "n_bins": int(mask.sum()), "start": "given (--z-range)",
+                "end": "given (--z-range)", "min_distinct": None, "budget": None}
+    if budget is not None and (per_bin is None or per_bin < 1):
+        raise ParameterError("output_range: a budget needs per_bin (judgments per bin)", field="per_bin")
+    order = np.arange(samples.bins.size)
+    if samples.positive == "high":
+        order = order[::-1]  # walk from the most positive bin
+    distinct = distinct_per_bin(samples)
+    thick = np.flatnonzero(distinct[order] >= min_distinct)
+    if not thick.size:
+        raise DataError(f"{samples.model.get('name')}: no bin holds {min_distinct} distinct sampled inputs (the most: "
+                        f"{int(distinct.max(initial=0))}); sample longer (--steps, --keep) or give --min-distinct or "
+                        "--z-range", field="min_distinct")
+    first = int(thick[0])
+    n = order.size - first if budget is None else max(1, min(order.size - first, int(budget) // int(per_bin)))
+    chosen = order[first:first + n]
+    mask = np.zeros(samples.bins.size, dtype=bool)
+    mask[chosen] = True
+    lower, upper = _bin_edges(samples)
+    lo, hi = float(lower[mask].min()), float(upper[mask].max())
+    start = f"the most positive bin with >= {min_distinct} distinct sampled inputs"
+    end = ("the end of the sampled range" if budget is None else
+           f"the annotation budget: {int(budget)} judgments / {int(per_bin)} per bin = {n} bin(s)")
+    return {"z": [lo, hi], "mask": mask, "n_bins": int(n), "start": start, "end": end, "min_distinct": min_distinct,
+            "budget": budget}
+
+
+def common_output_range(ranges: Sequence[Sequence[float]]) -> tuple[float, float] | None:
+    """The part of Z every model shares (the intersection of their ranges), or None if they do not overlap."""
+    lo = max(float(r[0]) for r in ranges)
+    hi = min(float(r[1]) for r in ranges)
+    return (lo, hi) if hi > lo else None
+
+
+def range_curve(samples: OmniSamples, r: np.ndarray, mask: np.ndarray, ln_rho: np.ndarray | None = None,
+                interpolated: np.ndarray | None = None) -> dict[str, Any]:
+    """Precision (Eq. 3) and *unnormalised* recall (Eq. 4's numerator) over the bins of Z only (``mask``),
+    thresholds walked from Z's most positive bin. ``ln_rho``: the normalised output distribution per bin
+    (default: the share of the input space, Eq. 1); with Eq. 5-6 the cross-model normalised one.
+    ``recall_normalised`` (divided by Z's total of r rho, the share of Z's positives) is given only when
+    every bin of Z is judged (``interpolated`` all False): otherwise its denominator would rest on r guessed
+    in bins nobody judged, and it is None with the reason in ``recall_normalised_note``.
+
+    >>> from evalsift.omninput.samples import OmniSamples, Candidates
+    >>> from evalsift.omninput.space import InputSpace
+    >>> c = Candidates(np.zeros((0, 2), dtype=np.int16), *(np.zeros(0),) * 4)
+    >>> s = OmniSamples({"positive": "low"}, InputSpace(2, 3), {}, 1.0, np.arange(3), np.log([1., 2., 5.]),
+    ...                 np.zeros((0, 3)), np.zeros(3, int), c)
+    >>> k = range_curve(s, np.array([1.0, 0.5, 0.0]), np.array([True, True, False]))
+    >>> [round(v, 4) for v in k["recall"]], [round(v, 4) for v in k["precision"]]   # 1/8, (1 + 1)/8; 1/1, 2/3
+    ([0.125, 0.25], [1.0, 0.6667])
+    """
+    ln = samples.ln_rho - logsumexp(samples.ln_rho) if ln_rho is None else np.asarray(ln_rho, dtype=np.float64)
+    mask = np.asarray(mask, dtype=bool)
+    idx = np.flatnonzero(mask)
+    if samples.positive == "high":
+        idx = idx[::-1]
+    c = pr_curve(ln[mask], np.asarray(r, dtype=np.float64)[mask], samples.positive)
+    rr = np.clip(np.asarray(r, dtype=np.float64)[idx], 0, 1)
+    cum_pos = np.logaddexp.accumulate(ln[idx] + _log(rr))
+    recall = np.exp(cum_pos)
+    unjudged = int(np.asarray(interpolated, dtype=bool)[mask].sum()) if interpolated is not None else 0
+    lower, upper = _bin_edges(samples)
+    th = lower[idx] if samples.positive == "high" else upper[idx]
+    out: dict[str, Any] = {"threshold": th.tolist(), "precision": c["precision"].tolist(), "recall": recall.tolist(),
+                           "ln_recall": cum_pos.tolist(), "unjudged_bins": unjudged}
+    if unjudged:
+        out["recall_normalised"] = None
+        out["recall_normalised_note"] = (f"{unjudged} of {idx.size} bins of Z have no judged input: the total of "
+                                         "positives in Z would rest on r interpolated there, so only the unnormalised "
+                                         "recall is given")
+    else:
+        out["recall_normalised"] = c["recall"].tolist()
+    return out
+
+
+def aupr_log(recall: np.ndarray, precision: np.ndarray, lo: float | None = None, hi: float | None = None) -> float:
+    """Area under precision over log10(recall) on ``[lo, hi]`` (in log10 recall; default the curve's own
+    range), precision interpolated linearly in log10 recall (Sec. 3.3; points with recall 0 have no log
+    and are left out). Ratios of these areas do not depend on the base of the logarithm.
+
+    >>> aupr_log(np.array([1.0, 10.0, 100.0]), np.array([1.0, 0.5, 0.5]))   # (1 + 0.5)/2 + 0.5
+    1.25
+    >>> aupr_log(np.array([1.0, 10.0, 100.0]), np.array([1.0, 0.5, 0.5]), 0.5, 1.0)   # (0.75 + 0.5)/2 * 0.5
+    0.3125
+    """
+    rec = np.asarray(recall, dtype=np.float64)
+    ok = rec > 0
+    if ok.sum() < 2:  # no area without two points of positive recall
+        return 0.0
+    with np.errstate(divide="ignore"):
+        return aupr(np.log10(rec[ok]), np.asarray(precision, dtype=np.float64)[ok], lo, hi)
+
+
+def aupr_log_ratios(curves: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, Any] | None:
+    """The paper's comparison of PR curves (Sec. 3.3): on the log10-recall range every curve covers, the
+    area under precision of each model divided by the first model's, and that ratio of the areas
+    accumulated from the common minimum recall up to each log-recall (the last value is the ratio).
+    ``curves``: :func:`range_curve` dicts (their unnormalised ``recall``). None when the ranges do not
+    overlap or the first model's area is 0."""
+    logs = []
+    for c in curves:
+        rec = np.asarray(c["recall"], dtype=np.float64)
+        ok = rec > 0
+        if not ok.any():
+            return None
+        logs.append(np.log10(rec[ok]))
+    lo = max(float(v.min()) for v in logs)
+    hi = min(float(v.max()) for v in logs)
+    if not hi > lo:
+        return None
+    areas = [aupr_log(c["recall"], c["precision"], lo, hi) for c in curves]
+    if areas[0] <= 0:
+        return None
+    grid = np.unique(np.concatenate([v[(v > lo) & (v <= hi)] for v in logs] + [[hi]]))
+    cumulative = {}
+    for name, c in zip(names[1:], curves[1:]):
+        num = np.array([aupr_log(c["recall"], c["precision"], lo, g) for g in grid])
+        den = np.array([aupr_log(curves[0]["recall"], curves[0]["precision"], lo, g) for g in grid])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cumulative[name] = np.where(den > 0, num / den, np.nan).tolist()
+    return {"reference": names[0], "log10_recall_range": [lo, hi], "aupr_log": dict(zip(names, areas)),
+            "ratio": {n: a / areas[0] for n, a in zip(names[1:], areas[1:])},
+            "cumulative": {"log10_recall": grid.tolist(), "ratio": cumulative}}
+
+
+# ---------------------------------------------------------------------------------------------- Eq. 5-6
+def normalise_by_shared(ln_h: np.ndarray, shared_share: np.ndarray) -> tuple[np.ndarray, float]:
+    """Eq. 5-6 for one model: its histogram over Z divided by the number of its sampled inputs that fall
+    in the shared subset X. ``ln_h``: ln H(z) per bin of Z (counts of sampled inputs, or any estimate
+    proportional to the number of inputs per bin); ``shared_share``: per bin, the share of its sampled
+    inputs that lie in X. |X_M| = sum_z H(z) x share(z) -- with H the raw counts, exactly the number of
+    sampled inputs found in X. Returns (ln of the normalised H per bin, ln |X_M|).
+
+    The paper's worked example: 50 inputs sampled in Z by M1, 10 of them in X -> 50 / 10 = 5.
+
+    >>> ln, ln_x = normalise_by_shared(np.log([30.0, 20.0]), np.array([0.2, 0.2]))
+    >>> round(float(np.exp(logsumexp(ln))), 6), round(float(np.exp(ln_x)), 6)
+    (5.0, 10.0)
+    """
+    ln_h = np.asarray(ln_h, dtype=np.float64)
+    ln_x = float(logsumexp(ln_h + _log(np.clip(np.asarray(shared_share, dtype=np.float64), 0, 1))))
+    return ln_h - ln_x, ln_x
+
+
+def cross_model_normalisation(samples: Sequence[OmniSamples], models: Sequence[Any],
+                              z_range: Sequence[float], *, batch: int = 8192) -> dict[str, Any]:
+    """Cross-model normalisation, Eq. 5-6 (Sec. 2.3): X is the set of inputs that every model puts in
+    ``z_range`` (Z); each model's sampled inputs in Z are fed to the other model(s), and the share of
+    them in X, per bin, gives |X_M| (:func:`normalise_by_shared`); each model's rho over Z divided by its
+    |X_M| is then on one scale -- its sum over Z estimates (inputs the model puts in Z) / |X| -- so the
+    models' distributions can be compared although each was sampled on its own.
+
+    Within a bin the sampled inputs are weighted by their importance weights (uniform within the bin), so
+    the share estimates the bin's true share in X. The paper defines it for two models; with more, X is
+    the set all of them put in Z (our extension). Each model's part of Z is its bins wholly inside Z,
+    and "in Z" for every model means in those bins. The models must read the same input space.
+
+    Returns per model ``bins``, ``z_center``, ``ln_rho_hat`` (ln of Eq. 5-6 per bin of Z), ``ln_total``
+    (ln of its sum), ``ln_shared`` (ln |X| as estimated from this model's rho: the models' estimates
+    should agree), ``checked`` and ``in_shared`` (sampled inputs fed to the other models, and how many
+    fell in X).
+    """
+    if len(samples) < 2 or len(samples) != len(models):
+        raise ParameterError("cross-model normalisation compares two (or more) models: one sample set and one model "
+                             "each", field="samples")
+    fps = {s.space.fingerprint() for s in samples}
+    if len(fps) > 1:
+        raise ParameterError("cross-model normalisation feeds each model's inputs to the others: the models must read "
+                             "the same input space (these differ: "
+                             + "; ".join(f"{s.model.get('name')}: {s.space!r}" for s in samples) + ")", field="samples")
+    masks = [bins_in_range(s, z_range) for s in samples]
+    for s, m in zip(samples, masks):
+        if not m.any():
+            raise ParameterError(f"Z = [{z_range[0]:g}, {z_range[1]:g}] holds no whole bin of {s.model.get('name')}",
+                                 field="z_range")
+    ranges = [(float(_bin_edges(s)[0][m].min()), float(_bin_edges(s)[1][m].max())) for s, m in zip(samples, masks)]
+    out = []
+    for i, (s, m) in enumerate(zip(samples, masks)):
+        c = s.candidates
+        lo_i, hi_i = ranges[i]
+        sel = np.flatnonzero((c.z >= lo_i) & (c.z < hi_i))
+        x = c.x[sel]
+        inside = np.ones(sel.size, dtype=bool)
+        for j, other in enumerate(models):
+            if j == i or not sel.size:
+                continue
+            zj = np.concatenate([np.asarray(other(x[k:k + batch]), dtype=np.float64) for k in range(0, sel.size, batch)])
+            inside &= (zj >= ranges[j][0]) & (zj < ranges[j][1])
+        bins_z = s.bins[m]
+        pos = np.searchsorted(bins_z, c.bin[sel])
+        lw = c.log_weight[sel]
+        share = np.zeros(bins_z.size)
+        for k in range(bins_z.size):  # weighted share of the bin's sampled inputs that are in X
+            here = pos == k
+            if here.any():
+                w = np.exp(lw[here] - lw[here].max())
+                share[k] = float(w[inside[here]].sum() / w.sum())
+        n_in = int(inside.sum())
+        entry: dict[str, Any] = {"model": s.model.get("name"), "bins": bins_z.tolist(),
+                                 "z_center": s.centers[m].tolist(), "checked": int(sel.size), "in_shared": n_in,
+                                 "z_range": list(ranges[i])}
+        if n_in == 0:
+            entry.update(ln_rho_hat=None, ln_total=None, ln_shared=None,
+                         note=f"none of the {sel.size} sampled inputs of {s.model.get('name')} in Z is in X (every "
+                              "model in Z): Eq. 5-6 has no denominator; widen Z or sample more")
+        else:
+            ln_hat, ln_x = normalise_by_shared(s.ln_rho[m], share)
+            entry.update(ln_rho_hat=ln_hat.tolist(), ln_total=float(logsumexp(ln_hat)), ln_shared=ln_x)
+        out.append(entry)
+    return {"method": "Eq. 5-6 (cross-model normalisation): rho over Z / |X_M|, X = inputs every model puts in Z",
+            "z_range": [float(z_range[0]), float(z_range[1])], "models": out}
 
 
 def aupr_full(recall: np.ndarray, precision: np.ndarray) -> float:
@@ -390,6 +683,25 @@ def omni_curve(samples: OmniSamples, z: Sequence[float], labels: Sequence[float]
         out["aupr_common"] = aupr(c["recall"], c["precision"], *common)
         out["aupr_common_normalised"] = out["aupr_common"] / (common[1] - common[0]) if common[1] > common[0] else None
     out["chains"] = chain_spread(samples, rates, common)
+    unjudged = int(rates.interpolated.sum())
+    out["normalised"] = unjudged == 0
+    if unjudged:
+        # recall over the whole space divides by sum_z r rho over every bin: with bins nobody judged, that total
+        # rests on interpolated r, so no normalised recall (nor what is built on it) is given
+        out["normalised_note"] = (f"{unjudged} of {rates.r.size} bins (holding {out['interpolated_mass']:.3g} of the "
+                                  "space) have no judged input: recall normalised by the total of positives, AUPR and "
+                                  "AUROC over the whole space are not given; see the curve within Z (unnormalised "
+                                  "recall)")
+        for k in ("recall", "tpr", "fpr", "aupr", "aupr_own_range", "recall_range", "auroc", "aupr_common",
+                  "aupr_common_normalised", "positive_share"):
+            if k in out:
+                out[k] = None
+        out["intervals"] = {k: v for k, v in out["intervals"].items() if k not in ("aupr", "auroc", "recall",
+                                                                                    "aupr_common")}
+        out["chains"] = {}
+        out["limits"]["most_selective"]["recall"] = out["limits"]["everything"]["recall"] = None
+        if out.get("decision"):
+            out["decision"]["recall"] = None
     return out
 
 
@@ -406,6 +718,8 @@ def decision_point(samples: OmniSamples, r: np.ndarray) -> dict[str, Any]:
             "predicted_positive_share": float(np.exp(pred - logsumexp(lr)))}
 
 
-__all__ = ["Rates", "aupr", "aupr_full", "auroc", "chain_spread", "common_recall_range", "cross_model", "decision_point",
-           "pr_bands",
-           "judgment_intervals", "label_rates", "omni_curve", "pr_curve", "precision_from_roc", "thresholds"]
+__all__ = ["Rates", "aupr", "aupr_full", "aupr_log", "aupr_log_ratios", "auroc", "bins_in_range", "chain_spread",
+           "common_output_range", "common_recall_range", "cross_model_normalisation", "decision_point",
+           "distinct_per_bin", "judgment_intervals", "label_rates", "normalise_by_shared", "omni_curve",
+           "output_range", "pr_bands", "pr_curve", "precision_from_roc", "range_curve", "rescaled_axis",
+           "thresholds"]

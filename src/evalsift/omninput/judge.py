@@ -1,4 +1,5 @@
-"""Judging representative inputs: r(z) needs a yes/no from some judge for each shown input.
+"""Judging representative inputs: r(z) needs a score in [0, 1] from some judge for each shown input --
+1 for yes, 0 for no, or a grade in between (the paper's annotators graded from 0 to 1).
 
 Judges, by the spec ``omni curve --judgments`` takes:
 
@@ -7,15 +8,18 @@ Judges, by the spec ``omni curve --judgments`` takes:
 - ``proxy:NAME`` -- a function standing in for a person, clearly labelled as such (``proxy:digits``:
   see :class:`DigitsProxy` for what it checks and why it is only a proxy).
 - ``llm:MODEL`` -- an LLM judge on any OpenAI-compatible server, asked the question about each input's
-  text with the shipped ``omni_label.txt`` template on the scale 0-1 (answers cached in the store).
+  text with the shipped ``omni_label.txt`` template (yes [[1]] / no [[0]]) or, with ``--graded``,
+  ``omni_grade.txt`` (a grade such as [[0.75]]); answers cached in the store.
 - ``db:PATH`` (or a ``.db`` path) -- the answers people gave in the annotation app to the project
   ``evalsift omni annotate`` created (``--project`` chooses among several).
 - a ``.jsonl`` file -- judgments written earlier (``omni curve`` writes ``judgments.jsonl``;
-  ``annotate export`` writes the same records), or lines ``{"item_id": ..., "label": 0|1}``.
+  ``annotate export`` writes the same records), or lines ``{"item_id": ..., "label": x}`` with x in [0, 1]
+  (0/1, false/true, or a grade).
 
 Every judge yields ordinary score :class:`~evalsift.oracle.base.Judgment` records (``a`` = the model,
-``b`` = "", ``detail["score"]`` = 1 for yes and 0 for no), so they are stored, exported and replayed
-like every other judgment. An item judged by several annotators counts with the mean of its labels.
+``b`` = "", ``detail["score"]`` = 1 for yes, 0 for no, a grade in between), so they are stored, exported
+and replayed like every other judgment; stores and files written when only yes/no existed read the same.
+An item judged by several annotators counts with the mean of its scores.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ DEFAULT_QUESTIONS = {
 
 
 class Labeler:
-    """A yes/no function of inputs: ``__call__(x (B, D) int) -> bool (B,)``, with ``name`` and ``kind``
+    """A function of inputs: ``__call__(x (B, D) int) -> (B,)`` bools (yes/no) or grades in [0, 1], with ``name`` and ``kind``
     ('rule': the ground truth; 'proxy': a stand-in for a person) and a ``note`` saying what it checks.
     Factories take ``info=`` (the judged model's description, e.g. the toy's ``modulus``, the digits'
     ``levels``) and read from it what they need. ``needs``: the keys a model's description must have
@@ -187,8 +191,12 @@ def to_pool(samples: OmniSamples, reps: Representatives) -> Pool:
 
 
 def judge_with_labeler(samples: OmniSamples, reps: Representatives, lab: Labeler) -> list[Judgment]:
-    """One score Judgment per representative from a rule or proxy."""
-    y = lab(reps.x)
+    """One score Judgment per representative from a rule or proxy (a bool is 1 or 0, a grade stays a grade)."""
+    y = np.asarray(lab(reps.x), dtype=np.float64)
+    if y.shape != (len(reps),) or not np.isfinite(y).all() or (y.size and (y.min() < 0 or y.max() > 1)):
+        raise DataError(f"{lab.kind}:{lab.name} must give one score in [0, 1] (or a bool) per input; got "
+                        f"{y.shape} values in [{np.nanmin(y, initial=0):g}, {np.nanmax(y, initial=0):g}]",
+                        field="judgments")
     who = f"{lab.kind}:{lab.name}"
     system = str(samples.model.get("name") or "model")
     return [Judgment(item_id=i, a=system, b="", verdict=None, annotator=who, kind=lab.kind,
@@ -196,10 +204,12 @@ def judge_with_labeler(samples: OmniSamples, reps: Representatives, lab: Labeler
             for i, v, z, b in zip(reps.ids, y, reps.z, reps.bin)]
 
 
-def omni_template_path() -> str:
+def omni_template_path(graded: bool = False) -> str:
     """The shipped prompt of the omni label question (fills {criterion} with the question and {output}
-    with the input's text; the answer is [[1]] for yes, [[0]] for no)."""
-    return str(resources.files("evalsift.oracle").joinpath("prompts", "omni_label.txt"))
+    with the input's text; the answer is [[1]] for yes, [[0]] for no). ``graded``: the prompt asking for a
+    grade in [0, 1] instead (``[[0.75]]``), the paper's graded annotation score."""
+    name = "omni_grade.txt" if graded else "omni_label.txt"
+    return str(resources.files("evalsift.oracle").joinpath("prompts", name))
 
 
 def judge_with_llm(samples: OmniSamples, reps: Representatives, judge: Any, question: str) -> list[Judgment]:
@@ -229,7 +239,8 @@ def read_judgments_file(path: str | Path) -> list[Judgment]:
             if isinstance(v, bool):
                 v = float(v)
             if not isinstance(v, (int, float)) or not 0 <= v <= 1:
-                raise DataError(f"{path}: line {lineno}: label must be 0 or 1 (or a share in [0, 1]), got {v!r}",
+                raise DataError(f"{path}: line {lineno}: label must be a score in [0, 1] (0 or 1 for no / yes, or a "
+                                f"grade between), got {v!r}",
                                 field="label", item_id=rec["item_id"])
             out.append(Judgment(item_id=str(rec["item_id"]), a=str(rec.get("a", "model")), b="", verdict=None,
                                 annotator=str(rec.get("annotator", "file")), kind=str(rec.get("kind", "file")),
@@ -285,8 +296,8 @@ def labels_for(samples: OmniSamples, judgments: Sequence[Judgment],
             continue
         s = float(j.detail["score"])
         if not 0 <= s <= 1:
-            raise DataError(f"judgment of item {j.item_id!r}: score {s:g} is not a yes/no label (0 or 1); omni "
-                            "judgments are on the scale 0-1", item_id=j.item_id, field="score")
+            raise DataError(f"judgment of item {j.item_id!r}: score {s:g} is outside 0-1; omni judgments are 1 (yes), "
+                            "0 (no) or a grade between", item_id=j.item_id, field="score")
         latest[key] = s
         if "z" in j.detail and j.item_id not in zs:
             zs[j.item_id] = float(j.detail["z"])

@@ -2,9 +2,12 @@
 self-contained ``report.html`` (figures embedded, representative inputs shown per bin with their labels).
 
 ``results.json`` keys: ``models`` (one :func:`~.curves.omni_curve` dict per model, plus ``samples``: the
-sampler, its diagnostics and the model's description), ``common_recall`` (the recall range every curve
-covers, or null for one model), ``cross_model`` (:func:`~.curves.cross_model`), ``judge`` (who judged
-and how: ``kind`` rule | proxy | llm | human | file, with its note), ``per_bin`` and ``seed``, ``notes``.
+sampler, its diagnostics and the model's description, and ``in_range``: the paper's curve within the
+output range Z), ``common_recall`` (the recall range every whole-space curve covers, or null),
+``aupr_log_comparison`` (:func:`~.curves.aupr_log_ratios`, several models), ``normalise`` and
+``cross_model`` (Eq. 5-6, :func:`~.curves.cross_model_normalisation`, when asked), ``rescaled_axis``
+(:func:`~.curves.rescaled_axis`, a display aid), ``judge`` (who judged and how: ``kind`` rule | proxy |
+llm | human | file, with its note), ``per_bin`` and ``seed``, ``notes``.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ def _plt():
 
 def density_figure(samples: Sequence[OmniSamples], cross: dict[str, Any] | None = None) -> Any:
     """ln of the share of the input space per bin (entire-distribution normalisation) against z, with the
-    chains' range; beside it, the cross-model normalisation."""
+    chains' range; beside it, our display aid ``cross`` (:func:`~.curves.rescaled_axis`: outputs rescaled
+    to [0, 1] over all models)."""
     plt = _plt()
     n = 2 if cross and len(samples) > 1 else 1
     fig, axes = plt.subplots(1, n, figsize=(6.2 * n, 4.0), dpi=100, squeeze=False)
@@ -57,18 +61,22 @@ def density_figure(samples: Sequence[OmniSamples], cross: dict[str, Any] | None 
                          label=str(s.model.get("name")))
         ax2.set_xlabel(f"z rescaled to [0, 1] over all models ({cross['z_min']:.3g} .. {cross['z_max']:.3g})")
         ax2.set_ylabel("log10 share")
-        ax2.set_title("cross-model normalisation", fontsize=9)
+        ax2.set_title("outputs rescaled to [0, 1] over the models (display only)", fontsize=9)
     return fig
 
 
-def pr_figure(curves: Sequence[dict[str, Any]], common: Sequence[float] | None = None) -> Any:
-    """Precision against recall per model, with the judgments' 95% band; the common recall range shaded."""
+def pr_figure(curves: Sequence[dict[str, Any]], common: Sequence[float] | None = None,
+              comparison: dict[str, Any] | None = None) -> Any:
+    """The paper's PR curve within Z (precision over log10 of the unnormalised recall, the common log-recall
+    range shaded); our whole-space curve (recall normalised, where every bin is judged) with the judgments'
+    95% band; r(z). With no judged positive, an upper bound on precision."""
     plt = _plt()
     none = [c for c in curves if not any(c["positives"])]
-    fig, axes = plt.subplots(1, 3 if none else 2, figsize=(16.5 if none else 11, 4.0), dpi=100)
-    ax, ax2 = axes[0], axes[1]
+    n = 4 if none else 3
+    fig, axes = plt.subplots(1, n, figsize=(5.5 * n, 4.0), dpi=100)
+    axz, ax, ax2 = axes[0], axes[1], axes[2]
     if none:  # recall is undefined without a judged positive: what the judgments do say is a bound on precision
-        ax3 = axes[2]
+        ax3 = axes[3]
         for k, c in enumerate(curves):
             ax3.step(c["threshold"], c["bands"]["precision_hi"], where="post", color=f"C{k}", label=c["model"])
         ax3.set_xlabel("threshold on z (the bins at or beyond it are called positive)")
@@ -78,30 +86,46 @@ def pr_figure(curves: Sequence[dict[str, Any]], common: Sequence[float] | None =
                       + ", ".join(c["model"] for c in none) + ")", fontsize=9)
         ax3.legend(fontsize=7)
     for k, c in enumerate(curves):
-        rec, prec = np.asarray(c["recall"]), np.asarray(c["precision"])
-        label = f"{c['model']} (AUPR {c['aupr']:.3g})"
-        ax.plot(rec, prec, marker=".", ms=3, color=f"C{k}", label=label)
-        if rec.size and rec[0] > 0:  # below the first point: the most positive bin's precision (binning assumption)
-            ax.plot([0, rec[0]], [prec[0], prec[0]], ls="--", lw=1, color=f"C{k}")
-        band = c.get("bands") or {}
-        if band.get("precision_lo"):
-            ax.fill_between(rec, band["precision_lo"], band["precision_hi"], color=f"C{k}", alpha=0.15, lw=0)
+        zr = c.get("in_range")
+        if zr:
+            rec, prec = np.asarray(zr["recall"], dtype=float), np.asarray(zr["precision"], dtype=float)
+            ok = rec > 0
+            if ok.any():
+                axz.plot(np.log10(rec[ok]), prec[ok], marker=".", ms=3, color=f"C{k}",
+                         label=f"{c['model']} Z=[{zr['z_range'][0]:.3g}, {zr['z_range'][1]:.3g}]")
+        if c.get("recall") is not None:
+            rec, prec = np.asarray(c["recall"]), np.asarray(c["precision"])
+            ax.plot(rec, prec, marker=".", ms=3, color=f"C{k}", label=f"{c['model']} (AUPR {c['aupr']:.3g})")
+            if rec.size and rec[0] > 0:  # below the first point: the most positive bin's precision (binning)
+                ax.plot([0, rec[0]], [prec[0], prec[0]], ls="--", lw=1, color=f"C{k}")
+            band = c.get("bands") or {}
+            if band.get("precision_lo"):
+                ax.fill_between(rec, band["precision_lo"], band["precision_hi"], color=f"C{k}", alpha=0.15, lw=0)
         ax2.plot(c["z_center"], c["r"], marker="o", ms=3, color=f"C{k}", label=c["model"])
         lo, hi = np.asarray(c["r_lo"], dtype=float), np.asarray(c["r_hi"], dtype=float)
         ok = np.isfinite(lo)
         ax2.vlines(np.asarray(c["z_center"])[ok], lo[ok], hi[ok], color=f"C{k}", alpha=0.4)
+    if comparison:
+        lo, hi = comparison["log10_recall_range"]
+        axz.axvspan(lo, hi, color="grey", alpha=0.1, lw=0, label="common log-recall range")
+    axz.set_xlabel("log10 recall (unnormalised: sum of r rho within Z)")
+    axz.set_ylabel("precision within Z")
+    axz.set_ylim(-0.02, 1.02)
+    axz.legend(fontsize=7)
+    axz.set_title("PR within the output range Z (Eq. 3-4, Sec. 3.3)", fontsize=9)
     if common is not None and common[1] > common[0]:
         ax.axvspan(common[0], common[1], color="grey", alpha=0.1, lw=0, label="common recall range")
-    ax.set_xlabel("recall over the input space")
-    ax.set_ylabel("precision over the input space")
+    ax.set_xlabel("recall / estimated total of positives (whole sampled range)")
+    ax.set_ylabel("precision")
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize=7)
-    ax.set_title("PR curve (Eq. 3-4; band: precision bounds, simultaneous 95%)", fontsize=9)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
+    ax.set_title("whole-space PR (ours; band: precision bounds, simultaneous 95%)", fontsize=9)
     ax2.set_xlabel("model output z (bin centre)")
-    ax2.set_ylabel("r(z): share judged positive")
+    ax2.set_ylabel("r(z): mean score")
     ax2.set_ylim(-0.02, 1.02)
-    ax2.set_title("r(z): share judged positive, 95% interval per judged bin", fontsize=9)
+    ax2.set_title("r(z): mean score per bin, 95% interval per judged bin", fontsize=9)
     ax2.legend(fontsize=7)
     return fig
 
@@ -157,9 +181,11 @@ def _summary_rows(curves: Sequence[dict[str, Any]]) -> list[list[Any]]:
     rows = []
     for c in curves:
         iv = c.get("intervals", {})
-        au = iv.get("aupr", [np.nan, np.nan])
+        au = iv.get("aupr")
         dec = c.get("decision") or {}
-        rows.append([c["model"], c["aupr"], f"[{au[0]:.3g}, {au[1]:.3g}]", c.get("aupr_common"),
+        zr = c.get("in_range") or {}
+        rows.append([c["model"], "[" + ", ".join(f"{v:.4g}" for v in zr.get("z_range", [])) + "]", zr.get("aupr_log"),
+                     c["aupr"], "-" if au is None else f"[{au[0]:.3g}, {au[1]:.3g}]", c.get("aupr_common"),
                      c.get("aupr_common_normalised"), c["auroc"], max(c["bands"]["precision_hi"]),
                      c["positive_share"], dec.get("precision"), dec.get("recall"), c["n_judgments"],
                      c["interpolated_mass"]])
@@ -174,7 +200,8 @@ def write_curve_report(results: dict[str, Any], out_dir: str | Path, samples: Se
     paths: dict[str, Path] = {"json": write_json(results, out / "results.json")}
     curves = results["models"]
     common = results.get("common_recall")
-    figs = {"pr": pr_figure(curves, common), "density": density_figure(samples, results.get("cross_model"))}
+    figs = {"pr": pr_figure(curves, common, results.get("aupr_log_comparison")),
+            "density": density_figure(samples, results.get("rescaled_axis"))}
     uris = {}
     for name, fig in figs.items():
         fig.tight_layout()
@@ -210,7 +237,7 @@ def _html(results: dict[str, Any], uris: dict[str, str], grids: list[str]) -> st
              f"{html.escape(judge.get('note') or '')}</p>",
              f"<p>{results['per_bin']} representative(s) judged per bin (seed {results['seed']}).</p>"]
     parts += [f"<p>note: {html.escape(n)}</p>" for n in results.get("notes", [])]
-    parts.append(table(["model", "AUPR", "95% interval", "AUPR (common range)", "... / width",
+    parts.append(table(["model", "Z", "AUPR on log10 recall within Z", "AUPR (whole range, ours)", "95% interval", "AUPR (common range)", "... / width",
                         "AUROC", "precision at most (any threshold, simultaneous 95%)", "positive share of the space",
                         "precision at z>0", "recall at z>0", "judgments", "mass with interpolated r"],
                        _summary_rows(results["models"])))
@@ -219,9 +246,25 @@ def _html(results: dict[str, Any], uris: dict[str, str], grids: list[str]) -> st
                  "Precision bounds: simultaneous over every threshold, from Clopper-Pearson bounds per bin "
                  "(Bonferroni), which allow for such positives. Both assume the judged inputs are uniform draws within "
                  "their bins and take rho as exact; the sampler's own error is the chains' spread below.</p>")
+    cmp_ = results.get("aupr_log_comparison")
+    if cmp_:
+        lo, hi = cmp_["log10_recall_range"]
+        parts.append("<p>The paper's comparison (Sec. 3.3): ratio of the areas under precision over log10 recall on the "
+                     f"log-recall range both curves cover, [{lo:.3g}, {hi:.3g}]: "
+                     + "; ".join(f"{html.escape(n)} / {html.escape(cmp_['reference'])} = {v:.4g}"
+                                 for n, v in cmp_["ratio"].items()) + ".</p>")
+    for m in results["models"]:
+        zr = m.get("in_range") or {}
+        if zr:
+            parts.append(f"<p>{html.escape(str(m['model']))}: Z = [{zr['z_range'][0]:.4g}, {zr['z_range'][1]:.4g}] "
+                         f"({zr['n_bins']} bins; start: {html.escape(zr['start'])}; end: {html.escape(zr['end'])}); "
+                         f"recall within Z: {html.escape(zr['normalisation'])}"
+                         + ("" if zr.get("recall_normalised") is not None else
+                            f"; normalised recall not given: {html.escape(zr.get('recall_normalised_note', ''))}")
+                         + ".</p>")
     if results.get("common_recall"):
         lo, hi = results["common_recall"]
-        parts.append(f"<p>Common recall range of the models: [{lo:.3g}, {hi:.3g}].</p>")
+        parts.append(f"<p>Common (linear, normalised) recall range of the whole-space curves: [{lo:.3g}, {hi:.3g}].</p>")
     parts.append(f"<h2>PR curves and r(z)</h2><img alt='PR curves' src='{uris['pr']}'>")
     parts.append(f"<h2>Output distributions</h2><img alt='output distributions' src='{uris['density']}'>")
     for m in results["models"]:

@@ -154,7 +154,7 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
         project = store.project(who["project_id"])
         return page("annotate.html", token=token, annotator=who["name"], project=project.name, kind=project.kind,
                     scale=project.settings.get("scale"), question=project.settings.get("question"),
-                    guidelines=project.settings.get("guidelines"))
+                    graded=bool(project.settings.get("graded")), guidelines=project.settings.get("guidelines"))
 
     @app.get("/admin/{ref}", response_class=HTMLResponse)
     def admin_page(ref: str, request: Request):

@@ -182,11 +182,13 @@ class Workspace:
                      systems: Sequence[str] | None = None, scale: tuple[float, float] = (0.0, 100.0),
                      overlap: int = 1, lease_seconds: float = DEFAULT_LEASE_SECONDS,
                      data: dict | None = None, question: str | None = None,
-                     meta_columns: Sequence[str] = (), guidelines: str | None = None) -> tuple[int, str]:
+                     meta_columns: Sequence[str] = (), guidelines: str | None = None,
+                     graded: bool = False) -> tuple[int, str]:
         """A project over a given selection (``pool`` holds exactly the items to judge, in order):
         ``mode='pairwise'`` (``a`` vs ``b``) or ``mode='score'`` (each of ``systems`` scored on ``scale``).
         With ``question`` (score mode), a yes/no label project: the scale is 0-1 and people answer the
-        question (yes = 1). ``meta_columns``: metadata columns of ``pool`` stored with each item (an
+        question (yes = 1); ``graded=True`` also takes graded answers in [0, 1] (the page offers a 0-4 scale,
+        0 = no, 4 = yes, besides yes and no). ``meta_columns``: metadata columns of ``pool`` stored with each item (an
         ``image`` column of PNG data URIs is shown on the page). ``guidelines``: text shown to annotators.
         The project, its items and its queue are written in one transaction."""
         check_choice("mode", mode, ("pairwise", "score"), where="annotate new")
@@ -213,6 +215,10 @@ class Workspace:
                     **_guidelines(guidelines)}
         if mode == "score" and question is not None:
             settings["question"] = str(question).strip()
+            if graded:
+                settings["graded"] = True
+        elif graded:
+            raise ParameterError("graded answers belong to a label project: give a question", field="graded")
         items = _rows(pool, systems, meta_columns)
         return self.store.create_project(name, kind=mode, mode="fixed", settings=settings, data=data or {"name": pool.name},
                                          items=items, units=project_units(mode, "fixed", settings,
@@ -342,6 +348,7 @@ class Workspace:
             out.update(output=stored["outputs"].get(a), scale=project.settings["scale"])
             if project.settings.get("question"):
                 out["question"] = project.settings["question"]
+                out["graded"] = bool(project.settings.get("graded"))
         if stored["meta"].get("image"):
             out["image"] = stored["meta"]["image"]
         return out
@@ -359,7 +366,7 @@ class Workspace:
         ``answer``: '1' (the first output shown), '2' (the second) or '0' (tie) for pairwise work (the
         integers 1, 2, 0 too); ``score`` for score work, a finite number on the project's scale (on a
         label project -- one with a ``question`` -- only 1 for yes and 0 for no, as numbers or the strings
-        "1" / "0"); ``skip=True`` (a real boolean) to decline. ``idempotency_key`` names this submission:
+        "1" / "0"; on a graded label project any number from 0 to 1); ``skip=True`` (a real boolean) to decline. ``idempotency_key`` names this submission:
         sent again with the same answer, the first id comes back and nothing is stored; with another
         answer, ConflictError. A second answer to an assignment is a ConflictError (undo the first).
         """
@@ -393,6 +400,12 @@ class Workspace:
             shown_first_is_a = row["shown_order"] == "ab"
             verdict = {"0": "tie", "1": "a" if shown_first_is_a else "b", "2": "b" if shown_first_is_a else "a"}[key]
             j = Judgment(verdict=verdict, detail={**detail, "answer": key}, **common)
+        elif project.settings.get("question") and project.settings.get("graded"):  # graded: anything in [0, 1]
+            value = _score(score)
+            if value is None or not 0 <= value <= 1:
+                raise ParameterError(f"answer the question with a score from 0 (no) to 1 (yes), got {score!r}",
+                                     field="score", item_id=row["item_id"])
+            j = Judgment(verdict=None, detail={**detail, "score": value}, **common)
         elif project.settings.get("question"):  # a yes/no label project: 1 or 0, nothing in between
             value = _label(score)
             if value is None:

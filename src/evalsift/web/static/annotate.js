@@ -1,4 +1,5 @@
-// evalsift annotator page: fetch the next assignment, show it, send the answer (keys 1 / 2 / 0, s to skip,
+// evalsift annotator page: fetch the next assignment, show it, send the answer (keys 1 / 2 / 0, y / n and on
+// graded label projects 0-4, s to skip,
 // u to undo the last answer; on score items type the number and press Enter).
 // Everything from the server is shown with textContent, never parsed as HTML.
 (function () {
@@ -7,6 +8,7 @@
   const token = root.dataset.token;
   const kind = root.dataset.kind;
   const label = root.dataset.label === "1";   // a yes/no question (score 1 / 0), maybe about an image
+  const graded = root.dataset.graded === "1"; // ... that also takes a grade 0-4 (score grade / 4)
   const low = Number(root.dataset.low);
   const high = Number(root.dataset.high);
   const statusEl = document.getElementById("status");
@@ -161,6 +163,9 @@
   document.querySelectorAll("button[data-label]").forEach((b) => {
     b.addEventListener("click", () => send({score: Number(b.dataset.label)}));
   });
+  document.querySelectorAll("button[data-grade]").forEach((b) => {
+    b.addEventListener("click", () => send({score: Number(b.dataset.grade) / 4}));
+  });
   document.querySelectorAll("button[data-skip]").forEach((b) => {
     b.addEventListener("click", () => send({skip: true}));
   });
@@ -174,6 +179,7 @@
     if (!current) { return; }
     if (kind === "pairwise" && !typing && ["1", "2", "0"].includes(ev.key)) { ev.preventDefault(); send({verdict: ev.key}); }
     else if (label && !typing && (ev.key === "y" || ev.key === "n")) { ev.preventDefault(); send({score: ev.key === "y" ? 1 : 0}); }
+    else if (graded && !typing && ["0", "1", "2", "3", "4"].includes(ev.key)) { ev.preventDefault(); send({score: Number(ev.key) / 4}); }
     else if (!typing && ev.key === "s") { ev.preventDefault(); send({skip: true}); }
     else if (kind === "score" && !label && ev.key === "Enter" && active !== "comment") { ev.preventDefault(); sendScore(); }
   });
