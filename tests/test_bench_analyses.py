@@ -134,7 +134,7 @@ def test_bench_pairwise_analyses_defaults_and_figures(capsys, tmp_path):
     out = capsys.readouterr().out
     assert code == 0 and "the whole bin" in out and "t-SNE" in out
     an = json.loads((tmp_path / "results.json").read_text())["analyses"]
-    assert an["params"] == {"clusters": 20, "bins": 50, "budget": None}
+    assert an["params"] == {"clusters": 50, "bins": 50, "budget": None}
     assert len(an["norm_bins"]["success"]) == 50
     assert set(an["selected_norms"]["methods"]) == {"diffuse", "random", "all items"}
     assert len(an["winning_distance"]["pairs"]) == json.loads((tmp_path / "results.json").read_text())["n_pairs"]

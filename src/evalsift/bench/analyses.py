@@ -62,12 +62,13 @@ class DiffUseAnalyses:
     """Collects the per-test-set analyses over the protocol's test sets (see the module doc):
     deviation, cluster size vs norm, norms of the selected items, norm bins.
 
-    ``bins``: difference-norm bins per test set (Fig. 10; default 50). ``budget``: None (default)
+    ``clusters``: the cut of DiffUse's tree for cluster size vs norm (Fig. 8; default 50, the paper's;
+    it was 20). ``bins``: difference-norm bins per test set (Fig. 10; default 50). ``budget``: None (default)
     judges each bin by all its items, as the paper; a number draws that many items at random from the
     bin instead (the earlier default was ``bins=5, budget=10``).
     """
 
-    def __init__(self, clusters: int = 20, bins: int = 50, budget: int | None = None, encoder: Any = "minilm") -> None:
+    def __init__(self, clusters: int = 50, bins: int = 50, budget: int | None = None, encoder: Any = "minilm") -> None:
         self.clusters, self.bins, self.budget, self.encoder = clusters, bins, budget, encoder
         self._dev: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
         self._wdev: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))

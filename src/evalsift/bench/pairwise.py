@@ -167,7 +167,7 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
     ``oracle``: a metric name (the old form, e.g. ``"mqm"``), an oracle spec (``"metric:mqm"``,
     ``"judgments:FILE"``) or an Oracle object with ``verdicts`` and ``covers`` (see
     :func:`bench_oracle`). ``iterative`` (e.g. ``{"risk": 0.2, "min_labels": 5, "max_labels": 200}``)
-    adds the iterative table. ``analyses`` (e.g. ``{"clusters": 20, "bins": 5, "budget": 10}``, or
+    adds the iterative table. ``analyses`` (e.g. ``{"clusters": 50, "bins": 5, "budget": 10}``, or
     ``{}`` for those defaults) adds DiffUse's own analyses (:mod:`evalsift.bench.analyses`).
     ``jobs`` / ``backend`` / ``ray_address``: the (pair, seed) test sets run on that many worker
     processes or on Ray (:func:`evalsift.bench.parallel.run_tasks`); the result is the serial one.
