@@ -43,6 +43,15 @@ NOT_RUN = {
     ("docs/cli.md", "import hashlib"): "vectors computed on a GPU elsewhere; all_outputs stands for your texts",
     ("docs/llm-judge.md", "class LLMCache(Protocol)"): "the shape of a protocol, not a program",
     ("docs/scale.md", "from evalsift.bench import pairwise_bench"): "pool, fn, tasks and a Ray head stand for yours",
+    ("docs/reproductions.md", "evalsift bench pairwise"): "benchmark sweeps of 3 to 13 minutes each",
+    ("docs/reproductions.md", "python benchmarks/"): "benchmark scripts of 11 seconds to 19 minutes each (they print the tables)",
+    ("docs/reproductions.md", "evalsift --quiet bench subset"): "a benchmark run of about 30 seconds; bench subset --protocol "
+                                                                "paper is tested in tests/test_real_data.py",
+    ("docs/reproductions.md", "evalsift profile"): "profiles of 30-90 seconds each; docs/transparency.md's examples run profile",
+    ("docs/reproductions.md", "OMP_NUM_THREADS=1 python benchmarks/omni_toy.py"):
+        "about 35 minutes: training the 6-layer toy and enumerating its 10^8 sequences",
+    ("docs/reproductions.md", "for s in 0 1"): "sampling two toys, about 12 minutes",
+    ("docs/reproductions.md", "evalsift --quiet omni curve"): "reads the two samples the loop above writes",
 }
 
 
