@@ -100,7 +100,7 @@ SRC = Path(evalsift.__file__).resolve().parents[1]
 def evalsift_process(*argv: str) -> subprocess.Popen:
     """``evalsift ARGV`` as a subprocess importing this checkout's package."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])),
-           "EVALSIFT_QUIET": "1"}
+           "EVALSIFT_QUIET": "1", "PYTHONFAULTHANDLER": "1"}  # a hung run shows its stacks when aborted
     return subprocess.Popen([sys.executable, "-m", "evalsift.cli", *argv], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
 
@@ -158,8 +158,9 @@ def test_an_interrupted_judge_pays_no_answer_twice(tmp_path, sig):
             proc.send_signal(sig)
             try:
                 code = proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            except subprocess.TimeoutExpired:  # SIGABRT: faulthandler writes every thread's stack to stderr
+                proc.send_signal(signal.SIGABRT)
+                proc.wait()
                 code = "still running 15 s after the signal"
             exit_seconds = time.monotonic() - t
             err = proc.stderr.read()
