@@ -14,6 +14,11 @@ dropped and why, and fails only when too few remain.
 
 The rule, in order:
 
+0. **the pair's own items**: when the pool says which systems each item belongs to (metadata column
+   ``_systems``: per item a tuple of systems, or None for an item every system shares -- Chatbot Arena
+   battles, where each battle is an item of its two models only), the items of other pairs are not
+   the pair's at all: they are left out before anything is counted (``other_pairs``), never reported
+   as missing;
 1. **outputs**: items where either system has no output (``None``) are dropped -- unless neither
    system has any output at all (score-only data, e.g. a response matrix), where there is nothing
    to require;
@@ -53,6 +58,8 @@ from .pool import Pool
 
 MIN_PAIR_ITEMS = 2
 MIN_RANKING_ITEMS = 2
+#: metadata column naming, per item, the systems the item belongs to (None: every system); see the module doc
+PAIR_SYSTEMS = "_systems"
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,7 @@ class PairRestriction:
     no_output_a: int = 0  # items where a has no output (b may have one or not)
     no_output_b: int = 0
     no_output_both: int = 0  # neither has one
+    other_pairs: int = 0  # items of other pairs (metadata ``_systems``): never this pair's, not counted in n_total
 
     @property
     def dropped(self) -> int:
@@ -96,7 +104,8 @@ class PairRestriction:
         return {"a": self.a, "b": self.b, "n_total": self.n_total, "n_used": self.pool.n_items,
                 "dropped_outputs": self.dropped_outputs, "dropped_scores": self.dropped_scores,
                 "metric": self.metric, "judge": self.judge,
-                "no_output": {self.a: self.no_output_a, self.b: self.no_output_b, "both": self.no_output_both}}
+                "no_output": {self.a: self.no_output_a, self.b: self.no_output_b, "both": self.no_output_both},
+                "other_pairs": self.other_pairs}
 
     def scope(self, pool_size: int | None = None) -> str:
         """The missingness assumption a pairwise decision rests on, for people: which items it is
@@ -174,6 +183,7 @@ def restrict_pair(pool: Pool, a: str, b: str, *, metric: str | None = None, orac
     fewer than ``min_items`` remain.
     """
     pair = pool.pair(a, b)
+    pair, other = _own_items(pair, a, b, min_items)
     n = pair.n_items
     have = [np.array([o is not None for o in pair.outputs[s]], dtype=bool) for s in (a, b)]
     if any(h.any() for h in have):
@@ -192,11 +202,34 @@ def restrict_pair(pool: Pool, a: str, b: str, *, metric: str | None = None, orac
                                   dropped_scores=int((ok_out & ~ok).sum()), metric=metric,
                                   judge=None if oracle is None else getattr(oracle, "name", str(oracle)),
                                   no_output_a=int(lacks[0].sum()), no_output_b=int(lacks[1].sum()),
-                                  no_output_both=int((lacks[0] & lacks[1]).sum()))
+                                  no_output_both=int((lacks[0] & lacks[1]).sum()), other_pairs=other)
     if restriction.pool.n_items < min_items:
         raise DataError(f"{restriction.note()}; a comparison needs at least {min_items}. Choose another pair "
                         "or complete the data.", system=b if have[1].sum() < have[0].sum() else a)
     return restriction
+
+
+def _own_items(pair: Pool, a: str, b: str, min_items: int) -> tuple[Pool, int]:
+    """``pair`` without the items that belong to other systems (metadata ``_systems``), and how many those were.
+
+    >>> p = Pool(item_ids=["1", "2", "3"], systems=["A", "B", "C"],
+    ...          metadata={"_systems": [("A", "B"), ("B", "C"), None]})
+    >>> r = restrict_pair(p, "B", "A", min_items=1)
+    >>> r.pool.item_ids, r.n_total, r.other_pairs, r.dropped
+    (('1', '3'), 2, 1, 0)
+    """
+    col = pair.metadata.get(PAIR_SYSTEMS)
+    if col is None:
+        return pair, 0
+    mine = np.array([s is None or (a in s and b in s) for s in col], dtype=bool)
+    if mine.all():
+        return pair, 0
+    other = int((~mine).sum())
+    if mine.sum() < min_items:
+        raise DataError(f"{a} vs {b}: pool {pair.name!r} has {int(mine.sum())} item(s) of this pair (its items are "
+                        f"battles of two systems each; {other} belong to other pairs); a comparison needs at least "
+                        f"{min_items}. Choose a pair that was judged against each other.", system=b)
+    return pair.subset(np.flatnonzero(mine)), other
 
 
 @dataclass(frozen=True)
