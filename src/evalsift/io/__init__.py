@@ -34,7 +34,7 @@ from .chaosnli import read_chaosnli
 from .datasets import ENV_VAR, data_root, find_datasets, resolve_dataset
 from .demo import make_demo_pool
 from .mtme import read_mtme, read_score_file
-from .pairwise import looks_pairwise, read_pairwise, read_pairwise_pool
+from .pairwise import looks_pairwise, pairwise_layout, read_pairwise, read_pairwise_pool
 from .s2e import read_s2e_jsonl, write_s2e_jsonl
 from .summeval import read_summeval
 from .table import read_table, write_table
@@ -46,7 +46,8 @@ formats.add("mtme", read_mtme, "mt-metrics-eval <testset>/<lp> (WMT)")
 formats.add("summeval", read_summeval, "SummEval summeval.json")
 formats.add("alpaca", read_alpaca, "AlpacaEval folder with model_outputs/")
 formats.add("chaosnli", read_chaosnli, "ChaosNLI chaosNLI_<subset>.jsonl + predictions/ (items x model runs)")
-formats.add("pairwise", read_pairwise_pool, "pairwise judgments: item_id, system_a, system_b, verdict (CSV/TSV/JSONL)")
+formats.add("pairwise", read_pairwise_pool, "recorded pairwise judgments: item_id, system_a, system_b, verdict; Chatbot "
+            "Arena battles, FastChat judgments, AlpacaEval annotations (CSV/TSV/JSONL/JSON)")
 
 __all__ = [
     "load", "detect_format", "data_root", "find_datasets", "formats", "ENV_VAR",
@@ -59,14 +60,16 @@ _TABLE_SUFFIXES = {".csv", ".tsv", ".tab", ".parquet", ".pq"}
 
 
 def _jsonl_kind(path: Path) -> str:
-    """``s2e`` when the first record has a ``tgt`` key, else ``table``; DataError for an empty or unreadable file."""
+    """``pairwise`` when the first record has the fields of recorded judgments (a pairwise table row, an Arena
+    battle, a FastChat judgment, an AlpacaEval annotation: :func:`~evalsift.io.pairwise.pairwise_layout`),
+    ``s2e`` when it has a ``tgt`` key, else ``table``; DataError for an empty or unreadable file."""
     line, state = first_line(path)  # streamed: a big file is not read whole to look at its first line
     if line is not None:
         try:
             rec = json.loads(line)
         except json.JSONDecodeError:
             return "table"  # the reader reports the line
-        if isinstance(rec, dict) and {"system_a", "system_b", "verdict"} <= set(rec):
+        if isinstance(rec, dict) and pairwise_layout(rec) is not None:
             return "pairwise"
         return "s2e" if isinstance(rec, dict) and "tgt" in rec else "table"
     raise empty_file_error(path, state, "items",
@@ -91,9 +94,13 @@ def detect_format(path: str | Path) -> str | None:
     """The format name for ``path``, or None when it is not a path at all (then it may be a dataset name).
 
     Directories: ``model_outputs/`` -> alpaca, ``summeval.json`` -> summeval, ``sources/`` -> mtme.
-    Files: ``.json`` -> summeval, ``.jsonl`` with ``tgt`` -> s2e, a ``.csv``/``.tsv`` header or first
-    ``.jsonl`` record with ``system_a``, ``system_b`` and ``verdict`` -> pairwise, other ``.jsonl``/``.csv``/
-    ``.tsv``/``.parquet`` -> table. A missing ``<testset>/<lp>`` whose ``<testset>/sources/<lp>.txt`` exists -> mtme.
+    Files: recorded pairwise judgments -> pairwise: a ``.csv``/``.tsv`` header, first ``.jsonl`` record or
+    first element of a ``.json`` list with the fields of a pairwise table (``system_a``, ``system_b``,
+    ``verdict``), Chatbot Arena battles (``model_a``, ``model_b``, ``winner``), FastChat judgments
+    (``model_1``, ``model_2``, ``g1_winner``, ``g2_winner``) or AlpacaEval annotations (``generator_1``,
+    ``generator_2``, ``preference``, ``instruction``); other ``.json`` -> summeval, ``.jsonl`` with ``tgt`` -> s2e,
+    other ``.jsonl``/``.csv``/``.tsv``/``.parquet`` -> table. A missing ``<testset>/<lp>`` whose
+    ``<testset>/sources/<lp>.txt`` exists -> mtme.
     """
     path = Path(path).expanduser()
     if path.is_dir():
@@ -101,7 +108,7 @@ def detect_format(path: str | Path) -> str | None:
     if path.is_file():
         suffix = path.suffix.lower()
         if suffix == ".json":
-            return "summeval"
+            return "pairwise" if looks_pairwise(path) else "summeval"
         if suffix in (".jsonl", ".ndjson"):
             return _jsonl_kind(path)
         if suffix in _TABLE_SUFFIXES:

@@ -8,7 +8,9 @@ Names found under the root (nothing is assumed to exist; each is discovered by i
 - ``<folder>`` for every ``<root>/<folder>/summeval.json`` (``summeval``) and
   ``<root>/<folder>/model_outputs/`` (``alpaca-eval``); ``summeval`` also for ``<root>/summeval.json``;
 - ``<folder>/<subset>`` (``chaosnli/snli``, ``chaosnli/mnli_m``) for a ``<root>/<folder>/`` holding
-  ``chaosNLI_v1.0/chaosNLI_<subset>.jsonl`` and ``predictions/<SNLI|MNLI>_*.json``.
+  ``chaosNLI_v1.0/chaosNLI_<subset>.jsonl`` and ``predictions/<SNLI|MNLI>_*.json``;
+- ``<folder>/<stem>`` (``arena-ppr/human``) for a file of recorded pairwise judgments directly in
+  ``<root>/<folder>/`` (:func:`evalsift.io.pairwise.find_judge_files`), read by the ``pairwise`` reader.
 
 ``demo`` is built in and needs no data root.
 """
@@ -78,6 +80,10 @@ def find_datasets(root: Path | None = None) -> dict[str, tuple[str, Path | None]
         for subset in chaosnli_subsets(folder):
             found.setdefault(f"{folder.name}/{subset}",
                              ("chaosnli", folder / "chaosNLI_v1.0" / f"chaosNLI_{subset}.jsonl"))
+    from .pairwise import find_judge_files  # pairwise imports this module
+
+    for name, file in find_judge_files(root).items():
+        found.setdefault(name, ("pairwise", file))
     return found
 
 

@@ -1,4 +1,4 @@
-"""Recorded pairwise judgments: a table of verdicts, SummEval's LLM choices, AlpacaEval's preferences.
+"""Recorded pairwise judgments: a table of verdicts, judge files, SummEval's LLM choices, AlpacaEval's preferences.
 
 Every reader here returns a :class:`PairwiseData`: a :class:`~evalsift.pool.Pool` (the items and
 systems the judgments are about) plus the recorded :class:`~evalsift.oracle.base.Judgment`\\ s, in
@@ -38,17 +38,27 @@ Rules:
 (('1', '2'), ('X', 'Y'), ['a', 'b'])
 >>> folder.cleanup()
 
+Judge files as people keep them
+-------------------------------
+:func:`read_pairwise` also reads Chatbot Arena battle files, FastChat / MT-Bench pairwise judgments and
+AlpacaEval ``annotations.json`` (JSONL, a JSON list, CSV or TSV), telling the layout from the header or
+the first record (:func:`pairwise_layout`); the rules are in :mod:`evalsift.io.judge_files`. A command
+that reads the same file in several roles (``--data``, the oracle, a proxy) reads it once: results are
+kept per file content.
+
 Recorded datasets (names resolved under ``$EVALSIFT_DATA``; see :func:`read_judgments`)
 -------------------------------------------------------------------------------------
 - ``summeval/llm-pairwise/<dimension>``: GPT-3.5's choices between two SummEval summaries, each
   pair asked in both presentation orders (:func:`read_summeval_pairwise`);
 - ``alpaca-eval/preferences`` (or ``alpaca-eval/preferences/<annotator_config>``): AlpacaEval's judge
-  preferences of each model against the baseline (:func:`read_alpaca_preferences`).
+  preferences of each model against the baseline (:func:`read_alpaca_preferences`);
+- ``<folder>/<stem>`` (``arena-ppr/human``): a judge file directly in a folder (:func:`find_judge_files`).
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -62,8 +72,9 @@ from typing import Any
 from ..errors import DataError, UnknownNameError, suggest
 from ..oracle.base import Judgment
 from ..pool import Pool
-from ._common import (MISSING_TOKENS, blank_state, empty_file_error, iter_jsonl, natural_key, read_text, to_float,
-                      warn_data)
+from ..restrict import PAIR_SYSTEMS
+from ._common import (MISSING_TOKENS, blank_state, check_file, empty_file_error, first_line, iter_jsonl, natural_key,
+                      read_text, to_float, warn_data)
 from .datasets import ENV_VAR, data_root
 
 REQUIRED = ("item_id", "system_a", "system_b", "verdict")
@@ -71,7 +82,8 @@ OPTIONAL = ("input", "output_a", "output_b", "annotator", "kind", "shown_order",
 VERDICT_CODES = {"a": "a", "b": "b", "tie": "tie", "1": "a", "2": "b", "0": "tie"}
 KINDS = ("human", "llm", "metric")
 ORDERS = ("ab", "ba")
-_KINDS_BY_SUFFIX = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+_KINDS_BY_SUFFIX = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+                    ".json": "json"}
 _EXPECTED = ("a header line with item_id, system_a, system_b, verdict (optional: input, output_a, output_b, "
              "annotator), then one line per judgment")
 
@@ -147,9 +159,46 @@ def _table_kind(path: Path) -> str:
         suffixes.pop()
     kind = _KINDS_BY_SUFFIX.get(suffixes[-1] if suffixes else "")
     if kind is None:
-        raise DataError(f"{path}: unknown pairwise table format {path.suffix!r}; use .csv, .tsv or .jsonl "
+        raise DataError(f"{path}: unknown pairwise table format {path.suffix!r}; use .csv, .tsv, .jsonl or .json "
                         "(optionally gzipped as .csv.gz etc.).")
     return kind
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _json_list_rows(path: Path, what: str, expected: str) -> list[tuple[int, Any]]:
+    """``(line, element)`` for every element of a file holding one JSON list, ``line`` being the line where
+    the element starts (so errors can name it as for JSONL); DataError for anything else."""
+    text = read_text(path)
+    pos = _JSON_SPACE.match(text).end()
+    if pos == len(text):
+        raise empty_file_error(path, blank_state(text), what, expected)
+    if text[pos] != "[":
+        raise DataError(f"{path}: expected a JSON list ([{{...}}, {{...}}]) of {expected}; the file starts with "
+                        f"{text[pos]!r} instead of '['.")
+    decoder = json.JSONDecoder()
+    out: list[tuple[int, Any]] = []
+    line, last = 1, 0
+    pos = _JSON_SPACE.match(text, pos + 1).end()
+    if text.startswith("]", pos):
+        raise empty_file_error(path, "holds an empty JSON list", what, expected)
+    while True:
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            raise DataError(f"{path}: not valid JSON ({e.msg}, line {e.lineno} column {e.colno}).") from None
+        line += text.count("\n", last, pos)
+        last = pos
+        out.append((line, obj))
+        pos = _JSON_SPACE.match(text, end).end()
+        if text.startswith(",", pos):
+            pos = _JSON_SPACE.match(text, pos + 1).end()
+            continue
+        if text.startswith("]", pos) and _JSON_SPACE.match(text, pos + 1).end() == len(text):
+            return out
+        at = text.count("\n", 0, pos) + 1
+        raise DataError(f"{path}: not valid JSON (expected ',' or the list's closing ']' on line {at}).")
 
 
 def _csv_rows(path: Path, text: str, delimiter: str) -> list[tuple[int, dict[str, Any]]]:
@@ -167,18 +216,110 @@ def _csv_rows(path: Path, text: str, delimiter: str) -> list[tuple[int, dict[str
 
 
 def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """``(line, row)`` pairs, at least one (CSV/TSV: the header is line 1)."""
+    """``(line, row)`` pairs, at least one (CSV/TSV: the header is line 1; a JSON list: the line where
+    each object starts)."""
     kind = _table_kind(path)
-    if kind == "jsonl":
+    if kind in ("jsonl", "json"):
+        if kind == "jsonl":
+            records: Any = iter_jsonl(path, what="judgments", expected="one JSON object per line: " + _LAYOUT_NAMES)
+        else:
+            records = _json_list_rows(path, "judgments", "judgment objects (" + _LAYOUT_NAMES + ")")
         out = []
-        for lineno, rec in iter_jsonl(path, what="judgments",
-                                      expected="one JSON object per line with item_id, system_a, system_b, verdict"):
+        for lineno, rec in records:
             if not isinstance(rec, dict):
-                raise DataError(f"{path}: line {lineno}: expected a JSON object with item_id, system_a, system_b, "
-                                "verdict.")
+                raise DataError(f"{path}: line {lineno}: expected a JSON object ({_LAYOUT_NAMES}), got "
+                                f"{type(rec).__name__} {str(rec)[:40]!r}.")
             out.append((lineno, rec))
         return out
     return _csv_rows(path, read_text(path), "," if kind == "csv" else "\t")
+
+
+# ---------------------------------------------------------------------------------------- layouts
+#: the fields that make a file's first record (or header) one of the recorded-judgment layouts, tried in
+#: this order (see :func:`pairwise_layout`)
+LAYOUTS: dict[str, tuple[str, ...]] = {
+    "table": ("system_a", "system_b", "verdict"),
+    "fastchat": ("model_1", "model_2", "g1_winner", "g2_winner"),
+    "arena": ("model_a", "model_b", "winner"),
+    "alpaca": ("generator_1", "generator_2", "preference"),
+}
+_LAYOUT_NAMES = ("a pairwise table (item_id, system_a, system_b, verdict), Chatbot Arena battles (model_a, model_b, "
+                 "winner), FastChat pairwise judgments (question_id, model_1, model_2, g1_winner, g2_winner) or "
+                 "AlpacaEval annotations (instruction, generator_1, generator_2, preference)")
+#: AlpacaEval annotations name their item by one of these (besides generator_1, generator_2, preference)
+ALPACA_ITEM_FIELDS = ("instruction", "index")
+
+
+def pairwise_layout(columns: Any) -> str | None:
+    """Which recorded-judgment layout a header (or a first record's keys) ``columns`` has, or None.
+
+    - ``table``: ``system_a``, ``system_b``, ``verdict`` (the pairwise table);
+    - ``fastchat``: ``model_1``, ``model_2``, ``g1_winner``, ``g2_winner`` (FastChat / MT-Bench judge files);
+    - ``arena``: ``model_a``, ``model_b``, ``winner`` (Chatbot Arena battles, MT-Bench human judgments);
+    - ``alpaca``: ``generator_1``, ``generator_2``, ``preference`` and ``instruction`` or ``index``, without
+      ``annotator_config`` (AlpacaEval's ``annotations.json``; its ``preferences_all_annotators`` table,
+      which has ``annotator_config`` and ``instruction_idx``, is the ``alpaca-eval/preferences`` dataset).
+
+    >>> pairwise_layout(["num", "question_id", "model_a", "model_b", "winner"])
+    'arena'
+    >>> pairwise_layout({"item_id": 1, "system": "X", "output": "..."}) is None
+    True
+    """
+    cols = set(columns)
+    for layout, need in LAYOUTS.items():
+        if set(need) <= cols:
+            if layout == "alpaca" and ("annotator_config" in cols or not cols & set(ALPACA_ITEM_FIELDS)):
+                continue
+            return layout
+    return None
+
+
+class _Builder:
+    """Collects what a reader finds -- items and systems in first-seen order, outputs, inputs, judgments --
+    and makes the :class:`PairwiseData`. Outputs and inputs are kept once per item (and system); a second,
+    different text is a DataError naming both lines (:func:`_set_once`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.items: dict[str, int] = {}
+        self.systems: dict[str, int] = {}
+        self.outputs: dict[tuple[str, str], tuple[str, int]] = {}
+        self.inputs: dict[tuple[str], tuple[str, int]] = {}
+        self.judgments: list[Judgment] = []
+        self.battles: dict[str, tuple[str, str]] | None = None  # item -> its two systems, when items are battles
+        self._pairs: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def battle(self, iid: str, a: str, b: str) -> None:
+        """Note that item ``iid`` is a battle of ``a`` and ``b`` only (no other pair has it): the Pool's
+        metadata ``_systems`` says so, and :func:`~evalsift.restrict.restrict_pair` keeps a pair's own battles."""
+        if self.battles is None:
+            self.battles = {}
+        key = (a, b) if a <= b else (b, a)
+        self.battles.setdefault(iid, self._pairs.setdefault(key, key))  # one tuple per pair, shared
+
+    def see(self, iid: str, a: str, b: str) -> None:
+        """Note an item and its two systems (first-seen order)."""
+        self.items.setdefault(iid, len(self.items))
+        self.systems.setdefault(a, len(self.systems))
+        self.systems.setdefault(b, len(self.systems))
+
+    def output(self, iid: str, system: str, text: str | None, line: int, column: str) -> None:
+        if text is not None:
+            _set_once(self.outputs, (iid, system), text, line, self.path, column, iid, system)
+
+    def input(self, iid: str, text: str | None, line: int, column: str) -> None:
+        if text is not None:
+            _set_once(self.inputs, (iid,), text, line, self.path, column, iid, None)
+
+    def build(self, name: str | None) -> PairwiseData:
+        ids, names = list(self.items), list(self.systems)
+        with_output = {s for _, s in self.outputs}
+        outs = {s: [self.outputs.get((i, s), (None,))[0] for i in ids] for s in names if s in with_output}
+        ins = [self.inputs.get((i,), (None,))[0] for i in ids] if self.inputs else None
+        meta = {PAIR_SYSTEMS: [self.battles.get(i) for i in ids]} if self.battles else None
+        pool = Pool(item_ids=ids, inputs=ins, systems=names, outputs=outs, metadata=meta,
+                    name=name if name is not None else str(self.path))
+        return PairwiseData(pool=pool, judgments=tuple(self.judgments), source=str(self.path))
 
 
 def _text(value: Any) -> str | None:
@@ -218,27 +359,72 @@ def _choice(path: Path, line: int, column: str, value: Any, options: tuple[str, 
 
 
 def read_pairwise(path: str | Path, *, name: str | None = None) -> PairwiseData:
-    """Read a pairwise table (CSV, TSV or JSONL) into a Pool plus its judgments (see the module doc).
+    """Read a file of recorded pairwise judgments into a Pool plus its judgments.
 
-    ``name`` is the Pool's name (default: the path).
+    The layout is told by the header (CSV/TSV) or the first record (JSONL, or a JSON list), see
+    :func:`pairwise_layout`: the pairwise table (the module doc), Chatbot Arena battles and MT-Bench
+    human judgments (:func:`evalsift.io.judge_files.read_arena`), FastChat pairwise judge files
+    (:func:`evalsift.io.judge_files.read_fastchat`) or AlpacaEval annotations
+    (:func:`evalsift.io.judge_files.read_alpaca_annotations`). ``name`` is the Pool's name (default:
+    the path).
 
     >>> data = read_pairwise("pairs.csv")                          # doctest: +SKIP
     >>> data.pool.n_items, len(data.judgments_of("model-x", "model-y"))  # doctest: +SKIP
     (50, 50)
     """
     path = Path(path)
+    stamp = _fingerprint(path)
+    if stamp is None:
+        return _read_file(path, name)
+    data = _read_cached(str(path), stamp)
+    if name is None:
+        return data
+    return PairwiseData(pool=data.pool.with_name(name), judgments=data.judgments, source=data.source)
+
+
+def _fingerprint(path: Path) -> tuple[str, int, str] | None:
+    """(resolved path, size, BLAKE2 digest of the bytes) of a readable file, None otherwise (the reader then
+    raises the DataError that names the problem)."""
+    try:
+        if not path.is_file():
+            return None
+        data = path.read_bytes()
+        return str(path.resolve()), len(data), hashlib.blake2b(data, digest_size=16).hexdigest()
+    except OSError:
+        return None
+
+
+@lru_cache(maxsize=8)
+def _read_cached(path: str, stamp: tuple[str, int, str]) -> PairwiseData:
+    """One read per file content: a command reads the same file as ``--data``, as the oracle and as a proxy."""
+    return _read_file(Path(path), None)
+
+
+def _read_file(path: Path, name: str | None) -> PairwiseData:
     rows = _rows(path)
     cols = list(dict.fromkeys(k for _, r in rows for k in r))
+    layout = pairwise_layout(rows[0][1]) or pairwise_layout(cols)
+    if layout is None or layout == "table":
+        return _read_table(path, rows, cols, name)
+    from . import judge_files
+
+    return judge_files.READERS[layout](path, rows, cols, name)
+
+
+def _read_table(path: Path, rows: list[tuple[int, dict[str, Any]]], cols: list[str], name: str | None) -> PairwiseData:
+    """The pairwise table (the module doc) from its rows."""
     missing = [c for c in REQUIRED if c not in cols]
     if missing:
+        extra = ""
+        if {"annotator_config", "instruction_idx", "generator_1"} <= set(cols):
+            extra = (" This is AlpacaEval's preferences_all_annotators table: replay it as "
+                     "judgments:alpaca-eval/preferences[/<annotator_config>] (read_alpaca_preferences).")
+        elif len(missing) == len(REQUIRED):  # not meant as a table: say what else is read
+            extra = f" Judge files are read too: {_LAYOUT_NAMES}."
         raise DataError(f"{path}: missing required column(s) {missing}; found columns {cols}. A pairwise table needs "
-                        "item_id, system_a, system_b, verdict (one row per judgment; verdict a, b or tie, or 1, 2, 0).",
-                        field=missing[0], hint="add the missing columns")
-    items: dict[str, int] = {}
-    systems: dict[str, int] = {}
-    outputs: dict[tuple[str, str], tuple[str, int]] = {}
-    inputs: dict[tuple[str], tuple[str, int]] = {}
-    judgments: list[Judgment] = []
+                        "item_id, system_a, system_b, verdict (one row per judgment; verdict a, b or tie, or 1, 2, 0)."
+                        + extra, field=missing[0], hint="add the missing columns")
+    out = _Builder(path)
     for line, r in rows:
         iid, sa, sb = (_text(r.get(c)) for c in ("item_id", "system_a", "system_b"))
         empty = [c for c, v in (("item_id", iid), ("system_a", sa), ("system_b", sb)) if v is None or not v.strip()]
@@ -256,27 +442,18 @@ def read_pairwise(path: str | Path, *, name: str | None = None) -> PairwiseData:
                             "2 (= b), 0 (= tie).", field="verdict", item_id=iid, hint="use a, b, tie or 1, 2, 0")
         kind = _choice(path, line, "kind", r.get("kind"), KINDS, "human", iid)
         order = _choice(path, line, "shown_order", r.get("shown_order"), ORDERS, "ab", iid)
-        items.setdefault(iid, len(items))
-        systems.setdefault(sa, len(systems))
-        systems.setdefault(sb, len(systems))
-        for col, s in (("output_a", sa), ("output_b", sb)):
-            text = _text(r.get(col))
-            if text is not None:
-                _set_once(outputs, (iid, s), text, line, path, col, iid, s)
-        text = _text(r.get("input"))
-        if text is not None:
-            _set_once(inputs, (iid,), text, line, path, "input", iid, None)
+        out.see(iid, sa, sb)
+        out.output(iid, sa, _text(r.get("output_a")), line, "output_a")
+        out.output(iid, sb, _text(r.get("output_b")), line, "output_b")
+        out.input(iid, _text(r.get("input")), line, "input")
         detail: dict[str, Any] = {"source": str(path), "line": line}
         comment = _text(r.get("comment"))
         if comment is not None:
             detail["comment"] = comment
-        judgments.append(Judgment(item_id=iid, a=sa, b=sb, verdict=verdict, annotator=_text(r.get("annotator")) or "file",
-                                  kind=kind, shown_order=order, detail=detail))
-    ids, names = list(items), list(systems)
-    outs = {s: [outputs.get((i, s), (None,))[0] for i in ids] for s in names}
-    ins = [inputs.get((i,), (None,))[0] for i in ids] if inputs else None
-    pool = Pool(item_ids=ids, inputs=ins, systems=names, outputs=outs, name=name if name is not None else str(path))
-    return PairwiseData(pool=pool, judgments=tuple(judgments), source=str(path))
+        out.judgments.append(Judgment(item_id=iid, a=sa, b=sb, verdict=verdict,
+                                      annotator=_text(r.get("annotator")) or "file", kind=kind, shown_order=order,
+                                      detail=detail))
+    return out.build(name)
 
 
 def read_pairwise_pool(path: str | Path, *, name: str | None = None) -> Pool:
@@ -290,29 +467,66 @@ def read_pairwise_pool(path: str | Path, *, name: str | None = None) -> Pool:
 
 
 def looks_pairwise(path: str | Path) -> bool:
-    """True when the CSV/TSV header (or the first JSONL record) has ``system_a``, ``system_b`` and ``verdict``.
+    """True when a file holds recorded pairwise judgments: its CSV/TSV header, first JSONL record or first
+    element of a JSON list has the fields of one of the :data:`LAYOUTS` (:func:`pairwise_layout`).
 
-    Used by format detection; a file that cannot be read as UTF-8 raises the usual line-numbered DataError.
+    Used by format detection; only the start of the file is read. A file that cannot be read as UTF-8
+    raises the usual line-numbered DataError.
     """
     path = Path(path)
     try:
         kind = _table_kind(path)
     except DataError:
         return False
-    need = {"system_a", "system_b", "verdict"}
-    text = read_text(path)
-    for line in io.StringIO(text, newline=None):
-        if not line.strip():
-            continue
-        if kind == "jsonl":
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                return False
-            return isinstance(rec, dict) and need <= set(rec)
-        header = next(csv.reader([line.rstrip("\r\n")], delimiter="," if kind == "csv" else "\t"), [])
-        return need <= {h.strip() for h in header}
-    return False
+    if kind == "json":
+        rec = _first_json_element(path)
+        return isinstance(rec, dict) and pairwise_layout(rec) is not None
+    line, _ = first_line(path)
+    if line is None:
+        return False
+    if kind == "jsonl":
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            return False
+        return isinstance(rec, dict) and pairwise_layout(rec) is not None
+    header = next(csv.reader([line], delimiter="," if kind == "csv" else "\t"), [])
+    return pairwise_layout(h.strip() for h in header) is not None
+
+
+def _first_json_element(path: Path) -> Any:
+    """The first element of a file holding a JSON list, parsed from the file's start only (read in growing
+    blocks); None when the file does not start with a list (e.g. ``summeval.json``, an object) or the
+    element cannot be parsed."""
+    decoder = json.JSONDecoder()
+    size = 1 << 16
+    while True:
+        head, whole = _head(path, size)
+        text = head.decode("utf-8", "ignore").lstrip("\ufeff")
+        pos = _JSON_SPACE.match(text).end()
+        if pos < len(text) and text[pos] != "[":
+            return None
+        pos = _JSON_SPACE.match(text, pos + 1).end()
+        try:
+            return decoder.raw_decode(text, pos)[0]
+        except json.JSONDecodeError:
+            if whole:
+                return None
+        size *= 8
+
+
+def _head(path: Path, size: int) -> tuple[bytes, bool]:
+    """The first ``size`` bytes of a file (decompressed for ``.gz``) and whether that is all of it."""
+    from ._common import _open_binary
+
+    f = _open_binary(check_file(path))
+    try:
+        data = f.read(size + 1)
+    except (OSError, EOFError) as e:
+        raise DataError(f"{path}: cannot read the file ({getattr(e, 'strerror', None) or e}).") from None
+    finally:
+        f.close()
+    return data[:size], len(data) <= size
 
 
 # ---------------------------------------------------------------------------------------- SummEval
@@ -557,8 +771,10 @@ def find_judgment_sources(root: Path | None = None) -> dict[str, tuple[str, Path
     """Recorded-judgment dataset names under ``root`` (default ``$EVALSIFT_DATA``): name -> (reader, path, argument).
 
     ``<folder>/llm-pairwise/<dimension>`` for every ``<root>/<folder>/llm-pairwise/*_<dimension>.result``
-    (SummEval) and ``<folder>/preferences`` for every ``<root>/<folder>/preferences_all_annotators.csv.gz``
-    (AlpacaEval; ``<folder>/preferences/<annotator_config>`` picks another config).
+    (SummEval), ``<folder>/preferences`` for every ``<root>/<folder>/preferences_all_annotators.csv.gz``
+    (AlpacaEval; ``<folder>/preferences/<annotator_config>`` picks another config), and ``<folder>/<stem>``
+    for every file of recorded judgments directly in a folder (:func:`find_judge_files`, e.g.
+    ``arena-ppr/human`` for ``arena-ppr/human.jsonl``).
 
     >>> find_judgment_sources(Path("/nonexistent"))
     {}
@@ -567,6 +783,8 @@ def find_judgment_sources(root: Path | None = None) -> dict[str, tuple[str, Path
     found: dict[str, tuple[str, Path, str]] = {}
     if root is None or not root.is_dir():
         return found
+    for name, file in find_judge_files(root).items():
+        found[name] = ("file", file, "")
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
         llm = folder / SUMMEVAL_DIR
         if llm.is_dir():
@@ -574,6 +792,33 @@ def find_judgment_sources(root: Path | None = None) -> dict[str, tuple[str, Path
                 found[f"{folder.name}/{SUMMEVAL_DIR}/{dim}"] = ("summeval", llm, dim)
         if (folder / ALPACA_FILE).is_file():
             found[f"{folder.name}/preferences"] = ("alpaca", folder / ALPACA_FILE, ALPACA_CONFIG)
+    return found
+
+
+_JUDGE_FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
+
+
+def find_judge_files(root: Path) -> dict[str, Path]:
+    """``<folder>/<stem>`` -> file for every file directly inside a folder of ``root`` whose start shows
+    recorded pairwise judgments (:func:`looks_pairwise`: a pairwise table, Arena battles, FastChat judgments,
+    AlpacaEval annotations), e.g. ``arena-ppr/human`` -> ``<root>/arena-ppr/human.jsonl``. Only the start of
+    each candidate file is read; a file that cannot be read is passed over.
+
+    >>> find_judge_files(Path("/nonexistent"))
+    {}
+    """
+    found: dict[str, Path] = {}
+    if not root.is_dir():
+        return found
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        for file in sorted(folder.iterdir(), key=lambda f: natural_key(f.name)):
+            if file.suffix.lower() not in _JUDGE_FILE_SUFFIXES or not file.is_file():
+                continue
+            try:
+                if looks_pairwise(file):
+                    found.setdefault(f"{folder.name}/{file.stem}", file)
+            except DataError:
+                continue
     return found
 
 
@@ -592,6 +837,8 @@ def _read_dataset(reader: str, path: str, arg: str, name: str, stamp: tuple[int,
     """Read a recorded dataset once per (file, modification time): replays ask for it repeatedly."""
     if reader == "summeval":
         return read_summeval_pairwise(path, arg, name=name)
+    if reader == "file":
+        return read_pairwise(path, name=name)
     return read_alpaca_preferences(path, arg, name=name)
 
 
@@ -600,8 +847,10 @@ def read_judgments(source: str | Path) -> PairwiseData:
 
     Names: ``summeval/llm-pairwise/<dimension>`` (:func:`read_summeval_pairwise`),
     ``alpaca-eval/preferences`` and ``alpaca-eval/preferences/<annotator_config>``
-    (:func:`read_alpaca_preferences`). An unknown name raises UnknownNameError with the closest name
-    and every available one.
+    (:func:`read_alpaca_preferences`), ``<folder>/<stem>`` for a file of recorded judgments in a folder
+    of the data root (``arena-ppr/human``; :func:`find_judge_files`). A path is read by
+    :func:`read_pairwise` (any layout it knows). An unknown name raises UnknownNameError with the closest
+    name and every available one.
 
     >>> read_judgments("summeval/llm-pairwise/coherence").pool.n_items   # doctest: +SKIP
     100

@@ -1,9 +1,11 @@
 """JudgmentsOracle: replay recorded pairwise verdicts (``judgments:SOURCE``).
 
 ``SOURCE`` is a pairwise table (CSV/TSV/JSONL with ``item_id, system_a, system_b, verdict``; see
-:mod:`evalsift.io.pairwise`) or a recorded dataset under ``$EVALSIFT_DATA``:
-``summeval/llm-pairwise/<dimension>`` (GPT-3.5's choices, both presentation orders combined) or
-``alpaca-eval/preferences[/<annotator_config>]`` (AlpacaEval's judge vs the baseline).
+:mod:`evalsift.io.pairwise`), a judge file as people keep it (Chatbot Arena battles, FastChat /
+MT-Bench judgments, AlpacaEval annotations; see :mod:`evalsift.io.judge_files`) or a recorded dataset
+under ``$EVALSIFT_DATA``: ``summeval/llm-pairwise/<dimension>`` (GPT-3.5's choices, both presentation
+orders combined), ``alpaca-eval/preferences[/<annotator_config>]`` (AlpacaEval's judge vs the
+baseline) or ``<folder>/<stem>`` for a judge file in a folder there (``arena-ppr/human``).
 
 Items match by their id (as a string), systems by name; the pool the oracle is asked about may be
 any Pool with those ids and names (e.g. ``load("summeval")``).
@@ -59,8 +61,9 @@ def orient(j: Judgment, a: str, b: str) -> Judgment:
     return Judgment(**d)
 
 
-@oracle("judgments", help="replay recorded pairwise verdicts: judgments:FILE (a pairwise table) or a recorded "
-                          "dataset (summeval/llm-pairwise/<dim>, alpaca-eval/preferences)")
+@oracle("judgments", help="replay recorded pairwise verdicts: judgments:FILE (a pairwise table, Chatbot Arena "
+                          "battles, FastChat judgments, AlpacaEval annotations) or a recorded dataset "
+                          "(summeval/llm-pairwise/<dim>, alpaca-eval/preferences, arena-ppr/human)")
 class JudgmentsOracle:
     """Replays recorded pairwise judgments (see the module doc for what each method returns).
 

@@ -1,0 +1,439 @@
+"""Judge data as people keep it: Chatbot Arena battles, FastChat / MT-Bench judgments, AlpacaEval annotations.
+
+Each layout is read into the same :class:`~evalsift.io.pairwise.PairwiseData` as the pairwise table (a
+Pool plus recorded :class:`~evalsift.oracle.base.Judgment`\\ s), by the same entry points:
+:func:`~evalsift.io.pairwise.read_pairwise` tells the layout from the file's header or first record
+(:func:`~evalsift.io.pairwise.pairwise_layout`) and calls the reader here, so ``load(path)``,
+``--data FILE``, the ``judgments:FILE`` oracle and the ``judge:judgments:FILE`` proxy all take these
+files. The files may be JSONL, a JSON list (``.json``), CSV or TSV (``.gz`` too); errors name the
+file, the line (for a JSON list, the line where the object starts), the field and the fix.
+
+Who judged, and which kind of judge (:func:`judge_kind`)
+----------------------------------------------------------
+The annotator is the row's judge column when there is one (``judge`` for battles and FastChat, a
+list such as ``["gpt-4", "pair-v2"]`` joined with ``/``; ``annotator`` for AlpacaEval), else the
+file's name without its suffixes (``gpt-4-0125-preview.jsonl`` -> ``gpt-4-0125-preview``). The kind is
+``llm`` when that name contains the name of a known LLM family as a word start (:data:`LLM_FAMILIES`:
+gpt, chatgpt, claude, llama, mistral, mixtral, gemini, gemma, palm, bard, qwen, deepseek, vicuna,
+davinci), else ``human``: ``human.jsonl``, ``expert_0``, ``arena_user_973`` are human. A ``kind``
+column (``human``, ``llm``, ``metric``) overrides the rule.
+
+Chatbot Arena battles (:func:`read_arena`)
+--------------------------------------------
+Rows ``{model_a, model_b, winner, ...}``; ``winner`` is ``model_a``, ``model_b``, ``tie`` or ``tie (...)``
+(``tie (bothbad)``; MT-Bench's ``tie (inconsistent)``): every tie is the verdict ``tie``, the
+original value is kept in ``detail["winner"]``. ``model_a`` was shown first (left): ``shown_order``
+``ab``. The item is the battle:
+
+1. ``num`` when the file has it (the Prediction-Powered Ranking files: ``{num, question_id, model_a,
+   model_b, winner}``), else ``battle_id`` or ``id``: each battle is its own item, and files judging
+   the same battles (a human file and an LLM judge's) join on it;
+2. else ``question_id`` with ``turn`` (item ``<question_id>-t<turn>``; ``<question_id>`` without a
+   ``turn`` column): the MT-Bench human judgments layout, where an item is a question's turn that
+   several pairs and judges share (and FastChat's judge files use the same ids). This needs the key
+   to tell battles apart: the same item, pair and annotator twice is an error asking for a battle id
+   column (``num`` or ``battle_id``) -- unless the rows have a ``judge`` column and are identical.
+
+The same battle id twice is an error naming both lines when the content differs (other models,
+another ``question_id``, another text, or another winner from the same annotator); an identical
+repeat is left out with a note. With LMSYS's release fields ``conversation_a`` / ``conversation_b``
+(lists of ``{role, content}``), the last assistant message of each is that model's output and the
+first user message the item's input. ``question_id``, ``turn``, ``language``, ``anony`` go to
+``detail``.
+
+FastChat pairwise judgments (:func:`read_fastchat`)
+-----------------------------------------------------
+FastChat's ``data/mt_bench/model_judgment/gpt-4_pair.jsonl``: rows ``{question_id, model_1, model_2,
+g1_winner, g2_winner, judge: [model, prompt_name], turn, g1_judgment, g2_judgment, ...}``. Game 1 showed
+``model_1`` first, game 2 the order swapped; FastChat has already mapped both winners back to
+``model_1`` / ``model_2`` / ``tie`` (or ``error``: the judge's answer had no verdict). Each row gives TWO
+judgments of item ``<question_id>-t<turn>`` (turn 1 without a ``turn`` column), ``a = model_1``: game 1
+with ``shown_order`` ``ab`` by annotator ``<judge> (g1)``, game 2 with ``ba`` by ``<judge> (g2)``.
+Being two annotators, the vote rule makes agreeing games that verdict and disagreeing ones a tie
+(FastChat's "inconsistent"). ``error`` is never a verdict: an ``error`` judgment, counted in a note. A
+repeated row (FastChat appends when rerun) supersedes the earlier one, as FastChat's loader does.
+
+AlpacaEval annotations (:func:`read_alpaca_annotations`)
+----------------------------------------------------------
+``annotations.json`` as alpaca_eval writes it: a JSON list of ``{instruction, output_1, generator_1,
+output_2, generator_2, annotator, preference, dataset?, ...}``. The verdict is
+:func:`~evalsift.io.pairwise.alpaca_verdict` of ``preference`` (1 = output_1 better, 2 = output_2
+better, 1.5 or 0 a draw, a weighted annotator's value in between by which side of 1.5 it falls; the
+raw value is in ``detail``); a missing preference is an ``error`` judgment; a non-number or a number
+outside [1, 2] that is not 0 is a DataError. ``a = generator_1``; the item is the ``index`` column
+when there is one, else ``<dataset>/<sha1 of the instruction, 12 hex digits>`` (the same id in every
+file with that instruction); the instruction is the item's input, ``output_1``/``output_2`` the outputs;
+``shown_order`` is ``ab`` (``generator_1`` first, as the file records it; ``ba`` where a row says
+``is_switched_outputs: true``; alpaca_eval randomises the order by default and maps the preference back).
+Rows comparing a generator with itself are left out with a note.
+
+>>> import json, os, tempfile
+>>> folder = tempfile.TemporaryDirectory()
+>>> path = os.path.join(folder.name, "gpt-4.jsonl")
+>>> rows = [{"num": 1, "model_a": "X", "model_b": "Y", "winner": "model_b"},
+...         {"num": 2, "model_a": "Y", "model_b": "X", "winner": "tie (bothbad)"}]
+>>> _ = open(path, "w").write("".join(json.dumps(r) + "\\n" for r in rows))
+>>> from evalsift.io import read_pairwise
+>>> data = read_pairwise(path)
+>>> [(j.item_id, j.a, j.b, j.verdict, j.annotator, j.kind) for j in data.judgments]
+[('1', 'X', 'Y', 'b', 'gpt-4', 'llm'), ('2', 'Y', 'X', 'tie', 'gpt-4', 'llm')]
+>>> folder.cleanup()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError
+from ..oracle.base import Judgment, _now
+from ._common import MISSING_TOKENS, to_float, warn_data
+from .pairwise import KINDS, PairwiseData, _Builder, _choice, _text, alpaca_verdict
+
+#: name parts that make an annotator an LLM judge (matched at the start of a word, any case)
+LLM_FAMILIES = ("gpt", "chatgpt", "claude", "llama", "mistral", "mixtral", "gemini", "gemma", "palm", "bard", "qwen",
+                "deepseek", "vicuna", "davinci")
+_LLM_NAME = re.compile(r"(?:^|[^a-z])(?:" + "|".join(LLM_FAMILIES) + r")(?![a-z])", re.IGNORECASE)
+
+#: battle-id columns, in the order they are looked for
+BATTLE_IDS = ("num", "battle_id", "id")
+ARENA_WINNERS = {"model_a": "a", "model_b": "b", "tie": "tie"}
+FASTCHAT_WINNERS = {"model_1": "a", "model_2": "b", "tie": "tie"}
+_SUFFIXES = (".gz", ".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".tab")
+
+Rows = list[tuple[int, dict[str, Any]]]
+
+
+def judge_kind(name: str) -> str:
+    """``llm`` when ``name`` names a known LLM family at the start of a word (:data:`LLM_FAMILIES`), else ``human``.
+
+    Conservative: a name that does not say it is a model is taken as a person's.
+
+    >>> [judge_kind(n) for n in ("gpt-4-0125-preview", "claude-3-opus-20240229", "gpt4_pair", "llama-3-70b",
+    ...                          "weighted_alpaca_eval_gpt4_turbo", "human", "expert_0", "arena_user_973", "egpt")]
+    ['llm', 'llm', 'llm', 'llm', 'llm', 'human', 'human', 'human', 'human']
+    """
+    return "llm" if _LLM_NAME.search(name) else "human"
+
+
+def file_annotator(path: Path) -> str:
+    """The annotator a file without a judge column stands for: its name without the known suffixes.
+
+    >>> file_annotator(Path("data/gpt-4-0125-preview.jsonl.gz")), file_annotator(Path("human.json"))
+    ('gpt-4-0125-preview', 'human')
+    """
+    name = path.name
+    for suffix in _SUFFIXES:
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def _annotator(value: Any) -> str | None:
+    """A judge cell as a name: a string, or a list such as FastChat's ``["gpt-4", "pair-v2"]`` joined with ``/``."""
+    if isinstance(value, (list, tuple)):
+        parts = [str(v) for v in value if v is not None and str(v).strip()]
+        return "/".join(parts) or None
+    text = _text(value)
+    return text.strip() if text is not None and text.strip() else None
+
+
+def _kind(path: Path, line: int, row: dict[str, Any], annotator: str, iid: str) -> str:
+    if _text(row.get("kind")) is not None:
+        return _choice(path, line, "kind", row.get("kind"), KINDS, "human", iid)
+    return judge_kind(annotator)
+
+
+def _name(path: Path, line: int, row: dict[str, Any], column: str, iid: str | None, what: str) -> str:
+    """A model name cell, or a DataError saying the row must name it."""
+    value = _text(row.get(column))
+    if value is None or not value.strip():
+        raise DataError(f"{path}: line {line}: {column} is {'missing' if column not in row else 'empty'}; {what}.",
+                        field=column, item_id=iid, hint=f"give every row its {column}")
+    return value
+
+
+def _different(path: Path, line: int, a: str, b: str, iid: str) -> None:
+    if a == b:
+        raise DataError(f"{path}: line {line}: both sides are {a!r}; a judgment compares two different systems "
+                        "(leave such rows out).", system=a, item_id=iid)
+
+
+def _id(value: Any) -> str | None:
+    """An id cell as text: whole numbers without a decimal point (``7.0`` from a CSV or JSON -> ``7``)."""
+    if isinstance(value, float) and not math.isnan(value) and value.is_integer():
+        return str(int(value))
+    text = _text(value)
+    return text.strip() if text is not None and text.strip() else None
+
+
+def _item_key(path: Path, line: int, row: dict[str, Any], default_turn: Any = None) -> str:
+    """``<question_id>-t<turn>`` (or ``<question_id>`` without a turn and no default)."""
+    qid = _id(row.get("question_id"))
+    if qid is None:
+        raise DataError(f"{path}: line {line}: question_id is {'missing' if 'question_id' not in row else 'empty'}; "
+                        "every row names its question.", field="question_id", hint="give every row its question_id")
+    turn = _id(row.get("turn"))
+    turn = turn if turn is not None else (None if default_turn is None else str(default_turn))
+    return qid if turn is None else f"{qid}-t{turn}"
+
+
+def _conversation(value: Any) -> tuple[str | None, str | None]:
+    """(first user message, last assistant message) of an LMSYS conversation (a list of ``{role, content}``)."""
+    if not isinstance(value, list):
+        return None, None
+    user = next((_text(m.get("content")) for m in value if isinstance(m, dict) and m.get("role") == "user"), None)
+    answer = next((_text(m.get("content")) for m in reversed(value)
+                   if isinstance(m, dict) and m.get("role") == "assistant"), None)
+    return user, answer
+
+
+def _dropped_note(path: Path, count: int, what: str) -> None:
+    if count:
+        warn_data(f"{path}: {count} {what}.")
+
+
+# ---------------------------------------------------------------------------------------- arena
+def read_arena(path: Path, rows: Rows, cols: list[str], name: str | None = None) -> PairwiseData:
+    """Chatbot Arena battles (or MT-Bench human judgments) from a file's rows (see the module doc).
+
+    ``rows``: ``(line, record)`` pairs as :func:`~evalsift.io.pairwise.read_pairwise` reads them; ``cols``:
+    every field seen. Use ``read_pairwise(path)`` rather than calling this directly.
+    """
+    id_col = next((c for c in BATTLE_IDS if c in cols), None)
+    if id_col is None and "question_id" not in cols:
+        raise DataError(f"{path}: the battles have no id: found fields {cols}. Add a per-battle id column -- num "
+                        "(as in the Prediction-Powered Ranking files) or battle_id -- so judgments of the same battle "
+                        "in other files join on it, or question_id (with turn) when each question is one item.",
+                        field="num", hint="add a num or battle_id column")
+    by_judge = "judge" in cols
+    stem = file_annotator(path)
+    out = _Builder(path)
+    seen: dict[tuple[str, frozenset, str], tuple[int, tuple]] = {}
+    battles: dict[str, tuple[int, tuple]] = {}  # battle id -> (line, content shared by every judge)
+    repeats, stamp, kinds = 0, _now(), {}
+    for line, r in rows:
+        if id_col is not None:
+            iid = _id(r.get(id_col))
+            if iid is None:
+                raise DataError(f"{path}: line {line}: {id_col} is {'missing' if id_col not in r else 'empty'}; "
+                                f"every battle needs its id (the file's battles are identified by {id_col}).",
+                                field=id_col, hint=f"give every row its {id_col}")
+        else:
+            iid = _item_key(path, line, r)
+        a = _name(path, line, r, "model_a", iid, "every battle names the model shown first")
+        b = _name(path, line, r, "model_b", iid, "every battle names the model shown second")
+        _different(path, line, a, b, iid)
+        raw = r.get("winner")
+        text = _text(raw)
+        key = text.strip().lower() if text is not None else ""
+        verdict = ARENA_WINNERS.get(key) or ("tie" if key.startswith("tie (") and key.endswith(")") else None)
+        if verdict is None:
+            shown = "is empty" if text is None or not text.strip() else f"{raw!r} is not a battle outcome"
+            raise DataError(f"{path}: line {line}: winner {shown}; write model_a, model_b, tie or tie (bothbad).",
+                            field="winner", item_id=iid, hint="use model_a, model_b, tie or tie (bothbad)")
+        annotator = _annotator(r.get("judge")) or stem
+        user_a, answer_a = _conversation(r.get("conversation_a"))
+        user_b, answer_b = _conversation(r.get("conversation_b"))
+        if id_col is not None:  # one battle: the same models and question whoever judged it (texts: out.output)
+            content = (a, b, _id(r.get("question_id")), _id(r.get("turn")))
+            first = battles.setdefault(iid, (line, content))
+            if first[1] != content and not _same_battle(first[1], content):
+                raise DataError(f"{path}: line {line} uses battle {id_col} {iid!r} of line {first[0]} for another "
+                                f"battle ({_describe(content)} vs {_describe(first[1])}); each battle needs its own "
+                                f"{id_col}: renumber one of them or remove the stray line.", field=id_col, item_id=iid)
+        pair_key = (iid, frozenset((a, b)), annotator)
+        signature = (a, b, verdict, key, answer_a, answer_b)
+        if pair_key in seen:
+            first_line, first_sig = seen[pair_key]
+            if first_sig == signature and (id_col is not None or by_judge):
+                repeats += 1
+                continue
+            if id_col is not None:
+                raise DataError(f"{path}: line {line} repeats battle {id_col} {iid!r} of line {first_line} for "
+                                f"annotator {annotator!r} with another outcome ({key!r} vs {first_sig[3]!r}); one "
+                                "annotator judges a battle once: remove one of the lines, or give the later one its "
+                                "own judge.", field="winner", item_id=iid)
+            raise DataError(f"{path}: line {line} and line {first_line} both judge {a} vs {b} on question_id/turn "
+                            f"{iid!r} for annotator {annotator!r}, so question_id (and turn) does not identify a "
+                            "battle here; add a per-battle id column (num or battle_id) to tell the battles apart.",
+                            field="num", item_id=iid, hint="add a num or battle_id column")
+        seen[pair_key] = (line, signature)
+        out.see(iid, a, b)
+        if id_col is not None:
+            out.battle(iid, a, b)
+        out.output(iid, a, answer_a, line, "conversation_a")
+        out.output(iid, b, answer_b, line, "conversation_b")
+        out.input(iid, user_a or user_b, line, "conversation_a")
+        detail: dict[str, Any] = {"source": str(path), "line": line, "winner": text}
+        for f in ("question_id", "turn", "language", "anony"):
+            if f in r and r[f] is not None and f != id_col:
+                detail[f] = r[f]
+        kind = kinds.get(annotator) if "kind" not in r else None
+        if kind is None:
+            kind = _kind(path, line, r, annotator, iid)
+            if "kind" not in r:
+                kinds[annotator] = kind
+        out.judgments.append(Judgment(item_id=iid, a=a, b=b, verdict=verdict, annotator=annotator, kind=kind,
+                                      shown_order="ab", created_at=stamp, detail=detail))
+    _dropped_note(path, repeats, "repeated line(s) identical to an earlier one (same battle, models, annotator and "
+                                 "outcome) were left out")
+    return out.build(name)
+
+
+def _same_battle(first: tuple, other: tuple) -> bool:
+    """The same models in the same order, and the same question_id and turn where both rows give them."""
+    return first[:2] == other[:2] and all(x is None or y is None or x == y for x, y in zip(first[2:], other[2:]))
+
+
+def _describe(content: tuple) -> str:
+    a, b, qid, turn = content
+    return (f"{a} vs {b}" + (f", question_id {qid}" if qid is not None else "")
+            + (f", turn {turn}" if turn is not None else ""))
+
+
+# ---------------------------------------------------------------------------------------- FastChat
+def read_fastchat(path: Path, rows: Rows, cols: list[str], name: str | None = None) -> PairwiseData:
+    """FastChat / MT-Bench pairwise judge files from a file's rows (see the module doc): two judgments per row."""
+    stem = file_annotator(path)
+    out = _Builder(path)
+    errors, stamp = 0, _now()
+    for line, r in rows:
+        iid = _item_key(path, line, r, default_turn=1)
+        a = _name(path, line, r, "model_1", iid, "every judgment names the model of game 1's first answer")
+        b = _name(path, line, r, "model_2", iid, "every judgment names the model of game 1's second answer")
+        _different(path, line, a, b, iid)
+        judge = _annotator(r.get("judge")) or stem
+        kind = _kind(path, line, r, judge, iid)
+        games = []
+        for game, order in (("g1", "ab"), ("g2", "ba")):
+            raw = r.get(f"{game}_winner")
+            text = _text(raw)
+            key = text.strip().lower() if text is not None else ""
+            if key not in FASTCHAT_WINNERS and key != "error":
+                shown = "is missing" if text is None or not text.strip() else f"{raw!r} is not a FastChat winner"
+                raise DataError(f"{path}: line {line}: {game}_winner {shown}; FastChat writes model_1, model_2, tie "
+                                "or error.", field=f"{game}_winner", item_id=iid,
+                                hint="use model_1, model_2, tie or error")
+            games.append((game, order, key, text))
+        out.see(iid, a, b)
+        for game, order, key, text in games:
+            detail: dict[str, Any] = {"source": str(path), "line": line, "game": game, "winner": text}
+            if "turn" in r:
+                detail["turn"] = r["turn"]
+            common = {"item_id": iid, "a": a, "b": b, "annotator": f"{judge} ({game})", "kind": kind,
+                      "shown_order": order, "created_at": stamp}
+            if key == "error":
+                errors += 1
+                detail["reason"] = f"FastChat recorded no verdict for game {game[1]} ({game}_winner 'error')"
+                out.judgments.append(Judgment(verdict=None, status="error", detail=detail, **common))
+            else:
+                out.judgments.append(Judgment(verdict=FASTCHAT_WINNERS[key], detail=detail, **common))
+    _dropped_note(path, errors, "game(s) have winner 'error' (the judge gave no verdict): recorded as errors, never "
+                                "as verdicts")
+    return out.build(name)
+
+
+# ---------------------------------------------------------------------------------------- AlpacaEval
+def alpaca_item_id(instruction: str, dataset: str | None = None) -> str:
+    """The item id of an AlpacaEval instruction: ``<dataset>/`` and the first 12 hex digits of the
+    instruction's SHA-1 (the same in every file holding that instruction).
+
+    >>> alpaca_item_id("What is 2+2?", "helpful_base")
+    'helpful_base/59b26167b681'
+    """
+    digest = hashlib.sha1(instruction.encode("utf-8")).hexdigest()[:12]
+    return f"{dataset}/{digest}" if dataset else digest
+
+
+def read_alpaca_annotations(path: Path, rows: Rows, cols: list[str], name: str | None = None) -> PairwiseData:
+    """AlpacaEval ``annotations.json`` rows (see the module doc): one judgment per row, ``a = generator_1``."""
+    stem = file_annotator(path)
+    out = _Builder(path)
+    seen: dict[tuple[str, frozenset, str], tuple[int, tuple]] = {}
+    same, repeats, missing, stamp = 0, 0, 0, _now()
+    for line, r in rows:
+        if "index" in cols:
+            iid = _id(r.get("index"))
+            if iid is None:
+                raise DataError(f"{path}: line {line}: index is {'missing' if 'index' not in r else 'empty'}; the "
+                                "file's items are identified by index, so every row needs one.", field="index")
+        else:
+            instruction = _text(r.get("instruction"))
+            if instruction is None:
+                raise DataError(f"{path}: line {line}: instruction is {'missing' if 'instruction' not in r else 'empty'}; "
+                                "every annotation names its instruction (or add an index column).",
+                                field="instruction", hint="give every row its instruction")
+            iid = alpaca_item_id(instruction, _text(r.get("dataset")))
+        a = _name(path, line, r, "generator_1", iid, "every annotation names the model of output_1")
+        b = _name(path, line, r, "generator_2", iid, "every annotation names the model of output_2")
+        if a == b:
+            same += 1
+            continue
+        annotator = _annotator(r.get("annotator")) or stem
+        raw = r.get("preference")
+        text = _text(raw)
+        detail: dict[str, Any] = {"source": str(path), "line": line, "preference": None}
+        if text is None or (isinstance(raw, str) and raw.strip() in MISSING_TOKENS) or (
+                isinstance(raw, float) and math.isnan(raw)):
+            verdict, value = None, None
+        else:
+            try:
+                value = to_float(raw)
+            except (TypeError, ValueError):
+                raise DataError(f"{path}: line {line}: preference {raw!r} is not a number; expected a value in [1, 2] "
+                                "(1 = output_1 better, 2 = output_2 better, 1.5 or 0 = a draw).", field="preference",
+                                item_id=iid) from None
+            verdict = alpaca_verdict(value)
+            if verdict is None:
+                raise DataError(f"{path}: line {line}: preference {value!r} is outside [1, 2] (1 = output_1 better, "
+                                "2 = output_2 better, 1.5 or 0 = a draw).", field="preference", item_id=iid)
+            detail["preference"] = value
+        out1, out2 = _text(r.get("output_1")), _text(r.get("output_2"))
+        pair_key = (iid, frozenset((a, b)), annotator)
+        signature = (a, b, value, out1, out2)
+        if pair_key in seen:
+            first_line, first_sig = seen[pair_key]
+            if first_sig == signature:
+                repeats += 1
+                continue
+            raise DataError(f"{path}: line {line} annotates item {iid!r} ({a} vs {b}) again for annotator {annotator!r}, "
+                            f"differently from line {first_line} (preference {value!r} vs {first_sig[2]!r}); keep one "
+                            "annotation per instruction, pair and annotator.", field="preference", item_id=iid)
+        seen[pair_key] = (line, signature)
+        switched = r.get("is_switched_outputs")
+        order = "ba" if switched is True or _text(switched) in ("True", "true", "1") else "ab"
+        out.see(iid, a, b)
+        out.output(iid, a, out1, line, "output_1")
+        out.output(iid, b, out2, line, "output_2")
+        out.input(iid, _text(r.get("instruction")), line, "instruction")
+        for f in ("dataset", "index"):
+            if r.get(f) is not None:
+                detail[f] = r[f]
+        common = {"item_id": iid, "a": a, "b": b, "annotator": annotator,
+                  "kind": _kind(path, line, r, annotator, iid), "shown_order": order, "created_at": stamp}
+        if verdict is None:
+            missing += 1
+            detail["reason"] = "no recorded preference"
+            out.judgments.append(Judgment(verdict=None, status="error", detail=detail, **common))
+        else:
+            out.judgments.append(Judgment(verdict=verdict, detail=detail, **common))
+    _dropped_note(path, same, "row(s) compare a generator with itself and were left out")
+    _dropped_note(path, repeats, "repeated row(s) identical to an earlier one were left out")
+    _dropped_note(path, missing, "row(s) have no preference: recorded as errors, never as verdicts")
+    if not out.judgments and same:
+        raise DataError(f"{path}: every row compares a generator with itself; there is nothing to replay.",
+                        field="generator_2")
+    return out.build(name)
+
+
+#: layout name (:func:`~evalsift.io.pairwise.pairwise_layout`) -> reader
+READERS: dict[str, Callable[..., PairwiseData]] = {
+    "arena": read_arena,
+    "fastchat": read_fastchat,
+    "alpaca": read_alpaca_annotations,
+}
