@@ -117,8 +117,10 @@ class BestOf:
     ``pool``: the data; ``systems``: which of its systems (all when None, at least 2); ``risk``: the
     chance of naming a wrong best; ``max_labels``: the cap on pairwise judgments over all pairs
     (None: no cap but the pools); ``proxy``: a proxy spec every pair's anytime rule uses as a
-    control variate (``metric:NAME``, ``judge:SPEC``; :mod:`evalsift.proxy`), same guarantee;
-    ``proxy_oracle``: the cheap judge of ``judge:SPEC`` already built (else built from the spec);
+    control variate (``metric:NAME``, ``judge:SPEC``, or a list of them stacked; :mod:`evalsift.proxy`),
+    same guarantee; ``proxy_oracle``: the cheap judge of ``judge:SPEC`` already built (else built from
+    the spec; a list aligned with several specs); ``covariates``/``recorded``: stacked columns and where
+    ``position`` reads the shown orders (:func:`~evalsift.proxy.make_proxy`);
     ``sampling``/``explore``: how each pair draws its items with the proxy (:class:`~evalsift.session.Session`).
     Each pair uses the items where both systems have an output the
     oracle can judge (:func:`~evalsift.restrict.restrict_pair`).
@@ -126,7 +128,8 @@ class BestOf:
 
     def __init__(self, pool: Pool, systems: Sequence[str] | None = None, *, risk: float = 0.1,
                  max_labels: int | None = None, strategy: str = "leader", seed: int = 0,
-                 ranking: bool = False, proxy: str | None = None, proxy_oracle: Any = None,
+                 ranking: bool = False, proxy: Any = None, proxy_oracle: Any = None,
+                 covariates: Sequence[str] = (), recorded: Sequence[Any] = (),
                  sampling: str = "uniform", explore: float = 0.5) -> None:
         if isinstance(risk, bool) or not isinstance(risk, (int, float)) or not 0 < risk < 1:
             raise ParameterError(f"BestOf: risk must be in (0, 1), got {risk!r}", field="risk")
@@ -143,6 +146,7 @@ class BestOf:
         self.pool, self.risk, self.max_labels, self.strategy, self.seed = pool, float(risk), max_labels, strategy, seed
         self.ranking = bool(ranking)
         self.proxy, self.proxy_oracle = proxy, proxy_oracle
+        self.covariates, self.recorded = tuple(covariates), tuple(recorded)
         check_choice("sampling", sampling, SAMPLINGS, where="BestOf")
         if sampling == "active" and proxy is None:
             raise ParameterError("BestOf: active sampling draws where a proxy is unsure; give a proxy or sampling "
@@ -160,7 +164,8 @@ class BestOf:
         e.g. recorded verdicts that cover only some pairs). DataError when no pair can be judged."""
         out, empty = {}, []
         # what every pair shares (a reference metric computed, a cheap judge built) is done once
-        source = None if self.proxy is None else resolve_proxy(self.pool, self.proxy, oracle=self.proxy_oracle)
+        source = None if self.proxy is None else resolve_proxy(self.pool, self.proxy, oracle=self.proxy_oracle,
+                                                                  covariates=self.covariates, recorded=self.recorded)
         pool = self.pool if source is None else source.pool
         for k, (a, b) in enumerate(itertools.combinations(self.systems, 2)):
             try:

@@ -19,13 +19,19 @@ brings the decision sooner, a useless one costs a little width.
   GPT-3.5 answers), ``judge:metric:NAME`` -- asked once about every item before the loop starts.
   Its verdict value (1, 1/2, 0) is calibrated into a prediction of the real judge's verdict the
   same way (a cheap judge's "a" is not certain to be the expensive judge's "a").
+- **several at once** (``[spec, spec, ...]``, ``compare --proxy S1 --proxy S2``) plus
+  **covariates** the user already has (:data:`COVARIATES`: ``length``, the log ratio of the two
+  outputs' lengths; ``position``, +1 where ``a`` was shown first and -1 where ``b`` was, from the
+  recorded judgments): one column each, stacked into a single calibration -- the same logistic
+  regression with one coefficient per column, fitted on the verdicts seen (a stacked prediction,
+  predictable as a single proxy is). A useless column gets a coefficient near 0.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -39,13 +45,16 @@ from .restrict import PairRestriction, restrict_pair
 from .stats.sequential import Predictor
 
 PROXY_KINDS = ("metric", "judge")
+COVARIATES = ("length", "position")
 VALUES = {"a": 1.0, "b": 0.0, "tie": 0.5}
 
 
 class MetricProxy(Predictor):
-    """A metric's score difference between the two systems, calibrated into verdict predictions
-    (see the module doc). ``difference``: ``metric(a) - metric(b)`` per pool item (already
-    oriented so that larger favours ``a``).
+    """Proxy values calibrated into verdict predictions (see the module doc). ``difference``: one
+    value per pool item (``metric(a) - metric(b)``, already oriented so that larger favours ``a``;
+    a judge's verdict value minus 1/2), or a matrix with one column per proxy or covariate (items x
+    columns): the columns are standardised and stacked into one logistic calibration.
+    ``names``: the columns' names (for reports).
 
     >>> d = np.linspace(-2, 2, 100)
     >>> p = MetricProxy(d)
@@ -53,20 +62,29 @@ class MetricProxy(Predictor):
     >>> f = p.predict(items, values)
     >>> bool(f[0] < 0.3 and f[-1] > 0.7 and f[50] > f[40])
     True
+    >>> noise = np.random.default_rng(0).normal(size=100)      # a useless second column
+    >>> g = MetricProxy(np.column_stack([d, noise]), names=("metric", "noise")).predict(items, values)
+    >>> bool(np.corrcoef(f, g)[0, 1] > 0.9)
+    True
     """
 
     def __init__(self, difference, *, min_labels: int = 8, growth: float = 1.2, C: float = 1.0,
-                 name: str = "metric", spec: str | None = None) -> None:
+                 name: str = "metric", spec: str | None = None, names: Sequence[str] | None = None) -> None:
         d = np.asarray(difference, dtype=float)
-        if d.ndim != 1 or not np.all(np.isfinite(d)):
+        if d.ndim not in (1, 2) or len(d) == 0 or not np.all(np.isfinite(d)):
             raise DataError(f"proxy {name!r}: the metric difference must be a finite number for every item "
                             "(restrict the pair to items both systems have a score for)", field="proxy")
-        self.size = len(d)
-        sd = float(d.std())
-        self.z = (d - float(d.mean())) / sd if sd > 0 else np.zeros_like(d)
+        X = d[:, None] if d.ndim == 1 else d
+        self.size = len(X)
+        sd = X.std(axis=0)
+        self.z = np.where(sd > 0, (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0), 0.0)  # items x columns
+        self.names = tuple(names) if names is not None else (name,) * X.shape[1]
+        if len(self.names) != X.shape[1]:
+            raise ParameterError(f"proxy {name!r}: {X.shape[1]} column(s) but {len(self.names)} name(s)", field="proxy")
         self.min_labels, self.growth, self.C, self.name = int(min_labels), float(growth), float(C), name
         self.spec = spec  # the spec that rebuilds this proxy from the pool alone (metric:NAME), else None
         self._fits: dict[tuple, np.ndarray | None] = {}
+        self.last_coef: tuple[float, ...] | None = None  # the calibration's latest fit: intercept, one slope per column
 
     def _refit_point(self, n: int) -> int:
         """The number of verdicts the calibration in force after ``n`` verdicts was fitted on."""
@@ -98,10 +116,10 @@ class MetricProxy(Predictor):
         return np.full(self.size, (0.5 + values.sum()) / (1.0 + len(values))) if f is None else f
 
     def _predictions(self, coef):
-        """sigmoid(alpha + beta z) for every item, or None without a fit."""
+        """sigmoid(alpha + z . beta) for every item, or None without a fit."""
         if coef is None:
             return None
-        f = 1.0 / (1.0 + np.exp(-(coef[0] + coef[1] * self.z)))
+        f = 1.0 / (1.0 + np.exp(-(coef[0] + self.z @ np.asarray(coef[1:]))))
         f.flags.writeable = False  # shared between steps: never changed in place
         return f
 
@@ -110,12 +128,13 @@ class MetricProxy(Predictor):
 
         if np.all(y == y[0]):
             return None
-        X = np.concatenate([z, z])[:, None]
+        X = np.concatenate([z, z])
         target = np.r_[np.ones(len(z)), np.zeros(len(z))]
         weight = np.r_[y, 1.0 - y]  # a tie is half a win and half a loss
         keep = weight > 0
         model = LogisticRegression(C=self.C).fit(X[keep], target[keep], sample_weight=weight[keep])
-        return float(model.intercept_[0]), float(model.coef_[0, 0])
+        self.last_coef = (float(model.intercept_[0]), *(float(c) for c in model.coef_[0]))
+        return self.last_coef
 
 
 def judge_values(oracle: Any, pool: Pool, a: str, b: str) -> np.ndarray:
@@ -139,19 +158,12 @@ def judge_values(oracle: Any, pool: Pool, a: str, b: str) -> np.ndarray:
     return out
 
 
-def make_proxy(spec: Any, pool: Pool, a: str, b: str, *, higher_is_better: bool = True,
-               oracle: Any = None) -> Predictor:
-    """A proxy for the pair (``a``, ``b``) of ``pool`` from a spec (``metric:NAME`` or
-    ``judge:SPEC``) or a Predictor. ``oracle``: the judge of ``judge:SPEC``, already built (the
-    command line builds it with its options); otherwise it is built from the spec.
+def _specs(spec: Any) -> list:
+    """A spec, a Predictor or a sequence of specs, as a list."""
+    return list(spec) if isinstance(spec, (list, tuple)) else [spec]
 
-    The proxy must cover every item of the pool (restrict the pair first:
-    :func:`~evalsift.restrict.restrict_pair` with ``metric=`` or ``oracle=``).
-    """
-    if isinstance(spec, Predictor):
-        if spec.size != pool.n_items:
-            raise ParameterError(f"the proxy predicts {spec.size} items, the pool has {pool.n_items}", field="proxy")
-        return spec
+
+def _check_spec(spec: Any) -> tuple[str, str]:
     if not isinstance(spec, str) or ":" not in spec:
         raise ParameterError(f"proxy {spec!r}: expected metric:NAME (an automatic metric scored for every item, "
                              "e.g. metric:COMET-refA) or judge:SPEC (a cheap judge, e.g. judge:llm:MODEL)",
@@ -160,6 +172,15 @@ def make_proxy(spec: Any, pool: Pool, a: str, b: str, *, higher_is_better: bool 
     if kind not in PROXY_KINDS:
         raise ParameterError(f"proxy kind {kind!r} is not available; known: {', '.join(PROXY_KINDS)} "
                              "(e.g. metric:COMET-refA, judge:llm:MODEL)", field="proxy")
+    return kind, name
+
+
+def proxy_column(spec: str, pool: Pool, a: str, b: str, *, higher_is_better: bool = True,
+                 oracle: Any = None) -> np.ndarray:
+    """One proxy's value on every item of ``pool`` for the pair (``a``, ``b``), larger favouring ``a``:
+    ``judge:SPEC``, the judge's verdict value minus 1/2 (``oracle``: the judge, already built); ``metric:NAME``,
+    ``metric(a) - metric(b)``. A DataError names the first item it does not cover."""
+    kind, name = _check_spec(spec)
     if kind == "judge":
         judge = oracle if oracle is not None else make_oracle(name)
         if getattr(judge, "metric", None) is not None and pool.is_human(judge.metric):
@@ -172,7 +193,7 @@ def make_proxy(spec: Any, pool: Pool, a: str, b: str, *, higher_is_better: bool 
             raise DataError(f"proxy {spec!r} gave no verdict for {int(bad.sum())} item(s) of {a!r} vs {b!r} (first "
                             f"{first!r}); a proxy must cover every item: restrict the pair to the items it judges",
                             field="proxy", item_id=first)
-        return MetricProxy(values - 0.5, name=spec)
+        return values - 0.5
     pool.check_metric(name)
     if pool.is_human(name):
         raise ParameterError(f"proxy metric {name!r} is a human metric of pool {pool.name!r}: a proxy must not be "
@@ -185,59 +206,174 @@ def make_proxy(spec: Any, pool: Pool, a: str, b: str, *, higher_is_better: bool 
                         f"{first!r}); a proxy must cover every item: restrict the pair to the items it scores",
                         field="proxy", item_id=first)
     d = sa - sb
-    return MetricProxy(d if higher_is_better else -d, name=spec, spec=spec if higher_is_better else None)
+    return d if higher_is_better else -d
+
+
+def covariate_column(name: str, pool: Pool, a: str, b: str, *, recorded: Sequence[Any] = ()) -> np.ndarray:
+    """A covariate of :data:`COVARIATES` on every item of ``pool`` for the pair (``a``, ``b``):
+
+    - ``length``: ``log((1 + len(output_a)) / (1 + len(output_b)))``, in characters (needs both outputs);
+    - ``position``: +1 where ``a`` was shown first, -1 where ``b`` was (the mean over an item's
+      recorded judgments, so 0 when it was shown both ways), read from the first of ``recorded`` (oracles
+      replaying recorded judgments, e.g. ``judgments:FILE``) that has a judgment of every item. Only the
+      order is read, never a verdict.
+
+    >>> from evalsift.io import make_demo_pool
+    >>> pool = make_demo_pool(n_items=4)
+    >>> covariate_column("length", pool, "A", "B").shape
+    (4,)
+    """
+    if name not in COVARIATES:
+        raise ParameterError(f"covariate {name!r} is not available; known: {', '.join(COVARIATES)}", field="covariates")
+    if name == "length":
+        oa, ob = pool.outputs.get(a), pool.outputs.get(b)
+        missing = [k for k in range(pool.n_items) if oa is None or ob is None or oa[k] is None or ob[k] is None]
+        if missing:
+            first = pool.item_ids[missing[0]]
+            raise DataError(f"covariate 'length' needs both outputs of {a!r} and {b!r} on every item; {len(missing)} of "
+                            f"{pool.n_items} item(s) have none (first {first!r}). Leave 'length' out of --covariates, or "
+                            "give data with the output texts", field="covariates", item_id=first)
+        la = np.array([len(str(t)) for t in oa], dtype=float)
+        lb = np.array([len(str(t)) for t in ob], dtype=float)
+        return np.log((1.0 + la) / (1.0 + lb))
+    for source in recorded:
+        if not hasattr(source, "judgments"):
+            continue
+        judged = source.judge_pairs(pool, list(range(pool.n_items)), a, b)
+        by_item: dict[str, list[float]] = {}
+        for j in judged:
+            if j.status != "error":
+                by_item.setdefault(j.item_id, []).append(1.0 if j.shown_order == "ab" else -1.0)
+        if all(iid in by_item for iid in pool.item_ids):
+            return np.array([float(np.mean(by_item[iid])) for iid in pool.item_ids])
+    raise DataError(f"covariate 'position' needs the order each item of {a!r} vs {b!r} was shown in, from recorded "
+                    "judgments (a judgments:FILE oracle or judge:judgments:FILE proxy with a shown order for every "
+                    "item); none was given. Leave 'position' out of --covariates", field="covariates")
+
+
+def make_proxy(spec: Any, pool: Pool, a: str, b: str, *, higher_is_better: bool = True,
+               oracle: Any = None, covariates: Sequence[str] = (), recorded: Sequence[Any] = ()) -> Predictor:
+    """A proxy for the pair (``a``, ``b``) of ``pool`` from a spec (``metric:NAME`` or ``judge:SPEC``),
+    several specs (a list: stacked into one calibration, one column each) or a Predictor.
+    ``oracle``: the judge of ``judge:SPEC``, already built (the command line builds it with its
+    options; a list aligned with the specs when there are several, None where a spec builds its own);
+    otherwise it is built from the spec. ``covariates``: names from :data:`COVARIATES`, each one more
+    column; ``recorded``: oracles with recorded judgments, where ``position`` reads the shown orders
+    (the judges of the specs are tried after them).
+
+    The proxy must cover every item of the pool (restrict the pair first:
+    :func:`~evalsift.restrict.restrict_pair` with ``metric=`` or ``oracle=``).
+    """
+    specs = _specs(spec)
+    if len(specs) == 1 and isinstance(specs[0], Predictor):
+        if covariates:
+            raise ParameterError("covariates are columns of a stacked proxy; a Predictor given as the proxy makes its "
+                                 "own predictions: leave the covariates out or build them into it", field="covariates")
+        if specs[0].size != pool.n_items:
+            raise ParameterError(f"the proxy predicts {specs[0].size} items, the pool has {pool.n_items}", field="proxy")
+        return specs[0]
+    if not specs:
+        raise ParameterError("no proxy given: name at least one metric:NAME or judge:SPEC", field="proxy")
+    judges = list(oracle) if isinstance(oracle, (list, tuple)) else [oracle] * len(specs)
+    if len(judges) != len(specs):
+        raise ParameterError(f"{len(specs)} proxies but {len(judges)} judges", field="proxy")
+    if len(set(map(str, specs))) != len(specs):
+        raise ParameterError(f"a proxy is named twice in {specs}: each adds one column, name it once", field="proxy")
+    columns = [proxy_column(s, pool, a, b, higher_is_better=higher_is_better, oracle=j) for s, j in zip(specs, judges)]
+    covariates = list(covariates)
+    if len(set(covariates)) != len(covariates):
+        raise ParameterError(f"a covariate is named twice in {covariates}", field="covariates")
+    built = [j if j is not None else make_oracle(s.partition(":")[2]) if s.startswith("judge:") else None
+             for s, j in zip(specs, judges)] if "position" in covariates else []
+    columns += [covariate_column(c, pool, a, b, recorded=[*recorded, *(j for j in built if j is not None)])
+                for c in covariates]
+    names = [*map(str, specs), *covariates]
+    if len(columns) == 1:
+        only = specs[0]
+        return MetricProxy(columns[0], name=only,
+                           spec=only if only.startswith("metric:") and higher_is_better else None)
+    return MetricProxy(np.column_stack(columns), name=" + ".join(names), names=names,
+                       spec=None)
 
 
 @dataclass(frozen=True)
 class ProxySource:
-    """A proxy spec resolved once for a whole pool (:func:`resolve_proxy`), then restricted and
+    """Proxy specs resolved once for a whole pool (:func:`resolve_proxy`), then restricted and
     fitted per pair (:meth:`for_pair`). What is shared by every pair is done here once: a reference
     metric (``metric:chrF-ref``) is computed for every system, a cheap judge (``judge:SPEC``) is
-    built (a recorded file read) once. ``pool``: the pool with the metric's column; ``spec``: the
-    canonical spec (``metric:chrF-ref``); ``judge``: the cheap judge, or None."""
+    built (a recorded file read) once. ``pool``: the pool with the metrics' columns; ``spec``: the
+    canonical spec (``metric:chrF-ref``; a tuple of them when there are several; or a Predictor);
+    ``parts``: per proxy, ``(spec, metric or None, judge or None)``; ``covariates``: names of
+    :data:`COVARIATES`; ``recorded``: oracles with recorded judgments for the ``position`` covariate."""
 
     spec: Any
     pool: Pool
-    metric: str | None = None
-    judge: Any = None
+    parts: tuple = ()
+    covariates: tuple[str, ...] = ()
+    recorded: tuple = ()
 
     def for_pair(self, a: str, b: str, pool: Pool | None = None) -> tuple[PairRestriction, Predictor]:
-        """The pair (``a``, ``b``) restricted to the items the proxy covers, and the proxy fitted on
+        """The pair (``a``, ``b``) restricted to the items every proxy covers, and the proxy fitted on
         them, ready for a :class:`~evalsift.session.Session`: ``(restriction, predictor)``.
         ``pool``: the pair's items already restricted otherwise (e.g. to the judge's), a subset of
         :attr:`pool`; default :attr:`pool`."""
         base = self.pool if pool is None else pool
-        if self.metric is not None:
-            restriction = restrict_pair(base, a, b, metric=self.metric)
-        elif self.judge is not None:
-            restriction = restrict_pair(base, a, b, oracle=self.judge)
-        else:
-            restriction = restrict_pair(base, a, b)
-        return restriction, make_proxy(self.spec, restriction.pool, a, b, oracle=self.judge)
+        restriction = None
+        for _, metric, judge in self.parts or ((None, None, None),):
+            step = restrict_pair(base if restriction is None else restriction.pool, a, b, metric=metric, oracle=judge)
+            restriction = step if restriction is None else _chain(restriction, step)
+        specs = [p[0] for p in self.parts] if self.parts else [self.spec]
+        judges = [p[2] for p in self.parts] if self.parts else [None]
+        return restriction, make_proxy(specs if len(specs) > 1 else specs[0], restriction.pool, a, b,
+                                       oracle=judges if len(judges) > 1 else judges[0], covariates=self.covariates,
+                                       recorded=self.recorded)
 
 
-def resolve_proxy(pool: Pool, spec: Any, *, oracle: Any = None) -> ProxySource:
-    """``spec`` (``metric:NAME``, ``judge:SPEC`` or a :class:`~evalsift.stats.Predictor`) resolved
-    for ``pool``: a reference metric such as ``chrF-ref`` is computed here for every system, a
-    ``judge:SPEC`` judge built here (``oracle``: already built, e.g. with the command line's options).
-    An unknown metric is the pool's error naming the ones it has."""
-    kind, _, name = spec.partition(":") if isinstance(spec, str) else ("", "", "")
-    if kind == "metric" and name:
-        pool, name = ensure_metric(pool, name)
-        pool.check_metric(name)
-        return ProxySource(spec=f"metric:{name}", pool=pool, metric=name)
-    if kind == "judge" and name:
-        return ProxySource(spec=spec, pool=pool, judge=oracle if oracle is not None else make_oracle(name))
-    return ProxySource(spec=spec, pool=pool)  # a Predictor, or make_proxy's error naming the fix
+def _chain(first: PairRestriction, then: PairRestriction) -> PairRestriction:
+    """Two restrictions one after the other, as one: the whole pool and its missing outputs from the
+    first, the items each dropped added up."""
+    from dataclasses import replace
+
+    return replace(then, n_total=first.n_total, dropped_outputs=first.dropped_outputs + then.dropped_outputs,
+                   dropped_scores=first.dropped_scores + then.dropped_scores, no_output_a=first.no_output_a,
+                   no_output_b=first.no_output_b, no_output_both=first.no_output_both, other_pairs=first.other_pairs,
+                   metric=then.metric or first.metric, judge=then.judge or first.judge)
 
 
-def restrict_to_proxy(pool: Pool, a: str, b: str, spec: Any, *, oracle: Any = None
-                      ) -> tuple[PairRestriction, Predictor]:
-    """The pair (``a``, ``b``) of ``pool`` restricted to the items the proxy covers, and the proxy
+def resolve_proxy(pool: Pool, spec: Any, *, oracle: Any = None, covariates: Sequence[str] = (),
+                  recorded: Sequence[Any] = ()) -> ProxySource:
+    """``spec`` (``metric:NAME``, ``judge:SPEC``, a list of them, or a
+    :class:`~evalsift.stats.Predictor`) resolved for ``pool``: a reference metric such as ``chrF-ref``
+    is computed here for every system, a ``judge:SPEC`` judge built here (``oracle``: already built,
+    e.g. with the command line's options; a list aligned with the specs when there are several).
+    ``covariates`` / ``recorded``: as :func:`make_proxy`. An unknown metric is the pool's error naming
+    the ones it has."""
+    specs = _specs(spec)
+    judges = list(oracle) if isinstance(oracle, (list, tuple)) else [oracle] * len(specs)
+    parts = []
+    for one, judge in zip(specs, judges):
+        kind, _, name = one.partition(":") if isinstance(one, str) else ("", "", "")
+        if kind == "metric" and name:
+            pool, name = ensure_metric(pool, name)
+            pool.check_metric(name)
+            parts.append((f"metric:{name}", name, None))
+        elif kind == "judge" and name:
+            parts.append((one, None, judge if judge is not None else make_oracle(name)))
+        else:  # a Predictor, or make_proxy's error naming the fix
+            parts.append((one, None, None))
+    canonical = tuple(p[0] for p in parts) if len(parts) > 1 else parts[0][0] if parts else spec
+    return ProxySource(spec=canonical, pool=pool, parts=tuple(parts), covariates=tuple(covariates),
+                       recorded=tuple(recorded))
+
+
+def restrict_to_proxy(pool: Pool, a: str, b: str, spec: Any, *, oracle: Any = None, covariates: Sequence[str] = (),
+                      recorded: Sequence[Any] = ()) -> tuple[PairRestriction, Predictor]:
+    """The pair (``a``, ``b``) of ``pool`` restricted to the items the proxies cover, and the proxy
     fitted on them for the Session: ``(restriction, predictor)`` -- :func:`resolve_proxy` then
     :meth:`ProxySource.for_pair`. ``metric:NAME``: the items the metric scores for both systems (a
     reference metric such as ``chrF-ref`` is computed first); ``judge:SPEC``: the items the judge
     (``oracle``, or built from the spec) gives a verdict for, the judge asked once about every item.
+    Several specs (a list): the items all of them cover, one stacked calibration.
     Many pairs of one pool: resolve once and call ``for_pair`` per pair.
     """
-    return resolve_proxy(pool, spec, oracle=oracle).for_pair(a, b)
+    return resolve_proxy(pool, spec, oracle=oracle, covariates=covariates, recorded=recorded).for_pair(a, b)

@@ -71,7 +71,7 @@ from .select import Selector, make_selector
 from .select.base import Selection, _jsonable
 from .stats import GUARANTEES, SAMPLINGS, STOP_RULES, active_probabilities, pairwise_risk
 from .stats.active import DEFAULT_EXPLORE, residual_spread
-from .stats.sequential import VALUES, AnytimeTest, ResidualPredictor
+from .stats.sequential import VALUES, AnytimeTest, BudgetAssessment, ResidualPredictor, budget_assessment
 
 BIAS_NOTE = (
     "win_rate_a is the share of the decision set that favours a (ties count half). With a random order "
@@ -165,7 +165,8 @@ class Session:
     def __init__(self, pool: Pool | None, selector: str | Selector = "random", *, a: str | None = None,
                  b: str | None = None, risk: float = 0.2, min_labels: int = 5, max_labels: int = 200,
                  risk_rule: str = "anytime", judgments: Iterable[Judgment] | None = None, proxy: Any = None,
-                 sampling: str = "uniform", explore: float = DEFAULT_EXPLORE, **selector_params: Any) -> None:
+                 sampling: str = "uniform", explore: float = DEFAULT_EXPLORE, budget: int | None = None,
+                 **selector_params: Any) -> None:
         if isinstance(risk, bool) or not isinstance(risk, (int, float)) or not 0 < risk < 1:
             raise ParameterError(f"Session: risk must be in (0, 1), got {risk!r}", field="risk")
         for name, v in (("min_labels", min_labels), ("max_labels", max_labels)):
@@ -203,6 +204,15 @@ class Session:
             active_probabilities(np.full(self.pool.n_items, 0.5), np.ones(self.pool.n_items, bool),
                                  explore=self.explore)  # checks explore
             self._rng = np.random.default_rng([int(self.selector.select(1).seed), 17])
+        if budget is not None:
+            if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+                raise ParameterError(f"Session: budget must be a positive number of items, got {budget!r}", field="budget")
+            if risk_rule != "anytime" or sampling != "uniform":
+                raise ParameterError("a fixed budget judges a uniformly random sample and reads its interval once: it "
+                                     "needs method random (or diffuse_strata) with the anytime rule's bettors and uniform "
+                                     f"sampling, not risk_rule {risk_rule!r} / sampling {sampling!r}", field="budget")
+            min_labels = max_labels = min(int(budget), self.pool.n_items)
+        self.budget = None if budget is None else int(budget)
         self.risk, self.min_labels, self.max_labels, self.risk_rule = risk, int(min_labels), int(max_labels), risk_rule
         self.k = min(self.min_labels, self.pool.n_items)
         self.judgments: list[Judgment] = []
@@ -393,8 +403,17 @@ class Session:
             test.update(y, i, self._draw_probs(i))
         return test
 
+    def _budget(self) -> BudgetAssessment:
+        """The fixed budget's interval and decision on the verdicts so far (:func:`~evalsift.stats.budget_assessment`)."""
+        items, values = self.verdict_pairs()
+        return budget_assessment(values, self.pool.n_items, self.risk, items=items if self.control is not None else None,
+                                 control=self.control)
+
     def _assess(self) -> tuple[str | None, float]:
         """(leader, risk) under the session's stop rule."""
+        if self.budget is not None:
+            r = self._budget()
+            return r.leader, r.risk
         if self.risk_rule == "anytime":
             r = self._anytime_test().assess(self.risk)
             return r.leader, r.risk
@@ -423,7 +442,7 @@ class Session:
             if leader is not None and r_risk <= self.risk:
                 self.outcome = "winner"
                 break
-            if self.k >= self.pool.n_items:
+            if self.budget is not None or self.k >= self.pool.n_items:  # a budget is read once, at its end
                 self.outcome = "inconclusive"
                 break
             nxt = self._select(self.k + 1)
@@ -476,8 +495,9 @@ class Session:
         sel = self.selector
         return {"a": self.a, "b": self.b, "risk": self.risk, "min_labels": self.min_labels,
                 "max_labels": self.max_labels, "risk_rule": self.risk_rule,
-                "proxy": self.proxy_spec if isinstance(self.proxy_spec, str) else getattr(self._proxy, "spec", None),
-                "sampling": self.sampling, "explore": self.explore,
+                "proxy": (list(self.proxy_spec) if _spec_list(self.proxy_spec) else self.proxy_spec
+                          if isinstance(self.proxy_spec, str) else getattr(self._proxy, "spec", None)),
+                "sampling": self.sampling, "explore": self.explore, "budget": self.budget,
                 "selector": {"name": sel.name or type(sel).__name__,
                              "params": {k: _jsonable(v) for k, v in sel.get_params(deep=False).items()}}}
 
@@ -509,7 +529,9 @@ class Session:
         if self.outcome == "winner":
             winner = self.a if leader == "a" else self.b
         interval = None
-        if self.risk_rule == "anytime":
+        if self.budget is not None:
+            interval = list(self._budget().interval)
+        elif self.risk_rule == "anytime":
             lo, hi = self._anytime_test().assess(self.risk, interval=True).interval
             interval = [lo, hi]
         in_set = {int(i) for i in self._set.items}
@@ -532,18 +554,25 @@ class Session:
         return Decision(
             a=self.a, b=self.b, outcome=self.outcome or "waiting", winner=winner, labels_used=self.labels_used,
             decision_set=len(self._set.items), wins_a=wa, wins_b=wb, ties=t, risk=r_risk, risk_threshold=self.risk,
-            risk_rule=self.risk_rule, pool_size=self.pool.n_items, win_rate_a=(wa + 0.5 * t) / n if n else float("nan"),
+            risk_rule="budget" if self.budget is not None else self.risk_rule, pool_size=self.pool.n_items, win_rate_a=(wa + 0.5 * t) / n if n else float("nan"),
             weighted_win_rate_a=self._weighted_win_rate(), bias_note=BIAS_NOTE, method=self._set.method,
             params=self._set.params, seed=self._set.seed,
             skipped=sum(self._state(i) == "skipped" for i in self._requested),
             errors=sum(self._state(i) == "error" for i in self._requested),
             outstanding=len(self.outstanding()), trace=list(self.trace), judged=judged, usage=self._usage(),
             data={} if self.restriction is None else self.restriction.to_dict(),
-            guarantee=GUARANTEES[self.risk_rule], win_rate_interval=interval,
-            proxy=(self.proxy_spec if isinstance(self.proxy_spec, str) else getattr(self._proxy, "name", None))
-            if self._proxy is not None else None,
+            guarantee=GUARANTEES["budget" if self.budget is not None else self.risk_rule], win_rate_interval=interval,
+            proxy=self._proxy_name() if self._proxy is not None else None,
             assumptions=self.assumptions(winner, interval),
         )
+
+    def _proxy_name(self) -> str | None:
+        """The proxy as people read it: its spec, several specs joined by " + ", or the Predictor's name."""
+        if isinstance(self.proxy_spec, str):
+            return self.proxy_spec
+        if _spec_list(self.proxy_spec):
+            return " + ".join(self.proxy_spec)
+        return getattr(self._proxy, "name", None)
 
     def assumptions(self, winner: str | None = None, interval: list[float] | None = None) -> list[str]:
         """What the stated risk rests on, for people (the Decision's ``assumptions``): the order of
@@ -553,11 +582,12 @@ class Session:
         out = []
         if self.risk_rule == "anytime":
             how = ("drawn one at a time with recorded probabilities" if self.sampling == "active"
-                   else "judged in a uniformly random order")
+                   else f"a uniformly random sample of {self.min_labels}, a budget fixed before any verdict and read "
+                   "once at its end" if self.budget is not None else "judged in a uniformly random order")
             out.append(f"order: the items are {how}, drawn once (seed {self._set.seed}); {RERUN_NOTE}")
             control = self.control
             if control is not None:
-                what = self.proxy_spec if isinstance(self.proxy_spec, str) else getattr(self._proxy, "name", None)
+                what = self._proxy_name() if self._proxy is not None else None
                 what = what or ("DiffUse's clusters" if self._proxy is None else type(self._proxy).__name__)
                 out.append(f"predictions: {what} predicts each item from the verdicts judged before it only; a custom "
                            "Predictor must not depend on the draw order or on the verdict of the item being judged")
@@ -597,3 +627,8 @@ class Session:
         pairs = [(w, score[v]) for w, i in zip(sizes, self._set.items) if (v := self.verdict_of(int(i))) in VERDICTS]
         total = sum(w for w, _ in pairs)
         return float(sum(w * x for w, x in pairs) / total) if total > 0 else None
+
+
+def _spec_list(spec: Any) -> bool:
+    """True for several proxy specs (a non-empty list or tuple of strings)."""
+    return isinstance(spec, (list, tuple)) and bool(spec) and all(isinstance(x, str) for x in spec)

@@ -271,6 +271,33 @@ def build_oracle(args: argparse.Namespace, spec: str):
     return make_oracle(spec)
 
 
+PROXY_HELP = ("what is known about every item, to decide sooner with the same guarantee: metric:NAME (an automatic "
+              "metric scored for both systems, e.g. metric:COMET-refA) or judge:SPEC (a cheap judge asked about every item "
+              "first: judge:llm:MODEL, judge:judgments:FILE); repeat it for several (stacked into one calibration, "
+              "fitted on the verdicts seen so far); anytime rule only")
+
+
+def add_proxy_opts(p: argparse.ArgumentParser) -> None:
+    """``--proxy SPEC`` (repeatable) and ``--covariates LIST`` of the commands that decide with a proxy."""
+    p.add_argument("--proxy", metavar="SPEC", action="append", help=PROXY_HELP)
+    p.add_argument("--covariates", type=name_list, metavar="LIST",
+                   help="columns the user already has, stacked with the proxies: length (log ratio of the two "
+                        "outputs' lengths) and position (which system was shown first, from recorded judgments)")
+
+
+def proxy_judges(args: argparse.Namespace) -> list:
+    """Per ``--proxy`` spec, its cheap judge built with the command's options (None for a metric)."""
+    return [build_oracle(args, s.partition(":")[2]) if s.startswith("judge:") else None for s in args.proxy or ()]
+
+
+def proxy_spec(args: argparse.Namespace):
+    """``--proxy`` as the library takes it: None, one spec, or the list of several."""
+    specs = list(args.proxy or ())
+    if getattr(args, "covariates", None) and not specs:
+        raise ParameterError("--covariates are stacked with a proxy: give at least one --proxy", field="covariates")
+    return None if not specs else specs[0] if len(specs) == 1 else specs
+
+
 def load_data_and_oracle(args: argparse.Namespace):
     """``(pool, oracle)`` of a command with ``--data`` and ``--oracle``; a metric oracle's column must
     be in the data (the error names the metrics there)."""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import (ORACLE_HELP, add_data, add_judge_opts, add_oracle_opts, add_quiet, add_sampling_opts, build_oracle,
-                      load_data_and_oracle, name_list, note, open_unit, positive_int, print_json, seed_int)
+from ._common import (ORACLE_HELP, add_data, add_judge_opts, add_oracle_opts, add_proxy_opts, add_quiet, add_sampling_opts,
+                      load_data_and_oracle, name_list, note, open_unit, positive_int, print_json, proxy_judges, proxy_spec,
+                      seed_int)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,9 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ranking", action="store_true",
                    help="a full ranking with ties instead: every pair judged until decided (each at risk / number "
                         "of pairs), systems by decided wins minus losses, tiers where the order is not established")
-    p.add_argument("--proxy", metavar="SPEC",
-                   help="a proxy every pair's rule uses (metric:NAME, an automatic metric scored for every item; "
-                        "judge:SPEC, a cheap judge): the same guarantee, decisions sooner when it tracks the judge")
+    add_proxy_opts(p)
     add_sampling_opts(p)
     p.add_argument("--seed", type=seed_int, default=0, help="random seed of the pairs' orders")
     add_oracle_opts(p)
@@ -40,10 +39,11 @@ def cmd_best(args: argparse.Namespace) -> int:
     from ..best import BestOf
 
     pool, oracle = load_data_and_oracle(args)
+    judges = proxy_judges(args)
     res = BestOf(pool, args.systems, risk=args.risk, max_labels=args.max_labels, strategy=args.strategy,
-                 seed=args.seed, ranking=args.ranking, proxy=args.proxy, sampling=args.sampling, explore=args.explore,
-                 proxy_oracle=build_oracle(args, args.proxy.partition(":")[2])
-                 if args.proxy and args.proxy.startswith("judge:") else None).run(oracle)
+                 seed=args.seed, ranking=args.ranking, proxy=proxy_spec(args), sampling=args.sampling,
+                 explore=args.explore, proxy_oracle=(judges if len(judges) > 1 else judges[0]) if judges else None,
+                 covariates=args.covariates or (), recorded=[oracle]).run(oracle)
     if args.json:
         print_json(res.to_dict())
         return 0

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import (ORACLE_HELP, add_data, add_encoder, add_judge_opts, add_loop_opts, add_oracle_opts, add_quiet,
-                      add_sampling_opts, build_oracle, load_data_and_oracle, note, print_json, resolve_encoder,
-                      resolve_risk_rule, seed_int)
+from ._common import (ORACLE_HELP, add_data, add_encoder, add_judge_opts, add_loop_opts, add_oracle_opts, add_proxy_opts,
+                      add_quiet, add_sampling_opts, load_data_and_oracle, note, positive_int, print_json, proxy_judges,
+                      proxy_spec, resolve_encoder, resolve_risk_rule, seed_int)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,11 +19,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", default="random",
                    help="selector that picks the items to judge: random (default); diffuse_strata (random order, DiffUse's "
                    "clusters as strata for the valid rule); diffuse runs with the paper's rule, a heuristic")
-    p.add_argument("--proxy", metavar="SPEC",
-                   help="what is known about every item, to decide sooner with the same guarantee: metric:NAME (an "
-                        "automatic metric scored for both systems, e.g. metric:COMET-refA) or judge:SPEC (a cheap "
-                        "judge asked about every item first: judge:llm:MODEL, judge:judgments:SOURCE), calibrated "
-                        "into verdict predictions on the verdicts seen so far; anytime rule only")
+    add_proxy_opts(p)
+    p.add_argument("--budget", type=positive_int, metavar="N",
+                   help="a fixed budget instead of stopping as soon as decided: judge N items drawn at random, then "
+                        "print the pool's win rate with a finite-sample valid interval (with --proxy, sharpened by it) "
+                        "and the decision it supports at --risk")
     add_sampling_opts(p)
     p.add_argument("--seed", type=seed_int, default=0, help="random seed")
     add_encoder(p)
@@ -48,16 +48,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if restriction.dropped:
         note(restriction.note())
     data, proxy = restriction.pool, None
-    if args.proxy:  # a proxy must cover every item: keep the ones it covers; fitted here, once
-        cheap = build_oracle(args, args.proxy.partition(":")[2]) if args.proxy.startswith("judge:") else None
-        by_proxy, proxy = restrict_to_proxy(data, args.a, args.b, args.proxy, oracle=cheap)
+    spec = proxy_spec(args)
+    if spec is not None:  # a proxy must cover every item: keep the ones it covers; fitted here, once
+        judges = proxy_judges(args)
+        by_proxy, proxy = restrict_to_proxy(data, args.a, args.b, spec, oracle=judges if len(judges) > 1 else judges[0],
+                                            covariates=args.covariates or (), recorded=[oracle])
         if by_proxy.dropped:
             note(f"proxy: {by_proxy.note()}")
         data = by_proxy.pool
     sel = build_selector(args.method, args.seed, {"encoder": resolve_encoder(args, pool)})
     session = Session(data, sel, a=args.a, b=args.b, risk=args.risk, min_labels=args.min_labels,
                       max_labels=args.max_labels, risk_rule=resolve_risk_rule(args, sel), proxy=proxy,
-                      sampling=args.sampling, explore=args.explore)
+                      sampling=args.sampling, explore=args.explore, budget=args.budget)
     session.restriction = restriction  # what was left out of the whole data, for the Decision's assumptions
     decision = session.run(oracle)
     if args.json:
@@ -82,7 +84,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(f"what the risk means: {decision.guarantee}")
     if decision.win_rate_interval is not None:
         lo, hi = decision.win_rate_interval
-        print(f"win rate of {decision.a} in the pool (ties half): {lo:.3f} to {hi:.3f} (confidence sequence at "
+        kind = ("fixed-budget interval" if decision.risk_rule == "budget" else "confidence sequence")
+        print(f"win rate of {decision.a} in the pool (ties half): {lo:.3f} to {hi:.3f} ({kind} at "
               f"{decision.risk_threshold})")
     print("trace (clusters, decision set, judged, a-b-ties, risk):")
     steps = decision.trace

@@ -31,7 +31,8 @@ from .ranking import (CLUSTER_CHAINS, CORRELATION_KINDS, MATCH_RULES, NeededToMa
 from .risk import RISK_RULES, RiskAssessment, count_verdicts, hypergeometric_risk, majority, pairwise_risk
 from .active import SAMPLINGS, active_probabilities
 from .sequential import (GUARANTEES, STOP_RULES, AnytimeAssessment, AnytimeTest, Predictor, ResidualPredictor,
-                         StrataPredictor, anytime_risk, win_rate_interval, win_rate_sequence)
+                         StrataPredictor, anytime_risk, win_rate_interval, win_rate_sequence, BudgetAssessment,
+                         budget_assessment)
 from .wilcoxon import EXACT_MAX_N, WILCOXON_METHODS, WILCOXON_TEST, WILCOXON_TESTS, signed_rank_p_values
 
 __all__ = [
@@ -40,7 +41,7 @@ __all__ = [
     "PPIEstimate", "cross_ppi_mean", "ppi_mean", "regression_means",
     "BOOTSTRAP_METHODS", "AgreementInterval", "MeanIntervals", "bootstrap_agreement", "bootstrap_means",
     "GUARANTEES", "STOP_RULES", "AnytimeAssessment", "AnytimeTest", "Predictor", "StrataPredictor", "anytime_risk",
-    "win_rate_sequence", "win_rate_interval", "ResidualPredictor", "SAMPLINGS", "active_probabilities",
+    "win_rate_sequence", "win_rate_interval", "BudgetAssessment", "budget_assessment", "ResidualPredictor", "SAMPLINGS", "active_probabilities",
     "CLUSTER_CHAINS", "CORRELATION_KINDS", "EXACT_MAX_N", "WILCOXON_METHODS", "WILCOXON_TESTS", "MATCH_RULES", "NeededToMatch", "RISK_RULES", "RiskAssessment",
     "SystemClusters", "WILCOXON_TEST", "cluster_count", "count_verdicts", "hypergeometric_risk", "kendall_tau_b",
     "kendall_tau_b_rows", "majority", "needed_to_match", "paired_t_p_values", "pairwise_risk",

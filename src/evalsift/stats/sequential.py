@@ -83,6 +83,11 @@ GUARANTEES = {
                 "probabilities (sampling active), drawn once (re-running on new seeds until one names a winner voids "
                 "it), predictions that use only earlier verdicts, and that skipped or failed judgments are missing at "
                 "random; the risk is about the items both systems have an output for"),
+    "budget": ("valid: P(the interval misses the pool's win rate) <= risk, so P(naming the wrong winner) <= risk, for "
+               "every pool, for a budget fixed before any verdict is seen and read once at its end; assumes the budget's "
+               "items are a uniformly random sample (method random) drawn once, predictions that use only earlier "
+               "verdicts, and that skipped or failed judgments are missing at random; the risk is about the items both "
+               "systems have an output for"),
     "paper": ("heuristic (DiffUse paper): the hypergeometric bound of a fixed-size random sample, checked after "
               "every label; not a guaranteed error rate (measured false winners far above the stated risk on "
               "close pairs)"),
@@ -484,14 +489,64 @@ def win_rate_interval(values: Sequence[float], pool: int, level: float, **kwargs
     return win_rate_sequence(values, pool, level, horizon=max(1, len(values)), **kwargs)
 
 
-def _sequence(seen: _Adjusted, M: int, level: float, horizon: int | None = None) -> tuple[float, float]:
-    """:func:`win_rate_sequence` on values already adjusted."""
+@dataclass(frozen=True)
+class BudgetAssessment:
+    """A fixed budget's result (:func:`budget_assessment`)."""
+
+    leader: str | None  # 'a' or 'b' when the interval excludes 1/2 on that side, else the side it leans to, or None
+    risk: float  # the p-value of "the leader does not win the pool" (<= the level: decided)
+    interval: tuple[float, float]  # the fixed-sample interval for the pool's win rate of a at the level
+    estimate: float  # the pool's win rate of a: verdicts seen plus the predictions (with a control), else their mean
+    n: int
+
+
+def budget_assessment(values: Sequence[float], pool: int, level: float, *, items: Sequence[int] | None = None,
+                      control: Predictor | None = None) -> BudgetAssessment:
+    """The decision a fixed budget supports: after exactly these values (a uniformly random sample of
+    the pool, its size fixed in advance), :func:`win_rate_interval` at ``level`` (bets tuned for this
+    sample size, with the ``control``'s predictions when given: Waudby-Smith & Ramdas 2024, Sec. 3),
+    the side of 1/2 it lies on, and the p-value of that side's test -- ``min(1, 2 / K)`` with ``K``
+    the largest capital its bettor reached at 1/2. ``risk <= level`` exactly when the interval
+    excludes 1/2 on the leader's side: the interval and the decision never disagree.
+
+    >>> r = budget_assessment([1.0] * 30 + [0.0] * 10 + [0.5] * 10, 500, 0.1)
+    >>> r.leader, r.risk <= 0.1, r.interval[0] > 0.5
+    ('a', True, True)
+    """
+    y = np.asarray(values, dtype=float)
+    if not 0 < level < 1:
+        raise ParameterError(f"budget_assessment: level must be in (0, 1), got {level}", field="risk")
+    seen = _Adjusted(int(pool), control)
+    for x, i in zip(y, _items_for(y, items, control)):
+        seen.add(float(x), i)
+    caps: list = []
+    lo, hi = _sequence(seen, int(pool), level, max(1, len(y)), half=caps)
+    pa, pb = min(1.0, 2.0 * math.exp(-caps[0])) if caps else 1.0, min(1.0, 2.0 * math.exp(-caps[1])) if caps else 1.0
+    if lo > 0.5:
+        leader, r = "a", min(pa, level)
+    elif hi < 0.5:
+        leader, r = "b", min(pb, level)
+    else:
+        leader = None if pa == pb else "a" if pa < pb else "b"
+        r = max(min(pa, pb), math.nextafter(level, 1.0)) if leader is not None else 1.0
+    est = seen.estimate() if control is not None else (float(y.mean()) if len(y) else math.nan)
+    return BudgetAssessment(leader=leader, risk=float(r), interval=(lo, hi), estimate=float(est), n=len(y))
+
+
+def _sequence(seen: _Adjusted, M: int, level: float, horizon: int | None = None, *,
+              half: list | None = None) -> tuple[float, float]:
+    """:func:`win_rate_sequence` on values already adjusted. ``half``: a list that receives the
+    largest log-capitals reached at the candidate 1/2, betting above and below (the test of the
+    decision), as ``[up, down]``."""
     y = np.asarray(seen.y, dtype=float)
+    if half is not None:
+        half[:] = [0.0, 0.0]
     if len(y) == 0:
         return (0.0, 1.0)
     z, lows, highs = (np.asarray(a, dtype=float) for a in (seen.z, seen.lo, seen.hi))
     totals, slack = _candidates(M, y)
     m = totals / M
+    mid = int(np.argmin(np.abs(m - 0.5)))
     log_up = np.zeros(len(m))
     log_dn = np.zeros(len(m))
     alive = np.ones(len(m), dtype=bool)
@@ -514,6 +569,8 @@ def _sequence(seen: _Adjusted, M: int, level: float, horizon: int | None = None)
                 lam_dn = np.where(mt <= lo, 0.0, np.minimum(plug, BET_CAP / np.maximum(hi - mt, 1e-12)))
             log_up += np.where(alive, np.log1p(lam_up * (x - mt)), 0.0)
             log_dn += np.where(alive, np.log1p(lam_dn * (mt - x)), 0.0)
+            if half is not None:
+                half[0], half[1] = max(half[0], float(log_up[mid])), max(half[1], float(log_dn[mid]))
             alive &= (log_up < bar) & (log_dn < bar)
             s += y[t - 1]
             var_sum += (x - mean) ** 2
