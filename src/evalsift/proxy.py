@@ -124,17 +124,57 @@ class MetricProxy(Predictor):
         return f
 
     def _fit(self, z: np.ndarray, y: np.ndarray):
-        from sklearn.linear_model import LogisticRegression
-
         if np.all(y == y[0]):
             return None
-        X = np.concatenate([z, z])
-        target = np.r_[np.ones(len(z)), np.zeros(len(z))]
-        weight = np.r_[y, 1.0 - y]  # a tie is half a win and half a loss
-        keep = weight > 0
-        model = LogisticRegression(C=self.C).fit(X[keep], target[keep], sample_weight=weight[keep])
-        self.last_coef = (float(model.intercept_[0]), *(float(c) for c in model.coef_[0]))
+        self.last_coef = tuple(float(c) for c in logistic_fit(z, y, C=self.C))
         return self.last_coef
+
+
+def logistic_fit(X: np.ndarray, y: np.ndarray, *, C: float = 1.0, tol: float = 1e-10, max_iter: int = 100) -> np.ndarray:
+    """L2-penalised logistic regression on soft targets ``y`` in [0, 1] (a tie is 1/2: half a win and
+    half a loss), by Newton's method: ``(intercept, slope per column)`` minimising
+    ``|slopes|^2 / 2 + C sum_i [-y_i log p_i - (1 - y_i) log(1 - p_i)]``, ``p = sigmoid(intercept + X slopes)``,
+    the intercept not penalised -- scikit-learn's ``LogisticRegression(C=C)`` objective with each item
+    entered twice (target 1 weighted ``y_i``, target 0 weighted ``1 - y_i``), solved here directly:
+    with a handful of columns Newton takes a fraction of a millisecond where L-BFGS's set-up takes tens,
+    and the calibration is refitted many times in a sequential run.
+
+    >>> X = np.linspace(-2, 2, 50)[:, None]; y = (X[:, 0] > 0.3).astype(float)
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> ref = LogisticRegression(C=1.0).fit(np.r_[X, X], np.r_[np.ones(50), np.zeros(50)], sample_weight=np.r_[y, 1 - y])
+    >>> bool(np.allclose(logistic_fit(X, y), [ref.intercept_[0], *ref.coef_[0]], atol=1e-4))
+    True
+    """
+    X = np.asarray(X, dtype=float)
+    X = X[:, None] if X.ndim == 1 else X
+    y = np.asarray(y, dtype=float)
+    A = np.column_stack([np.ones(len(X)), X])
+    penalty = np.r_[0.0, np.ones(X.shape[1])]
+    w = np.zeros(A.shape[1])
+    w[0] = math.log((y.mean() + 1e-9) / (1.0 - y.mean() + 1e-9))
+
+    def loss(v: np.ndarray) -> float:
+        eta = A @ v
+        return 0.5 * float(penalty @ v ** 2) + C * float(np.sum(np.logaddexp(0.0, eta) - y * eta))
+
+    current = loss(w)
+    for _ in range(max_iter):
+        p = 1.0 / (1.0 + np.exp(-(A @ w)))
+        grad = penalty * w + C * (A.T @ (p - y))
+        H = (A.T * (C * p * (1.0 - p))) @ A + np.diag(penalty) + 1e-12 * np.eye(len(w))
+        step = np.linalg.solve(H, grad)
+        t = 1.0
+        while True:  # damped: never a step that raises the loss
+            trial = w - t * step
+            new = loss(trial)
+            if new <= current or t < 1e-8:
+                break
+            t /= 2.0
+        done = current - new < tol * max(1.0, abs(current))
+        w, current = trial, new
+        if done or float(np.max(np.abs(t * step))) < 1e-10:
+            break
+    return w
 
 
 def judge_values(oracle: Any, pool: Pool, a: str, b: str) -> np.ndarray:

@@ -1,0 +1,341 @@
+"""Proxy-aided decisions against the no-proxy rule, on the same random orders (issue 21).
+
+For every pair of a dataset, the human verdicts are the labels and one or more proxies (recorded LLM
+judges, automatic metrics, their stack, plus covariates) are built through the library's own path
+(:func:`evalsift.proxy.restrict_to_proxy`, the calibration :class:`evalsift.proxy.MetricProxy`).
+Then, on seeded uniformly random orders of the pair's pool:
+
+- **sequential** (the anytime rule, :class:`evalsift.stats.AnytimeTest`): labels until it names a
+  winner at each stated risk (the pool's size when it never does), without and with each proxy on
+  the same order; wrong winners against the pool's own winner (any winner of a dead heat is wrong);
+- **fixed budget** (:func:`evalsift.stats.budget_assessment`, what ``compare --budget N`` reads):
+  the width of the finite-sample interval at n labels and how often it holds the pool's win rate;
+  the normal interval of (cross-)prediction-powered inference beside it for reference
+  (:func:`evalsift.stats.cross_ppi_mean`; not finite-sample valid).
+
+The reference printed beside each proxy is ``1 - rho^2``, rho^2 being the share of the verdicts'
+variance within the pair that a linear fit on the proxy's columns explains, fitted on the whole pair
+(the most a control variate with that proxy can remove); averaged over pairs.
+
+    EVALSIFT_DATA=../shared/data python benchmarks/proxy_decisions.py arena [--seeds 20]
+    python benchmarks/proxy_decisions.py summeval [--seeds 20]
+    python benchmarks/proxy_decisions.py wmt23 [--seeds 10]
+    python benchmarks/proxy_decisions.py synthetic [--seeds 200]    # rho 0.5 / 0.7 / 0.9 and dead heats
+
+``synthetic``: pools with a known correlation between proxy and verdict (the proxy is the verdict plus
+Gaussian noise), for the labels ratio at rho = 0.5, 0.7, 0.9 (4,000 items, win rate 0.55, 30% ties),
+and dead heats (win rate exactly 1/2) with a good, a useless, a heavy-tailed (Cauchy), a one-sided
+(always "a") and an anti-correlated proxy, alone and stacked, for the wrong-winner rate at each risk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from evalsift.proxy import MetricProxy, restrict_to_proxy
+from evalsift.stats import AnytimeTest, budget_assessment, cross_ppi_mean
+
+RISKS = (0.05, 0.1, 0.2)
+BUDGETS = (50, 100)
+LEVEL = 0.05  # the fixed budget's interval: 95%
+VALUE = {"a": 1.0, "b": 0.0, "tie": 0.5}
+
+
+# ---------------------------------------------------------------------------------------------- cases
+class Case:
+    """One pair: its verdict values ``y`` and, per proxy variant, the factory of a fresh predictor
+    and its columns (for the rho reference)."""
+
+    def __init__(self, name: str, y: np.ndarray, proxies: dict) -> None:
+        self.name, self.y, self.proxies = name, np.asarray(y, dtype=float), proxies
+
+    def rho2(self, variant: str) -> float:
+        cols = self.proxies[variant][1]
+        X = np.column_stack([np.ones(len(self.y)), cols])
+        coef, *_ = np.linalg.lstsq(X, self.y, rcond=None)
+        resid = self.y - X @ coef
+        v = float(self.y.var())
+        return 0.0 if v == 0 else max(0.0, 1.0 - float(resid.var()) / v)
+
+
+def _columns(predictor: MetricProxy) -> np.ndarray:
+    return predictor.z
+
+
+def _variant(restriction, predictor) -> tuple:
+    """(factory, columns) of a predictor built by the library: a fresh copy per run (its fits are cached)."""
+    cols = _columns(predictor)
+    raw = predictor.z * 1.0  # already standardised; MetricProxy standardises again (a no-op)
+    names = predictor.names
+    return (lambda: MetricProxy(raw if raw.shape[1] > 1 else raw[:, 0], name=predictor.name, names=names), cols)
+
+
+def arena_cases(root: Path, min_battles: int = 150) -> list[Case]:
+    from evalsift.io.pairwise import read_judgments
+    from evalsift.oracle.judgments import JudgmentsOracle
+
+    folder = root / "arena-ppr"
+    human = read_judgments(folder / "human.jsonl")
+    pool = human.pool
+    oracle = JudgmentsOracle(human)
+    judges = {"gpt-4": "gpt-4-0125-preview.jsonl", "claude-3-opus": "claude-3-opus-20240229.jsonl",
+              "gpt-3.5": "gpt-3.5-turbo.jsonl"}
+    built = {k: JudgmentsOracle(read_judgments(folder / f)) for k, f in judges.items()}
+    counts: dict = defaultdict(int)
+    for j in human.judgments:
+        counts[tuple(sorted((j.a, j.b)))] += 1
+    variants = {"gpt-4": (["gpt-4"], ()), "claude-3-opus": (["claude-3-opus"], ()), "gpt-3.5": (["gpt-3.5"], ()),
+                "stack of 3": (["gpt-4", "claude-3-opus", "gpt-3.5"], ()),
+                "stack of 3 + position": (["gpt-4", "claude-3-opus", "gpt-3.5"], ("position",))}
+    cases = []
+    for (a, b), n in sorted(counts.items(), key=lambda kv: -kv[1]):
+        if n < min_battles:
+            continue
+        proxies, y = {}, None
+        for name, (which, cov) in variants.items():
+            specs = [f"judge:judgments:{judges[w]}" for w in which]
+            r, pred = restrict_to_proxy(pool, a, b, specs if len(specs) > 1 else specs[0],
+                                        oracle=[built[w] for w in which] if len(which) > 1 else built[which[0]],
+                                        covariates=cov, recorded=[oracle])
+            yy = np.array([VALUE[v] for v in oracle.verdicts(r.pool, range(r.pool.n_items), a, b)])
+            if y is None:
+                y = yy
+            elif len(yy) != len(y) or not np.array_equal(yy, y):
+                raise SystemExit(f"{a} vs {b}: the proxies cover different battles")
+            proxies[name] = _variant(r, pred)
+        cases.append(Case(f"{a} vs {b}", y, proxies))
+    return cases
+
+
+def pool_cases(data: str, human: str, specs: dict[str, list[str]], max_pairs: int | None = None) -> list[Case]:
+    """Every system pair of a pool with a human metric as the labels (verdicts by the metric oracle)."""
+    from evalsift.io import load
+    from evalsift.oracle import MetricOracle, make_oracle
+    from evalsift.restrict import restrict_pair
+
+    pool = load(data)
+    oracle = MetricOracle(human)
+    judges = {s: make_oracle(s.partition(":")[2]) for v in specs.values() for s in v if s.startswith("judge:")}
+    cases = []
+    systems = pool.systems
+    for i, a in enumerate(systems):
+        for b in systems[i + 1:]:
+            base = restrict_pair(pool, a, b, metric=human, min_items=2)
+            proxies, y, ok = {}, None, True
+            for name, ss in specs.items():
+                try:
+                    r, pred = restrict_to_proxy(base.pool, a, b, ss if len(ss) > 1 else ss[0],
+                                                oracle=[judges.get(s) for s in ss] if len(ss) > 1 else judges.get(ss[0]))
+                except Exception:  # noqa: BLE001 - a proxy that does not cover the pair (SummEval's judge: 11 pairs)
+                    ok = False
+                    break
+                yy = np.array([VALUE[v] for v in oracle.verdicts(r.pool, range(r.pool.n_items), a, b)])
+                if y is None:
+                    y = yy
+                elif len(yy) != len(y) or not np.array_equal(yy, y):
+                    ok = False
+                    break
+                proxies[name] = _variant(r, pred)
+            if ok and y is not None and len(y) >= 20:
+                cases.append(Case(f"{a} vs {b}", y, proxies))
+            if max_pairs and len(cases) >= max_pairs:
+                return cases
+    return cases
+
+
+def synthetic_pool(M: int, mean: float, ties: float, rho: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Verdict values with the given mean and tie share; a proxy = verdict + Gaussian noise with
+    correlation ``rho`` to it (exactly 1/2 of the pool's mean when ``mean`` is 1/2: a dead heat)."""
+    p_a = mean - ties / 2
+    n_a, n_t = int(round(p_a * M)), int(round(ties * M))
+    y = np.r_[np.ones(n_a), np.full(n_t, 0.5), np.zeros(M - n_a - n_t)]
+    rng.shuffle(y)
+    sd = float(y.std())
+    x = y + rng.normal(0.0, sd * math.sqrt(1.0 / rho ** 2 - 1.0), M)
+    return y, x
+
+
+# ---------------------------------------------------------------------------------------------- runs
+def sequential(y: np.ndarray, order: np.ndarray, control=None) -> dict[float, tuple[int, str | None]]:
+    """Labels and leader at which the anytime rule first reaches each risk (pool size, None: never)."""
+    M = len(y)
+    test = AnytimeTest(M, control)
+    out: dict[float, tuple[int, str | None]] = {}
+    for t, i in enumerate(order, 1):
+        test.update(float(y[i]), int(i))
+        r = test.assess(0.5)
+        for risk in RISKS:
+            if risk not in out and r.leader is not None and r.risk <= risk:
+                out[risk] = (t, r.leader)
+        if len(out) == len(RISKS):
+            break
+    return {risk: out.get(risk, (M, None)) for risk in RISKS}
+
+
+def truth_of(y: np.ndarray) -> str | None:
+    s = float(y.sum()) - len(y) / 2.0
+    return "a" if s > 0 else "b" if s < 0 else None
+
+
+def run_cases(cases: list[Case], seeds: int, budgets=BUDGETS, fixed: bool = True) -> dict:
+    seq = defaultdict(list)  # (variant, risk) -> [(labels, labels without, wrong)]
+    fix = defaultdict(list)  # (variant, n) -> [(width, covered, pair)]
+    refs = defaultdict(list)
+    for c in cases:
+        M, truth = len(c.y), truth_of(c.y)
+        mean = float(c.y.mean())
+        for v in c.proxies:
+            refs[v].append(1.0 - c.rho2(v))
+        for s in range(seeds):
+            order = np.random.default_rng([s, M, int(c.y.sum() * 2)]).permutation(M)
+            base = sequential(c.y, order)
+            for risk, (n, lead) in base.items():
+                seq[("no proxy", risk)].append((n, n, lead is not None and lead != truth, c.name))
+            for v, (make, _) in c.proxies.items():
+                for risk, (n, lead) in sequential(c.y, order, make()).items():
+                    seq[(v, risk)].append((n, base[risk][0], lead is not None and lead != truth, c.name))
+            if not fixed:
+                continue
+            for n in budgets:
+                if n >= M:
+                    continue
+                idx = order[:n]
+                r = budget_assessment(c.y[idx], M, LEVEL)
+                fix[("no proxy", n)].append((r.interval[1] - r.interval[0], r.interval[0] <= mean <= r.interval[1], c.name))
+                e = cross_ppi_mean(c.y[idx], idx, lambda it, va: np.full(M, float(np.mean(va))), M, level=1 - LEVEL)
+                fix[("normal, no proxy", n)].append((e.width, e.low <= mean <= e.high, c.name))
+                for v, (make, _) in c.proxies.items():
+                    r = budget_assessment(c.y[idx], M, LEVEL, items=idx, control=make())
+                    fix[(v, n)].append((r.interval[1] - r.interval[0], r.interval[0] <= mean <= r.interval[1], c.name))
+                    e = cross_ppi_mean(c.y[idx], idx, make().fit_predict, M, level=1 - LEVEL)
+                    fix[(f"normal PPI, {v}", n)].append((e.width, e.low <= mean <= e.high, c.name))
+    return {"seq": seq, "fix": fix, "refs": refs, "budgets": tuple(budgets)}
+
+
+# ---------------------------------------------------------------------------------------------- tables
+def tables(res: dict, title: str) -> str:
+    seq, fix, refs, budgets = res["seq"], res["fix"], res["refs"], res["budgets"]
+    variants = list(dict.fromkeys(v for v, _ in seq))
+    lines = [f"### {title}", "", "Sequential (anytime rule): mean labels; ratio to the no-proxy rule on the same orders "
+             "(ratio of the means / mean of per-pair ratios); wrong winners; reference mean(1 - rho^2) over pairs", "",
+             "| proxy | 1 - rho^2 | " + " | ".join(f"risk {r}: labels, ratio, wrong" for r in RISKS) + " |",
+             "|---|---|" + "---|" * len(RISKS)]
+    for v in variants:
+        ref = f"{np.mean(refs[v]):.3f}" if v in refs else "1"
+        cells = []
+        for risk in RISKS:
+            rows = seq[(v, risk)]
+            n = np.array([r[0] for r in rows], dtype=float)
+            n0 = np.array([r[1] for r in rows], dtype=float)
+            per_pair = defaultdict(lambda: [0.0, 0.0])
+            for r in rows:
+                per_pair[r[3]][0] += r[0]
+                per_pair[r[3]][1] += r[1]
+            pr = np.mean([a / b for a, b in per_pair.values()])
+            wrong = sum(r[2] for r in rows)
+            cells.append(f"{n.mean():.1f}, {n.mean() / n0.mean():.3f} / {pr:.3f}, {wrong}/{len(rows)}")
+        lines.append(f"| {v} | {ref} | " + " | ".join(cells) + " |")
+    if fix:
+        lines += ["", f"Fixed budget: interval width at {1 - LEVEL:.0%}, ratio to the no-proxy width, coverage of the "
+                  "pool's win rate (all pairs / the lowest pair)", "",
+                  "| interval | " + " | ".join(f"n = {n}: width, ratio, coverage, lowest pair" for n in budgets) + " |",
+                  "|---|" + "---|" * len(budgets)]
+        kinds = list(dict.fromkeys(v for v, _ in fix))
+        for v in kinds:
+            cells = []
+            for n in budgets:
+                rows = fix.get((v, n), [])
+                if not rows:
+                    cells.append("-")
+                    continue
+                base = fix[("normal, no proxy" if v.startswith("normal") else "no proxy", n)]
+                w = np.mean([r[0] for r in rows])
+                w0 = np.mean([r[0] for r in base])
+                by = defaultdict(list)
+                for r in rows:
+                    by[r[2]].append(r[1])
+                low = min(np.mean(x) for x in by.values())
+                cells.append(f"{w:.3f}, {w / w0:.3f}, {np.mean([r[1] for r in rows]):.3f}, {low:.3f}")
+            lines.append(f"| {v} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def synthetic(seeds: int) -> str:
+    out = []
+    cases = []
+    for rho in (0.5, 0.7, 0.9):
+        for s in range(seeds):
+            rng = np.random.default_rng([7, s, int(rho * 10)])
+            y, x = synthetic_pool(4000, 0.55, 0.3, rho, rng)
+            cases.append((rho, Case(f"rho {rho} #{s}", y, {f"rho {rho}": (lambda x=x: MetricProxy(x), x[:, None])})))
+    for rho in (0.5, 0.7, 0.9):
+        res = run_cases([c for r, c in cases if r == rho], 1, fixed=False)
+        out.append(tables(res, f"synthetic, 4,000 items, win rate 0.55, 30% ties, proxy correlation {rho} "
+                          f"({seeds} pools, one order each)"))
+    # dead heats: any winner is wrong
+    heat = []
+    for s in range(seeds):
+        rng = np.random.default_rng([11, s])
+        y, x = synthetic_pool(800, 0.5, 0.3, 0.7, rng)
+        noise = rng.normal(size=len(y))
+        cauchy = rng.standard_cauchy(size=len(y))
+        one_sided = 0.5 + 0.01 * rng.normal(size=len(y))  # a judge that always says "a", with a little jitter
+        proxies = {"good (rho 0.7)": x, "useless (noise)": noise, "heavy-tailed (Cauchy)": cauchy,
+                   "always a": one_sided, "anti-correlated": -x,
+                   "stack: good + noise + Cauchy": np.column_stack([x, noise, cauchy])}
+        heat.append(Case(f"heat #{s}", y, {k: (lambda v=v: MetricProxy(v), v if v.ndim == 2 else v[:, None])
+                                           for k, v in proxies.items()}))
+    res = run_cases(heat, 1, fixed=False)
+    out.append(tables(res, f"synthetic dead heats (800 items, 30% ties, win rate exactly 1/2; {seeds} pools): every "
+                      "winner named is wrong, so 'wrong' must stay at or below the stated risk"))
+    return "\n\n".join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("data", choices=["arena", "summeval", "wmt23", "synthetic"])
+    ap.add_argument("--seeds", type=int, default=None)
+    ap.add_argument("--max-pairs", type=int, default=None)
+    ap.add_argument("--out", help="also write the tables (markdown) here")
+    args = ap.parse_args()
+    root = Path(os.environ.get("EVALSIFT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+    t0 = time.time()
+    if args.data == "synthetic":
+        text = synthetic(args.seeds or 200)
+    elif args.data == "arena":
+        cases = arena_cases(root)
+        text = tables(run_cases(cases, args.seeds or 20), f"Chatbot Arena (arena-ppr): {len(cases)} pairs with >= 150 "
+                      f"battles, human votes as the labels, {args.seeds or 20} orders per pair")
+    elif args.data == "summeval":
+        cases = pool_cases("summeval", "coherence", {
+            "GPT-3.5 pairwise (both orders)": ["judge:judgments:summeval/llm-pairwise/coherence"],
+            "GPT-3.5 + chrF-ref": ["judge:judgments:summeval/llm-pairwise/coherence", "metric:chrF-ref"]},
+            args.max_pairs)
+        text = tables(run_cases(cases, args.seeds or 20, budgets=(20, 50)), f"SummEval (expert coherence as the "
+                      f"labels): {len(cases)} pairs the GPT-3.5 answers cover, {args.seeds or 20} orders per pair")
+    else:
+        cases = pool_cases("wmt23/en-de", "mqm", {"MetricX-23": ["metric:MetricX-23-refA"], "COMET": ["metric:COMET-refA"],
+                                                  "MetricX-23 + COMET + CometKiwi": ["metric:MetricX-23-refA",
+                                                                                     "metric:COMET-refA",
+                                                                                     "metric:CometKiwi-src"]},
+                           args.max_pairs)
+        text = tables(run_cases(cases, args.seeds or 10), f"WMT23 en-de (MQM as the labels): {len(cases)} pairs, "
+                      f"{args.seeds or 10} orders per pair")
+    text += f"\n\n({time.time() - t0:.0f} s; command: python benchmarks/proxy_decisions.py {' '.join(sys.argv[1:])})"
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
