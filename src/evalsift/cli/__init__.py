@@ -10,6 +10,9 @@ Commands (one module each):
                                       the best of many systems, valid, adaptive pairs       (cli/best.py)
   judge --data SPEC --items FILE --oracle llm:MODEL ...
                                       a judge judges a selection, resumably                (cli/judge.py)
+  judge-report --data SPEC --judge SPEC --human SPEC [--a SYS --b SYS]
+                                      a judge against the human verdicts that exist:
+                                      agreement, biases, labels saved as a proxy           (cli/judge_report.py)
   rank --data SPEC --human-metric M   systems ranked, with significance clusters           (cli/rank.py)
   profile --data SPEC --metric M --out DIR [--topics FIELD]
                                       data dimensions, strata, split similarity, OOD;
@@ -37,7 +40,7 @@ import warnings
 from typing import Sequence
 
 from ..errors import EvalsiftError
-from . import annotate, bench, best, compare, data, embed, judge, omni, profile, rank, select
+from . import annotate, bench, best, compare, data, embed, judge, judge_report, omni, profile, rank, select
 from ._common import Parser
 
 __all__ = ["build_parser", "main"]
@@ -52,7 +55,7 @@ def build_parser() -> Parser:
     ap.add_argument("--quiet", action="store_true", help="no progress bars (also EVALSIFT_QUIET=1)")
     ap.add_argument("--version", action="version", version=f"evalsift {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (data, select, compare, best, judge, rank, profile, omni, bench, embed, annotate):
+    for module in (data, select, compare, best, judge, judge_report, rank, profile, omni, bench, embed, annotate):
         module.register(sub)
     return ap
 
