@@ -272,6 +272,26 @@ def test_demo_metric_judge_readable_output(capsys):
         assert text in out, text
 
 
+def test_an_llm_judge_is_asked_in_both_orders_only_where_people_judged(capsys, tmp_path):
+    pytest.importorskip("openai", reason="the LLM judge needs evalsift[llm]")
+    from llm_stub import StubServer, position_biased
+
+    rows = [{"item_id": str(i), "system_a": "A", "system_b": "B", "verdict": v, "annotator": "person"}
+            for i, v in zip(range(0, 60, 2), ["a", "b", "tie"] * 10)]
+    hf = write(tmp_path / "people.csv", rows)
+    with StubServer(position_biased()) as stub:
+        d = report(capsys, "--data", "demo", "--judge", "llm:judge", "--judge-url", stub.base_url, "--db",
+                   str(tmp_path / "w.db"), "--human", f"judgments:{hf}", "--a", "A", "--b", "B", "--draws", "5",
+                   "--resamples", "100")
+        # the 30 items people judged, each in both orders (the same prompt twice is sent once: cached)
+        assert 30 < len(stub.requests) <= 60
+    P = d["pooled"]
+    assert P["items"] == 30 and P["flip_rate"]["value"] == 1.0 and P["flip_rate"]["n"] == 30
+    assert P["judge_first_share"]["value"] == 1.0 and P["position"]["answers_ab"] == 30
+    assert P["agreement"]["value"] == pytest.approx(1 / 3)  # every item a tie (the orders disagree): the people's ties
+    assert d["pairs"][0]["pool_size"] == 300  # the LLM could judge every item of the pair
+
+
 # ---------------------------------------------------------------------------------------- real data
 def test_summeval_gpt35_coherence(capsys):
     need("summeval/summeval.json", "summeval/llm-pairwise/M8-M9_coherence.result",

@@ -14,8 +14,9 @@ with both verdicts on some items (or one pair) and pooled over pairs:
   correlation over all items of all pairs -- it mixes the between-pair differences in: a judge that
   only knows which system is better *overall* correlates pooled, not within pairs);
 - **position bias**: the share of the judge's decisive answers that went to the system shown first,
-  over every answer it gave in either order, next to the people's share on the same items (when
-  their verdicts record the order: a judgment's ``shown_order``, or ``system_a`` shown first as the
+  over every answer it gave in either order, next to the people's share of *their* decisive
+  verdicts on the same items (the items whose order the judge's answers record; when the people's
+  verdicts record the order too: a judgment's ``shown_order``, or ``system_a`` shown first as the
   pairwise table says); where the judge saw an item in both orders, the **flip rate** (its verdict
   changed with the order);
 - **length bias** (where the data has the outputs): the correlation of the verdict value with
@@ -342,7 +343,8 @@ def _pair_data(pool: Pool, a: str, b: str, judge: ResolvedJudge, human: Any) -> 
         np.zeros(n), np.zeros(n), np.full(n, np.nan), 0, 0)
     if hanswers is not None:
         hf, hd, _, _, _ = _order_stats(hanswers)
-        hf, hd = np.where(jd > 0, hf, 0.0), np.where(jd > 0, hd, 0.0)  # on the same items as the judge's share
+        seen = np.array([len(x) > 0 for x in janswers]) if janswers is not None else np.zeros(n, dtype=bool)
+        hf, hd = np.where(seen, hf, 0.0), np.where(seen, hd, 0.0)  # the items whose order the judge's answers record
     else:
         hf, hd = np.zeros(n), np.zeros(n)
     return _PairData(a=a, b=b, pool_size=max(pool_size, n), n_pair=p.n_items, n_human=n_human, h=h, j=jv,

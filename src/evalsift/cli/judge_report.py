@@ -17,7 +17,7 @@ from ._common import (
     seed_int,
 )
 
-JUDGE_HELP = ("the judge to assess, as compare --proxy takes it, with or without judge:: metric:NAME (an automatic "
+JUDGE_HELP = ("the judge to assess, as compare --proxy takes it, with or without the judge: prefix -- metric:NAME (an automatic "
               "metric: verdicts from its score difference, the proxy its calibrated difference), judgments:FILE or a "
               "recorded source (e.g. judgments:summeval/llm-pairwise/coherence), llm:MODEL (asked only about the items "
               "people judged; see the LLM judge options), judge:metric:NAME (the metric's verdicts only)")
@@ -39,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--risk", type=open_unit, default=0.1,
                    help="the decision risk of the forecast (labels the anytime rule needs without and with the judge)")
     p.add_argument("--draws", type=positive_int, default=200,
-                   help="simulated pools per pair for the forecast (its time grows with this)")
+                   help="simulated runs per pair for the forecast, 5 per resample of the labelled items (its time "
+                        "grows with this)")
     p.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples for the intervals")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed of the bootstrap and the forecast")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
