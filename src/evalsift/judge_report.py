@@ -29,8 +29,7 @@ with both verdicts on some items (or one pair) and pooled over pairs:
 
 **Intervals** (``level``, 95% by default): percentile bootstrap over items, resampled with
 replacement within each pair (every pair keeps its number of items), ``resamples`` times; the same
-resamples give the pooled and the per-pair intervals. The forecast's interval is the percentile
-interval over its simulated pools (below).
+resamples give the pooled and the per-pair intervals. The forecast has its own interval (below).
 
 **The forecast** (per pair, :func:`forecast_labels`): a parametric bootstrap of the joint
 distribution of (human verdict, judge signal) over the pair's labelled items, in two levels. The
@@ -43,9 +42,10 @@ the control, the :class:`~evalsift.stats.Predictor` that :func:`evalsift.proxy.m
 the simulated pool as ``compare --proxy`` would (``metric:NAME``: the metric's difference,
 calibrated; a verdict judge: its verdict values, calibrated), on the same order. ``draws`` runs
 (default 200: 40 replicates x 5 pools, seeded) give the mean labels without and with and their ratio;
-the interval is the percentile interval, over the replicates, of the ratio of their mean labels. It
-holds the uncertainty of what the labelled items say -- ten labels give a wide one -- plus the
-Monte Carlo noise of 5 runs (a floor that more ``draws`` lower). (A single level, the labelled
+the interval is the percentile interval, over the replicates, of their ratio of mean labels, with
+the runs' Monte Carlo noise (estimated within each replicate) taken out and the Monte Carlo error of
+the mean added back (:func:`_ratio_interval`): it holds the uncertainty of what the labelled items
+say -- ten labels give a wide one -- and narrows as they grow. (A single level, the labelled
 items resampled straight to the pool's size, would repeat the labelled mix in every pool and show ten
 labels as surely as two hundred.) **The forecast assumes the pair's real pool resembles its
 labelled items** (the same mix of verdicts, the same agreement with the judge).
@@ -633,9 +633,12 @@ class JudgeReport:
         lines.append(row("Cohen's kappa", P["kappa"]))
         lines.append(row("decisive items only", P["decisive_agreement"], "(items where both chose a side)"))
         lines.append("correlation of verdict values (a 1, tie 1/2, b 0), judge vs people")
-        lines.append(row("within pairs", P["correlation_within"],
-                         f"(mean of {P['correlation_pairs']} pairs' correlations, weighted by items)"))
-        lines.append(row("pooled", P["correlation_pooled"], "(mixes the differences between pairs in)"))
+        if P["pairs"] == 1:  # within the pair and pooled are the same number
+            lines.append(row("per item", P["correlation_pooled"]))
+        else:
+            lines.append(row("within pairs", P["correlation_within"],
+                             f"(mean of {P['correlation_pairs']} pairs' correlations, weighted by items)"))
+            lines.append(row("pooled", P["correlation_pooled"], "(mixes the differences between pairs in)"))
         lines.append("position bias")
         if P["position"]["available"]:
             lines.append(row("judge: first shown wins", P["judge_first_share"],
