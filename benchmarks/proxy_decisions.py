@@ -31,7 +31,6 @@ and dead heats (win rate exactly 1/2) with a good, a useless, a heavy-tailed (Ca
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
