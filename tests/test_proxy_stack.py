@@ -196,6 +196,13 @@ def test_cli_two_judges_and_position_on_battle_files(capsys, tmp_path):
     assert code == 0, err
     d = json.loads(out)
     assert d["proxy"] == f"judge:judgments:{g1} + judge:judgments:{g2} + position" and d["pool_size"] == 240
+    # each judge's report is against the verdicts this comparison collected, and only those
+    reports = d["judge_report"]
+    assert set(reports) == {f"judge:judgments:{g1}", f"judge:judgments:{g2}"}
+    assert all(r["pooled"]["items"] == d["labels_used"] for r in reports.values()), reports
+    # the closer judge agrees more
+    assert reports[f"judge:judgments:{g1}"]["pooled"]["agreement"]["value"] > \
+        reports[f"judge:judgments:{g2}"]["pooled"]["agreement"]["value"]
     code, out, err = run(capsys, "compare", "--data", str(h), "--a", "X", "--b", "Y", "--oracle", f"judgments:{h}",
                          "--proxy", f"judge:judgments:{g1}", "--budget", "50", "--risk", "0.1", "--json")
     assert code == 0, err

@@ -47,7 +47,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     restriction = restrict_pair(pool, args.a, args.b, oracle=oracle)
     if restriction.dropped:
         note(restriction.note())
-    data, proxy = restriction.pool, None
+    data, proxy, judges = restriction.pool, None, []
     spec = proxy_spec(args)
     if spec is not None:  # a proxy must cover every item: keep the ones it covers; fitted here, once
         judges = proxy_judges(args)
@@ -63,7 +63,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     session.restriction = restriction  # what was left out of the whole data, for the Decision's assumptions
     decision = session.run(oracle)
     if args.json:
-        print_json(decision.to_dict())
+        out = decision.to_dict()
+        if spec is not None:
+            out["judge_report"] = _judge_reports(args, data, judges, session)
+        print_json(out)
         return 0
     if restriction.could_change(decision.winner, decision.win_rate_interval, decision.pool_size):
         note(restriction.flip_note(decision.winner, decision.win_rate_interval, decision.pool_size))
@@ -97,3 +100,25 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"  k={t['clusters']:>3}  set={t['decision_set']:>3}  judged={t['labels_used']:>3}  "
               f"{t['wins_a']}-{t['wins_b']}-{t['ties']}  risk={t['risk']:.4f}")
     return 0
+
+
+def _judge_reports(args: argparse.Namespace, pool, judges: list, session) -> dict:
+    """Per ``judge:`` proxy, its judge report (:func:`evalsift.judge_report.judge_report`) against the
+    verdicts this comparison collected -- only those: the labels paid for, not the rest of a replayed
+    file -- with a quick forecast (100 simulated pools, 500 bootstrap resamples)."""
+    from ..errors import EvalsiftError
+    from ..judge_report import judge_report
+    from ..oracle.judgments import JudgmentsOracle
+
+    collected = JudgmentsOracle([j for j in session.judgments if j.status == "done"], name="the verdicts collected")
+    out = {}
+    for spec, judge in zip(args.proxy or (), judges or [None] * len(args.proxy or ())):
+        if not spec.startswith("judge:"):
+            continue
+        try:
+            report = judge_report(pool, spec, collected, pairs=[(args.a, args.b)], risk=args.risk, draws=100,
+                                  resamples=500, seed=args.seed, judge=judge, quiet=True)
+            out[spec] = report.to_dict()
+        except EvalsiftError as e:  # too few verdicts collected to say anything
+            out[spec] = {"error": str(e)}
+    return out
