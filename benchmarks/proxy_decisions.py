@@ -66,16 +66,12 @@ class Case:
         return 0.0 if v == 0 else max(0.0, 1.0 - float(resid.var()) / v)
 
 
-def _columns(predictor: MetricProxy) -> np.ndarray:
-    return predictor.z
-
-
-def _variant(restriction, predictor) -> tuple:
-    """(factory, columns) of a predictor built by the library: a fresh copy per run (its fits are cached)."""
-    cols = _columns(predictor)
-    raw = predictor.z * 1.0  # already standardised; MetricProxy standardises again (a no-op)
-    names = predictor.names
-    return (lambda: MetricProxy(raw if raw.shape[1] > 1 else raw[:, 0], name=predictor.name, names=names), cols)
+def _variant(predictor: MetricProxy) -> tuple:
+    """(factory, columns) of a predictor built by the library: a fresh copy per run (its fits are
+    cached per order); the columns are the predictor's standardised ones (standardising again is a no-op)."""
+    cols = predictor.z
+    return (lambda: MetricProxy(cols if cols.shape[1] > 1 else cols[:, 0], name=predictor.name, names=predictor.names),
+            cols)
 
 
 def arena_cases(root: Path, min_battles: int = 150) -> list[Case]:
@@ -102,15 +98,14 @@ def arena_cases(root: Path, min_battles: int = 150) -> list[Case]:
         proxies, y = {}, None
         for name, (which, cov) in variants.items():
             specs = [f"judge:judgments:{judges[w]}" for w in which]
-            r, pred = restrict_to_proxy(pool, a, b, specs if len(specs) > 1 else specs[0],
-                                        oracle=[built[w] for w in which] if len(which) > 1 else built[which[0]],
-                                        covariates=cov, recorded=[oracle])
+            r, pred = restrict_to_proxy(pool, a, b, specs, oracle=[built[w] for w in which], covariates=cov,
+                                        recorded=[oracle])
             yy = np.array([VALUE[v] for v in oracle.verdicts(r.pool, range(r.pool.n_items), a, b)])
             if y is None:
                 y = yy
             elif len(yy) != len(y) or not np.array_equal(yy, y):
                 raise SystemExit(f"{a} vs {b}: the proxies cover different battles")
-            proxies[name] = _variant(r, pred)
+            proxies[name] = _variant(pred)
         cases.append(Case(f"{a} vs {b}", y, proxies))
     return cases
 
@@ -132,8 +127,7 @@ def pool_cases(data: str, human: str, specs: dict[str, list[str]], max_pairs: in
             proxies, y, ok = {}, None, True
             for name, ss in specs.items():
                 try:
-                    r, pred = restrict_to_proxy(base.pool, a, b, ss if len(ss) > 1 else ss[0],
-                                                oracle=[judges.get(s) for s in ss] if len(ss) > 1 else judges.get(ss[0]))
+                    r, pred = restrict_to_proxy(base.pool, a, b, ss, oracle=[judges.get(s) for s in ss])
                 except Exception:  # noqa: BLE001 - a proxy that does not cover the pair (SummEval's judge: 11 pairs)
                     ok = False
                     break
@@ -143,7 +137,7 @@ def pool_cases(data: str, human: str, specs: dict[str, list[str]], max_pairs: in
                 elif len(yy) != len(y) or not np.array_equal(yy, y):
                     ok = False
                     break
-                proxies[name] = _variant(r, pred)
+                proxies[name] = _variant(pred)
             if ok and y is not None and len(y) >= 20:
                 cases.append(Case(f"{a} vs {b}", y, proxies))
             if max_pairs and len(cases) >= max_pairs:

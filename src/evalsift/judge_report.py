@@ -74,25 +74,22 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
+from scipy.stats import norm
 
 from .bench.parallel import run_tasks
 from .errors import DataError, ParameterError
 from .oracle import make_oracle
-from .oracle.judgments import orient
-from .oracle.votes import combine
+from .oracle.judgments import _FLIP, _ORDER_FLIP
 from .pool import Pool
 from .progress import progress_bar
-from .proxy import judge_values, make_proxy
+from .proxy import judge_values, make_proxy, oriented_by_item, values_of
 from .restrict import restrict_pair
 from .stats.agreement import cohen_kappa
-from .stats.sequential import AnytimeTest
+from .stats.sequential import VALUES, AnytimeTest
 
 __all__ = ["FORECAST_ASSUMPTION", "INTERVAL_METHOD", "JudgeReport", "forecast_labels", "judge_report", "resolve_judge"]
 
-VALUES = {"a": 1.0, "b": 0.0, "tie": 0.5}
 LABELS = ("a", "tie", "b")
-_FLIP = {"a": "b", "b": "a", "tie": "tie"}
-_ORDER_FLIP = {"ab": "ba", "ba": "ab"}
 NAN = float("nan")
 INTERVAL_METHOD = "percentile bootstrap over items, resampled with replacement within each pair"
 FORECAST_ASSUMPTION = ("the forecast resamples each pair's labelled items to a pool of the pair's size: it assumes "
@@ -250,18 +247,9 @@ def _ask(oracle: Any, pool: Pool, a: str, b: str, *, orders: bool) -> tuple[np.n
             return values, None
         keep = np.flatnonzero(np.isfinite(values))
         js = oracle.judge_pairs(pool, keep.tolist(), a, b) if keep.size else []
+        by_item = oriented_by_item(js, a, b)
     else:  # an LLM judge: asked once, values and answers from the same judgments
-        js = oracle.judge_pairs(pool, list(range(pool.n_items)), a, b)
-        values = None
-    by_item: dict[str, list] = {}
-    for jd in js:
-        by_item.setdefault(jd.item_id, []).append(orient(jd, a, b))
-    if values is None:
-        values = np.full(pool.n_items, np.nan)
-        for i, iid in enumerate(pool.item_ids):
-            v = combine(by_item.get(iid, ()))
-            if v is not None:
-                values[i] = VALUES[v]
+        values, by_item = values_of(oracle.judge_pairs(pool, list(range(pool.n_items)), a, b), pool, a, b)
     if not with_orders:
         return values, None
     return values, [[x for jd in by_item.get(iid, ()) for x in _answers(jd)] for iid in pool.item_ids]
@@ -904,16 +892,10 @@ def _ratio_interval(w0: np.ndarray, w1: np.ndarray, level: float) -> dict[str, A
         left, shrink = total, 1.0
     centre = float(r.mean())
     lo_s, hi_s = (float(v) for v in np.percentile(centre + shrink * (r - centre), q))
-    z = _normal_quantile(0.5 + level / 2)
+    z = float(norm.ppf(0.5 + level / 2))
     err = z * math.sqrt(total / B) if B > 1 else 0.0
     return {"value": value, "low": value - math.hypot(centre - lo_s, err), "high": value + math.hypot(hi_s - centre, err),
             "n": int(B), "spread_replicates": math.sqrt(total), "spread_labels": math.sqrt(left)}
-
-
-def _normal_quantile(p: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(p))
 
 
 def _forecast_summary(sim: dict[str, np.ndarray], level: float, rho: float, pool_size: int) -> dict[str, Any]:

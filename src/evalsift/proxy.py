@@ -42,11 +42,10 @@ from .oracle.judgments import orient
 from .oracle.votes import combine
 from .pool import Pool
 from .restrict import PairRestriction, restrict_pair
-from .stats.sequential import Predictor
+from .stats.sequential import VALUES, Predictor
 
 PROXY_KINDS = ("metric", "judge")
 COVARIATES = ("length", "position")
-VALUES = {"a": 1.0, "b": 0.0, "tie": 0.5}
 
 
 class MetricProxy(Predictor):
@@ -84,7 +83,6 @@ class MetricProxy(Predictor):
         self.min_labels, self.growth, self.C, self.name = int(min_labels), float(growth), float(C), name
         self.spec = spec  # the spec that rebuilds this proxy from the pool alone (metric:NAME), else None
         self._fits: dict[tuple, np.ndarray | None] = {}
-        self.last_coef: tuple[float, ...] | None = None  # the calibration's latest fit: intercept, one slope per column
 
     def _refit_point(self, n: int) -> int:
         """The number of verdicts the calibration in force after ``n`` verdicts was fitted on."""
@@ -126,8 +124,7 @@ class MetricProxy(Predictor):
     def _fit(self, z: np.ndarray, y: np.ndarray):
         if np.all(y == y[0]):
             return None
-        self.last_coef = tuple(float(c) for c in logistic_fit(z, y, C=self.C))
-        return self.last_coef
+        return tuple(float(c) for c in logistic_fit(z, y, C=self.C))
 
 
 def logistic_fit(X: np.ndarray, y: np.ndarray, *, C: float = 1.0, tol: float = 1e-10, max_iter: int = 100) -> np.ndarray:
@@ -181,21 +178,35 @@ def judge_values(oracle: Any, pool: Pool, a: str, b: str) -> np.ndarray:
     """The judge's verdict value (a 1, tie 1/2, b 0) on every item of ``pool``; NaN where it gave
     none (an error, no recorded verdict). Several judgments of an item combine by the vote rule
     (:mod:`evalsift.oracle.votes`: the latest per annotator, plurality, a split is a tie)."""
-    out = np.full(pool.n_items, np.nan)
     if hasattr(oracle, "covers") and hasattr(oracle, "verdicts"):
+        out = np.full(pool.n_items, np.nan)
         ok = np.asarray(oracle.covers(pool, a, b), dtype=bool)
         if ok.any():
             v = oracle.verdicts(pool, np.flatnonzero(ok), a, b)
             out[ok] = [VALUES[str(x)] for x in v]
         return out
+    return values_of(oracle.judge_pairs(pool, list(range(pool.n_items)), a, b), pool, a, b)[0]
+
+
+def oriented_by_item(judgments, a: str, b: str) -> dict[str, list]:
+    """Judgments by item id, each oriented to ``a`` vs ``b`` (one judged the other way round is flipped)."""
     by_item: dict[str, list] = {}
-    for j in oracle.judge_pairs(pool, list(range(pool.n_items)), a, b):
-        by_item.setdefault(j.item_id, []).append(orient(j, a, b))  # judged the other way round: flipped
+    for j in judgments:
+        by_item.setdefault(j.item_id, []).append(orient(j, a, b))
+    return by_item
+
+
+def values_of(judgments, pool: Pool, a: str, b: str) -> tuple[np.ndarray, dict[str, list]]:
+    """Judgments of items of ``pool`` as verdict values for ``a`` vs ``b`` (NaN: no verdict), each
+    item's judgments oriented to the pair and combined by the vote rule; and those oriented
+    judgments by item id (:func:`oriented_by_item`, for what else they record, e.g. the shown orders)."""
+    by_item = oriented_by_item(judgments, a, b)
+    out = np.full(pool.n_items, np.nan)
     for i, iid in enumerate(pool.item_ids):
         v = combine(by_item.get(iid, ()))
         if v is not None:
             out[i] = VALUES[v]
-    return out
+    return out, by_item
 
 
 def _specs(spec: Any) -> list:
@@ -319,13 +330,13 @@ def make_proxy(spec: Any, pool: Pool, a: str, b: str, *, higher_is_better: bool 
         raise ParameterError(f"{len(specs)} proxies but {len(judges)} judges", field="proxy")
     if len(set(map(str, specs))) != len(specs):
         raise ParameterError(f"a proxy is named twice in {specs}: each adds one column, name it once", field="proxy")
+    judges = [j if j is not None or not str(s).startswith("judge:") else make_oracle(_check_spec(s)[1])
+              for s, j in zip(specs, judges)]  # built once: the columns and the shown orders read the same judge
     columns = [proxy_column(s, pool, a, b, higher_is_better=higher_is_better, oracle=j) for s, j in zip(specs, judges)]
     covariates = list(covariates)
     if len(set(covariates)) != len(covariates):
         raise ParameterError(f"a covariate is named twice in {covariates}", field="covariates")
-    built = [j if j is not None else make_oracle(s.partition(":")[2]) if s.startswith("judge:") else None
-             for s, j in zip(specs, judges)] if "position" in covariates else []
-    columns += [covariate_column(c, pool, a, b, recorded=[*recorded, *(j for j in built if j is not None)])
+    columns += [covariate_column(c, pool, a, b, recorded=[*recorded, *(j for j in judges if j is not None)])
                 for c in covariates]
     names = [*map(str, specs), *covariates]
     if len(columns) == 1:
@@ -362,11 +373,9 @@ class ProxySource:
         for _, metric, judge in self.parts or ((None, None, None),):
             step = restrict_pair(base if restriction is None else restriction.pool, a, b, metric=metric, oracle=judge)
             restriction = step if restriction is None else _chain(restriction, step)
-        specs = [p[0] for p in self.parts] if self.parts else [self.spec]
-        judges = [p[2] for p in self.parts] if self.parts else [None]
-        return restriction, make_proxy(specs if len(specs) > 1 else specs[0], restriction.pool, a, b,
-                                       oracle=judges if len(judges) > 1 else judges[0], covariates=self.covariates,
-                                       recorded=self.recorded)
+        parts = self.parts or ((self.spec, None, None),)
+        return restriction, make_proxy([p[0] for p in parts], restriction.pool, a, b, oracle=[p[2] for p in parts],
+                                       covariates=self.covariates, recorded=self.recorded)
 
 
 def _chain(first: PairRestriction, then: PairRestriction) -> PairRestriction:

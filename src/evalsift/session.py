@@ -406,8 +406,12 @@ class Session:
     def _budget(self) -> BudgetAssessment:
         """The fixed budget's interval and decision on the verdicts so far (:func:`~evalsift.stats.budget_assessment`)."""
         items, values = self.verdict_pairs()
-        return budget_assessment(values, self.pool.n_items, self.risk, items=items if self.control is not None else None,
-                                 control=self.control)
+        key = (tuple(items), tuple(values))
+        cached = getattr(self, "_budget_seen", None)
+        if cached is None or cached[0] != key:  # the decision reads it twice (risk, interval): computed once
+            self._budget_seen = (key, budget_assessment(values, self.pool.n_items, self.risk, control=self.control,
+                                                        items=items if self.control is not None else None))
+        return self._budget_seen[1]
 
     def _assess(self) -> tuple[str | None, float]:
         """(leader, risk) under the session's stop rule."""

@@ -42,7 +42,7 @@ def cmd_best(args: argparse.Namespace) -> int:
     judges = proxy_judges(args)
     res = BestOf(pool, args.systems, risk=args.risk, max_labels=args.max_labels, strategy=args.strategy,
                  seed=args.seed, ranking=args.ranking, proxy=proxy_spec(args), sampling=args.sampling,
-                 explore=args.explore, proxy_oracle=(judges if len(judges) > 1 else judges[0]) if judges else None,
+                 explore=args.explore, proxy_oracle=judges or None,
                  covariates=args.covariates or (), recorded=[oracle]).run(oracle)
     if args.json:
         print_json(res.to_dict())

@@ -551,7 +551,7 @@ def budget_assessment(values: Sequence[float], pool: int, level: float, *, items
         seen.add(float(x), i)
     caps: list = []
     lo, hi = _sequence(seen, int(pool), level, max(1, len(y)), half=caps)
-    pa, pb = min(1.0, 2.0 * math.exp(-caps[0])) if caps else 1.0, min(1.0, 2.0 * math.exp(-caps[1])) if caps else 1.0
+    pa, pb = (min(1.0, 2.0 * math.exp(-c)) for c in caps)
     if lo > 0.5:
         leader, r = "a", min(pa, level)
     elif hi < 0.5:
