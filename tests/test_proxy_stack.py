@@ -236,3 +236,17 @@ def test_arena_files_as_they_are_with_three_judges_and_position(capsys):
     d = json.loads(out)
     lo, hi = d["win_rate_interval"]
     assert d["labels_used"] == 100 and lo <= 0.42723 <= hi
+
+
+def test_the_same_proxy_given_twice_is_one_proxy_as_when_proxy_took_one_value(capsys):
+    """--proxy once took a single value; a command line that repeats the same spec still runs, with that proxy once."""
+    from evalsift.io import load
+
+    metric = next(m for m in load("demo").metrics if not load("demo").is_human(m))
+    base = ["compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", "metric:human", "--risk", "0.2", "--json"]
+    code, once, err = run(capsys, *base, "--proxy", f"metric:{metric}")
+    assert code == 0, err
+    code, twice, err = run(capsys, *base, "--proxy", f"metric:{metric}", "--proxy", f"metric:{metric}")
+    assert code == 0, err
+    a, b = json.loads(once), json.loads(twice)
+    assert b["proxy"] == f"metric:{metric}" and (a["winner"], a["labels_used"], a["risk"]) == (b["winner"], b["labels_used"], b["risk"])

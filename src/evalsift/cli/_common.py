@@ -285,14 +285,21 @@ def add_proxy_opts(p: argparse.ArgumentParser) -> None:
                         "outputs' lengths) and position (which system was shown first, from recorded judgments)")
 
 
+def proxy_specs(args: argparse.Namespace) -> list[str]:
+    """The ``--proxy`` specs in order, each once: the same spec given twice (as a command line written
+    when ``--proxy`` took one value may do) is one proxy, as it was then."""
+    return list(dict.fromkeys(args.proxy or ()))
+
+
 def proxy_judges(args: argparse.Namespace) -> list:
-    """Per ``--proxy`` spec, its cheap judge built with the command's options (None for a metric)."""
-    return [build_oracle(args, s.partition(":")[2]) if s.startswith("judge:") else None for s in args.proxy or ()]
+    """Per ``--proxy`` spec (:func:`proxy_specs`), its cheap judge built with the command's options (None
+    for a metric)."""
+    return [build_oracle(args, s.partition(":")[2]) if s.startswith("judge:") else None for s in proxy_specs(args)]
 
 
 def proxy_spec(args: argparse.Namespace):
     """``--proxy`` as the library takes it: None, one spec, or the list of several."""
-    specs = list(args.proxy or ())
+    specs = proxy_specs(args)
     if getattr(args, "covariates", None) and not specs:
         raise ParameterError("--covariates are stacked with a proxy: give at least one --proxy", field="covariates")
     return None if not specs else specs[0] if len(specs) == 1 else specs

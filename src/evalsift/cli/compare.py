@@ -6,7 +6,7 @@ import argparse
 
 from ._common import (ORACLE_HELP, add_data, add_encoder, add_judge_opts, add_loop_opts, add_oracle_opts, add_proxy_opts,
                       add_quiet, add_sampling_opts, load_data_and_oracle, note, positive_int, print_json, proxy_judges,
-                      proxy_spec, resolve_encoder, resolve_risk_rule, seed_int)
+                      proxy_spec, proxy_specs, resolve_encoder, resolve_risk_rule, seed_int)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,8 +51,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     spec = proxy_spec(args)
     if spec is not None:  # a proxy must cover every item: keep the ones it covers; fitted here, once
         judges = proxy_judges(args)
-        by_proxy, proxy = restrict_to_proxy(data, args.a, args.b, spec, oracle=judges if len(judges) > 1 else judges[0],
-                                            covariates=args.covariates or (), recorded=[oracle])
+        by_proxy, proxy = restrict_to_proxy(data, args.a, args.b, spec, oracle=judges, covariates=args.covariates or (),
+                                            recorded=[oracle])
         if by_proxy.dropped:
             note(f"proxy: {by_proxy.note()}")
         data = by_proxy.pool
@@ -112,7 +112,7 @@ def _judge_reports(args: argparse.Namespace, pool, judges: list, session) -> dic
 
     collected = JudgmentsOracle([j for j in session.judgments if j.status == "done"], name="the verdicts collected")
     out = {}
-    for spec, judge in zip(args.proxy or (), judges or [None] * len(args.proxy or ())):
+    for spec, judge in zip(proxy_specs(args), judges):
         if not spec.startswith("judge:"):
             continue
         try:
