@@ -125,3 +125,69 @@ def test_kill_9_while_submitting_loses_no_acknowledged_judgment(tmp_path):
     rows = Store(db).judgment_rows(pid)
     assert len(rows) == len(sent) == len({r["idempotency_key"] for r in rows}) and len(acked) > 0
     print(json.dumps({"rounds": rounds, "acknowledged": len(acked), "sent": len(sent), "stored": len(rows)}))
+
+
+def test_a_live_project_with_a_proxy_decides_as_compare_does(tmp_path, capsys):
+    """``annotate new --pairwise --proxy``: the proxy's values are stored with the project; the server (no
+    data, no metric) rebuilds it, and people answering as the human metric says reach compare's decision
+    with the same proxy -- in the labels compare needs with it, fewer than without it."""
+    from evalsift.cli import main
+    from evalsift.io import make_demo_pool
+
+    db = tmp_path / "w.db"
+    assert main(["annotate", "new", "--db", str(db), "--name", "px", "--pairwise", "--data", "demo", "--a", "A",
+                 "--b", "B", "--proxy", "metric:token_f1", "--json"]) == 0
+    pid, admin = (lambda o: (o["project"], o["admin_token"]))(json.loads(capsys.readouterr().out))
+    runs = {}
+    for extra in ([], ["--proxy", "metric:token_f1"]):
+        assert main(["compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", "metric:human", *extra,
+                     "--json"]) == 0
+        runs[bool(extra)] = json.loads(capsys.readouterr().out)
+    assert runs[True]["labels_used"] < runs[False]["labels_used"]  # the proxy is worth something here
+    pool = make_demo_pool()
+    human = {iid: (pool.score("human", "A")[k], pool.score("human", "B")[k]) for k, iid in enumerate(pool.item_ids)}
+    store = Store(db)
+    _, token = store.add_annotator(pid, "alice")
+    with Server(db) as srv:
+        answered = 0
+        while True:
+            code, a = call("GET", f"{srv.url}/api/v1/next", token)
+            assert code == 200
+            if a.get("done"):
+                break
+            sa, sb = human[a["item_id"]]
+            first_is_a = store.assignment(a["assignment_id"])["shown_order"] == "ab"
+            verdict = "0" if sa == sb else "1" if (sa > sb) == first_is_a else "2"
+            assert call("POST", f"{srv.url}/api/v1/judgments", token,
+                        {"assignment_id": a["assignment_id"], "verdict": verdict})[0] == 200
+            answered += 1
+        code, st = call("GET", f"{srv.url}/api/v1/projects/{pid}/status", admin)
+        client = AdminClient(srv.url)
+        client.sign_in(pid, admin)
+        page = client.get(f"/admin/{pid}")[1]
+    d = st["decision"]
+    assert code == 200 and d["decided"] and d["proxy"] == "metric:token_f1" and st["settings"]["proxy"] == d["proxy"]
+    assert (d["winner"], d["labels_used"]) == (runs[True]["winner"], runs[True]["labels_used"]) == ("A", answered)
+    assert abs(d["risk"] - runs[True]["risk"]) < 1e-9
+    assert "metric:token_f1" in page and "the guarantee does not rest on it" in page
+    # a second server process (the store alone) rebuilds the same decision; the status command names the proxy
+    assert Workspace(Store(db)).status(pid)["decision"]["labels_used"] == answered
+    assert main(["annotate", "status", "--db", str(db), "--project", "px"]) == 0
+    assert "decided: A wins" in (out := capsys.readouterr().out) and "proxy: metric:token_f1" in out
+
+
+def test_a_proxy_project_refuses_what_it_cannot_do(tmp_path, capsys):
+    """Bad proxy input names the field and the fix, and leaves no store behind."""
+    from evalsift.cli import main
+
+    db = tmp_path / "w.db"
+    base = ["annotate", "new", "--db", str(db), "--name", "px", "--pairwise", "--data", "demo", "--a", "A", "--b", "B"]
+    assert main([*base, "--proxy", "metric:nope"]) == 2
+    assert "token_f1" in capsys.readouterr().err and not db.exists()
+    assert main([*base, "--proxy", "metric:token_f1", "--risk-rule", "paper", "--method", "random"]) == 2
+    assert "anytime" in capsys.readouterr().err and not db.exists()
+    assert main([*base, "--covariates", "length"]) == 2
+    assert "--proxy" in capsys.readouterr().err
+    assert main(["annotate", "new", "--db", str(db), "--name", "f", "--from", "nothing.jsonl", "--mode", "pairwise",
+                 "--proxy", "metric:token_f1"]) == 2
+    assert "--pairwise" in capsys.readouterr().err and not db.exists()

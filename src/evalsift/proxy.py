@@ -74,6 +74,7 @@ class MetricProxy(Predictor):
             raise DataError(f"proxy {name!r}: the metric difference must be a finite number for every item "
                             "(restrict the pair to items both systems have a score for)", field="proxy")
         X = d[:, None] if d.ndim == 1 else d
+        self.columns = X  # the values as given (items x columns), for :meth:`state`
         self.size = len(X)
         sd = X.std(axis=0)
         self.z = np.where(sd > 0, (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0), 0.0)  # items x columns
@@ -83,6 +84,29 @@ class MetricProxy(Predictor):
         self.min_labels, self.growth, self.C, self.name = int(min_labels), float(growth), float(C), name
         self.spec = spec  # the spec that rebuilds this proxy from the pool alone (metric:NAME), else None
         self._fits: dict[tuple, np.ndarray | None] = {}
+
+    def state(self) -> dict:
+        """Everything that rebuilds this proxy without the data, as JSON-safe values (the annotation app
+        stores it with a live project): :meth:`from_state` gives back the same predictions."""
+        return {"columns": self.columns.T.tolist(), "names": list(self.names), "name": self.name, "spec": self.spec,
+                "min_labels": self.min_labels, "growth": self.growth, "C": self.C}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "MetricProxy":
+        """The proxy :meth:`state` describes.
+
+        >>> p = MetricProxy(np.column_stack([np.linspace(-1, 1, 9), np.arange(9.0)]), names=("m", "n"))
+        >>> q = MetricProxy.from_state(p.state())
+        >>> bool(np.array_equal(p.z, q.z)) and q.names == p.names
+        True
+        """
+        try:
+            columns = np.asarray(state["columns"], dtype=float).T
+            return cls(columns, names=state["names"], name=state["name"], spec=state.get("spec"),
+                       min_labels=state["min_labels"], growth=state["growth"], C=state["C"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise DataError(f"a stored proxy cannot be rebuilt ({type(e).__name__}: {e}); the store may be from a "
+                            "newer evalsift", field="proxy") from None
 
     def _refit_point(self, n: int) -> int:
         """The number of verdicts the calibration in force after ``n`` verdicts was fitted on."""

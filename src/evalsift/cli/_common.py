@@ -220,11 +220,12 @@ ORACLE_HELP = ("who judges: metric:NAME simulates the judge from a score column 
                "'evalsift annotate new --pairwise', whose live Session is the same loop")
 
 
-def add_judge_opts(p: argparse.ArgumentParser) -> None:
-    """Settings of an LLM judge (``--oracle llm:MODEL``) and the store that caches its answers."""
+def add_judge_opts(p: argparse.ArgumentParser, *, db: bool = True, title: str = "LLM judge (--oracle llm:MODEL)") -> None:
+    """Settings of an LLM judge (``--oracle llm:MODEL``) and the store that caches its answers
+    (``db=False``: the command's own ``--db`` is that store)."""
     from ..oracle.llm import MAX_CONNECTION_FAILURES
 
-    g = p.add_argument_group("LLM judge (--oracle llm:MODEL)")
+    g = p.add_argument_group(title)
     g.add_argument("--judge-url", metavar="URL", help="the OpenAI-compatible server, e.g. http://localhost:8000/v1 "
                                                       "(default: the openai client's, api.openai.com). Credentials in "
                                                       "it (user:pass@, ?api_key=...) are used, never stored or printed")
@@ -243,8 +244,9 @@ def add_judge_opts(p: argparse.ArgumentParser) -> None:
                    help="ask again the answers that had no usable verdict (no [[A]]/[[B]]/[[C]] marker, conflicting "
                         "markers, a refusal, a rating off the scale); without it they are reused from the cache and "
                         "stay errors. Failed calls (network, HTTP errors) are asked again in any case")
-    g.add_argument("--db", metavar="PATH", help="a store that caches the judge's answers, so a rerun costs nothing "
-                                               "(default: evalsift.db when the judge is an LLM)")
+    if db:
+        g.add_argument("--db", metavar="PATH", help="a store that caches the judge's answers, so a rerun costs nothing "
+                                                   "(default: evalsift.db when the judge is an LLM)")
 
 
 #: the openai client's retries per request for a judge built from the command line (LLMJudge's default)

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 from ..errors import DataError, ParameterError
-from ._common import (add_encoder, add_quiet, load_data, note, open_unit, out_file, picked_pair, picked_positions,
-                      pool_from_picks, positive_float, positive_int, print_json, resolve_encoder, seed_int)
+from ._common import (add_encoder, add_judge_opts, add_proxy_opts, add_quiet, load_data, note, open_unit, out_file,
+                      picked_pair, picked_positions, pool_from_picks, positive_float, positive_int, print_json,
+                      proxy_judges, proxy_spec, resolve_encoder, seed_int)
 
 
 def _add_db(p: argparse.ArgumentParser) -> None:
@@ -94,6 +95,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="with --pairwise: the stop rule (anytime: valid, needs method random; paper, tie_aware: "
                           "the DiffUse paper's heuristic)")
     new.add_argument("--seed", type=seed_int, default=0, help="random seed")
+    add_proxy_opts(new)
+    add_judge_opts(new, db=False, title="LLM judge of a judge:llm:MODEL proxy (its answers are cached in --db)")
     add_encoder(new)
     new.add_argument("--overlap", type=positive_int, default=1, help="judgments per item, from different people")
     new.add_argument("--lease-seconds", type=positive_float, default=600.0,
@@ -185,7 +188,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     try:
         pid, token = _create(args)
     except BaseException:
-        if not existed:  # a failed first project leaves no empty store behind
+        if not existed and not _cached_answers(db):  # a failed first project leaves no empty store behind
             for suffix in ("", "-wal", "-shm"):
                 Path(str(db) + suffix).unlink(missing_ok=True)
         raise
@@ -214,13 +217,25 @@ def _create(args: argparse.Namespace) -> tuple[int, str]:
         r = restrict_pair(pool, args.a, args.b)
         if r.dropped:
             note(r.note())
+        data, proxy, spec = r.pool, None, proxy_spec(args)
+        if spec is not None:  # computed once here (a judge asked about every item); the project stores the values
+            from ..proxy import restrict_to_proxy
+
+            by_proxy, proxy = restrict_to_proxy(data, args.a, args.b, spec, oracle=proxy_judges(args),
+                                                covariates=args.covariates or ())
+            if by_proxy.dropped:
+                note(f"proxy: {by_proxy.note()}")
+            data = by_proxy.pool
         sel = build_selector(args.method, args.seed, {"encoder": resolve_encoder(args, pool)})
         work = Workspace(_store(args, must_exist=False))
-        return work.create_live_pairwise(args.name, r.pool, args.a, args.b, sel, risk=args.risk,
+        return work.create_live_pairwise(args.name, data, args.a, args.b, sel, risk=args.risk,
                                          min_labels=args.min_labels, max_labels=args.max_labels,
                                          risk_rule=args.risk_rule, overlap=args.overlap,
                                          lease_seconds=args.lease_seconds, data={"spec": args.data},
-                                         guidelines=args.guidelines)
+                                         guidelines=args.guidelines, proxy=proxy)
+    if proxy_spec(args) is not None:
+        raise ParameterError("--proxy sharpens a live decision: use it with --pairwise (a fixed selection has "
+                             "nothing to decide)", field="proxy")
     if not args.mode:
         raise ParameterError("--from needs --mode pairwise (compare two systems) or --mode score", field="mode")
     if args.data:
@@ -246,6 +261,20 @@ def _create(args: argparse.Namespace) -> tuple[int, str]:
     return work.create_fixed(args.name, sub, mode=args.mode, a=a, b=b, systems=systems, scale=args.scale,
                              overlap=args.overlap, lease_seconds=args.lease_seconds, data=data,
                              guidelines=args.guidelines)
+
+
+def _cached_answers(db: Path) -> int:
+    """How many LLM answers ``db`` caches (a judge:llm proxy's, paid for: never deleted with a failed project)."""
+    import sqlite3
+    from contextlib import closing
+
+    if not db.exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+            return int(conn.execute("SELECT count(*) FROM llm_cache").fetchone()[0])
+    except sqlite3.Error:
+        return 0
 
 
 def cmd_add_annotator(args: argparse.Namespace) -> int:
@@ -303,9 +332,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     if d:
         head = (f"decided: {d['winner']} wins" if d["decided"] and d["winner"] else
                 "decided: inconclusive" if d["decided"] else
-                f"leader {d['leader']}, at least {d['more_needed_at_least']} more needed" if d["leader"] else "no leader yet")
+                (f"leader {d['leader']}, at least {d['more_needed_at_least']} more needed" if d["more_needed_at_least"]
+                 else f"leader {d['leader']}, more needed") if d["leader"] else "no leader yet")
         print(f"{head}; {status['settings']['a']} {d['wins_a']} - {d['wins_b']} {status['settings']['b']} "
               f"({d['ties']} ties); risk {d['risk']:.4f} (stop at {d['risk_threshold']}; {d['note']})")
+        if d.get("proxy"):
+            print(f"proxy: {d['proxy']} (calibrated on the verdicts seen; the guarantee does not rest on it)")
     ag = status.get("agreement") or {}
     if ag.get("n_items_multi"):
         def num(x):

@@ -42,7 +42,11 @@ threads, processes or servers on one file never give a unit to more people than 
   the next items of the selector's order (the next decision sets' new items) to make up the
   difference. Their verdicts wait until the Session reaches them, so the stop rule still sees the
   verdicts in the random order it needs; when it decides, the items judged beyond what it used
-  (``judged_ahead`` in the status) are at most ceil(active / overlap) - 1.
+  (``judged_ahead`` in the status) are at most ceil(active / overlap) - 1;
+- a live project may have a proxy (``annotate new --pairwise --proxy SPEC``): its values for every item
+  are computed once at creation (a judge asked, a metric scored) and stored with the project; the
+  server rebuilds it from the store and the Session's anytime rule uses it exactly as ``compare
+  --proxy`` does, so the same verdicts in the same order give the same decision.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ import numpy as np
 from ..errors import DataError, ParameterError, check_choice
 from ..oracle.base import Judgment
 from ..pool import Pool
+from ..proxy import MetricProxy, make_proxy
 from ..select.base import Selector
 from ..session import Session
 from ..stats import anytime_risk, hypergeometric_risk, pairwise_risk
@@ -159,20 +164,32 @@ class Workspace:
     def create_live_pairwise(self, name: str, pool: Pool, a: str, b: str, selector: Selector, *, risk: float = 0.2,
                              min_labels: int = 5, max_labels: int = 200, risk_rule: str = "anytime", overlap: int = 1,
                              lease_seconds: float = DEFAULT_LEASE_SECONDS, data: dict | None = None,
-                             guidelines: str | None = None) -> tuple[int, str]:
+                             guidelines: str | None = None, proxy: Any = None) -> tuple[int, str]:
         """A project whose items are chosen by a live Session over ``pool`` (already restricted to the
-        pair's comparable items). ``guidelines``: text shown to annotators on their page. Returns
-        ``(project id, admin token)``; the project, its items and its queue are written in one transaction."""
+        pair's comparable items). ``guidelines``: text shown to annotators on their page. ``proxy``: what
+        the Session's anytime rule is sharpened by (a :class:`~evalsift.proxy.MetricProxy` fitted on
+        ``pool``, e.g. from :func:`~evalsift.proxy.restrict_to_proxy`, or a spec
+        :func:`~evalsift.proxy.make_proxy` takes); its values are stored with the project, so the
+        server needs neither the judge nor the metric. Returns ``(project id, admin token)``; the
+        project, its items and its queue are written in one transaction."""
         _check_overlap(overlap, lease_seconds)
+        if proxy is not None and not isinstance(proxy, MetricProxy):
+            proxy = make_proxy(proxy, pool, a, b)
+            if not isinstance(proxy, MetricProxy):
+                raise ParameterError(f"the annotation app stores a proxy's values with the project; "
+                                     f"{type(proxy).__name__} is not a MetricProxy (give metric:NAME or judge:SPEC "
+                                     "specs, or a MetricProxy)", field="proxy")
         probe = Session(pool, selector, a=a, b=b, risk=risk, min_labels=min_labels, max_labels=max_labels,
-                        risk_rule=risk_rule)  # validates everything and fits the selector once
+                        risk_rule=risk_rule, proxy=proxy)  # validates everything and fits the selector once
         sets, sizes = decision_sets(probe.selector, probe.pool, min_labels, max_labels)
         settings = {"a": a, "b": b, "risk": risk, "min_labels": min_labels, "max_labels": max_labels,
                     "risk_rule": risk_rule, "overlap": overlap, "lease_seconds": lease_seconds,
-                    **_guidelines(guidelines)}
+                    **({"proxy": proxy.name} if proxy is not None else {}), **_guidelines(guidelines)}
         sel = {"name": probe.selector.name or type(probe.selector).__name__,
                "params": probe.settings()["selector"]["params"], "sets": sets, "sizes": sizes,
                "random_order": bool(getattr(probe.selector, "random_order", False))}
+        if proxy is not None:  # its values per item, in the stored items' order
+            sel["proxy"] = {**proxy.state(), "items": list(probe.pool.item_ids)}
         items = _rows(probe.pool, [a, b])
         return self.store.create_project(name, kind="pairwise", mode="live", settings=settings, selector=sel,
                                          data=data or {"name": pool.name}, items=items,
@@ -244,7 +261,8 @@ class Workspace:
                              random=project.selector.get("random_order", False))
             sel.name = project.selector.get("name", "")
             session = Session(pool, sel, a=st["a"], b=st["b"], risk=st["risk"], min_labels=st["min_labels"],
-                              max_labels=st["max_labels"], risk_rule=st["risk_rule"])
+                              max_labels=st["max_labels"], risk_rule=st["risk_rule"],
+                              proxy=_stored_proxy(project, pool))
             live = self._live[project_id] = _Live(session, 0, int(st.get("overlap", 1)), {}, set(), undone)
         for jid, j in self.store.judgments_with_ids(project_id, since_id=live.last_id):
             live.last_id = jid
@@ -477,8 +495,20 @@ class Workspace:
                                "pool_size": d.pool_size, "more_needed_at_least": _more_needed(session, d),
                                "judged_ahead": ahead,
                                "guarantee": d.guarantee, "win_rate_interval": d.win_rate_interval,
+                               "proxy": d.proxy,
                                "note": f"what the risk means: {d.guarantee}"}
         return out
+
+
+def _stored_proxy(project: Project, pool: Pool) -> MetricProxy | None:
+    """A live project's proxy, rebuilt from the values stored at its creation (None without one)."""
+    state = project.selector.get("proxy")
+    if state is None:
+        return None
+    if list(state.get("items", ())) != list(pool.item_ids):
+        raise DataError(f"project {project.name!r}: the stored proxy values do not follow the stored items; the store "
+                        "is damaged or was edited by hand", field="proxy")
+    return MetricProxy.from_state(state)
 
 
 def _agreement(done: list[Judgment], kind: str) -> dict[str, Any]:
@@ -494,8 +524,10 @@ def _agreement(done: list[Judgment], kind: str) -> dict[str, Any]:
 
 def _more_needed(session: Session, d) -> int | None:
     """The fewest further verdicts that could stop the loop: all of them for the current leader
-    (an optimistic lower bound, under the Session's rule). None when decided."""
-    if d.outcome != "waiting":
+    (an optimistic lower bound, under the Session's rule). None when decided, and with a proxy: its
+    rule's risk depends on which items come next and what the proxy says of them, so no count of
+    verdicts alone bounds it."""
+    if d.outcome != "waiting" or d.proxy:  # with a proxy the count depends on which items come next
         return None
     lead_a = d.wins_a >= d.wins_b
     values = session.verdict_values()
