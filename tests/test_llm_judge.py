@@ -707,3 +707,33 @@ def test_a_refusal_or_an_empty_completion_is_an_unusable_answer_not_a_failed_cal
         assert len(stub.requests) == 2                  # reused, not paid again
         judge(stub, cache=cache, retry_unusable=True).judge_pairs(pool, [0], "A", "B")
         assert len(stub.requests) == 4                  # asked again on request
+
+
+def test_a_live_project_with_an_llm_proxy_keeps_the_paid_answers(tmp_path, monkeypatch, capsys):
+    """``annotate new --pairwise --proxy judge:llm:MODEL``: the cheap judge is asked about every item once,
+    its answers cached in the project's --db; a project that then fails (here: a rule that cannot use
+    a proxy) keeps the store with the paid answers, and the corrected command asks nothing again."""
+    import sqlite3
+
+    from evalsift.cli import main
+
+    monkeypatch.setenv("EVALSIFT_TEST_KEY", KEY)
+    db = tmp_path / "w.db"
+    with StubServer(prefer_longer()) as stub:
+        base = ["annotate", "new", "--db", str(db), "--name", "px", "--pairwise", "--data", "demo", "--a", "A",
+                "--b", "B", "--proxy", "judge:llm:judge-model", "--judge-url", stub.base_url,
+                "--judge-key-env", "EVALSIFT_TEST_KEY"]
+        assert main([*base, "--risk-rule", "paper"]) == 2
+        assert "anytime" in capsys.readouterr().err
+        asked = len(stub.answered)
+        assert asked > 300 and db.exists()  # both orders of every demo item (repeated prompts asked once), kept
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT count(*) FROM llm_cache").fetchone()[0] == asked
+        assert main([*base, "--json"]) == 0
+        assert len(stub.answered) == asked  # nothing asked twice
+    pid = json.loads(capsys.readouterr().out)["project"]
+    from evalsift.store import Store
+    from evalsift.web import Workspace
+
+    st = Workspace(Store(db)).status(pid)
+    assert st["settings"]["proxy"] == "judge:llm:judge-model" and st["decision"]["proxy"] == "judge:llm:judge-model"
