@@ -138,6 +138,7 @@ def cases(f):
         ([*bc, *data, "--oracle-metric", "hmn"], "Did you mean 'human'"),
         ([*bc, *data, "--oracle-metric", "human", "--oracle", "metric:human"], "not allowed with argument"),
         ([*bc, *data, "--oracle", "llm:gpt"], "cannot (use metric:NAME or judgments:FILE)"),
+        ([*bc, "--proxy", "judge:llm:gpt"], "record its answers first with 'evalsift judge'"),
         ([*rank, "--items", str(f / "empty.jsonl")], "the file has no items"),
         ([*rank, "--items", str(f / "latin1.jsonl")], "line 1 is not valid UTF-8"),
         ([*rank, "--items", str(f / "notjson.jsonl")], "line 1 is not valid JSON"),

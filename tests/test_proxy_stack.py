@@ -250,3 +250,25 @@ def test_the_same_proxy_given_twice_is_one_proxy_as_when_proxy_took_one_value(ca
     assert code == 0, err
     a, b = json.loads(once), json.loads(twice)
     assert b["proxy"] == f"metric:{metric}" and (a["winner"], a["labels_used"], a["risk"]) == (b["winner"], b["labels_used"], b["risk"])
+
+
+def test_bench_calibration_takes_recorded_judges_stacked_on_the_arena_files(capsys, tmp_path):
+    """``bench calibration --proxy judge:judgments:FILE`` (repeatable): each real pair restricted to the battles
+    every judge covers; the proxied rule runs on every test set and names no more wrong winners than its risk
+    allows (95% Clopper-Pearson), as the rule without a proxy on the same sets."""
+    folder = need("arena-ppr/human.jsonl").parent
+    human = f"judgments:{folder / 'human.jsonl'}"
+    code, out, err = run(capsys, "--quiet", "bench", "calibration", "--data", str(folder / "human.jsonl"), "--oracle",
+                         human, "--proxy", f"judge:judgments:{folder / 'gpt-4-0125-preview.jsonl'}", "--proxy",
+                         f"judge:judgments:{folder / 'gpt-3.5-turbo.jsonl'}", "--methods", "random", "--rules",
+                         "anytime", "--no-synthetic", "--seeds", "2", "--max-pairs", "12", "--risks", "0.2",
+                         "--out", str(tmp_path))
+    assert code == 0, err
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert len(res["proxy"]) == 2 and res["proxy"][0].endswith("gpt-4-0125-preview.jsonl")
+    real = res["real"]
+    cells = real["cells"]["all"]
+    assert real["pairs"] == 12 and cells["random+proxy"]["anytime"]["0.2"]["runs"] == real["cases"] > 0
+    for m in ("random", "random+proxy"):
+        assert not cells[m]["anytime"]["0.2"]["exceeds"]
+    assert "random+proxy/anytime" in out

@@ -37,6 +37,7 @@ from ..errors import ParameterError, check_choice
 from ..oracle.metric import MetricOracle
 from ..pool import Pool
 from ..progress import progress_bar
+from ..proxy import make_proxy
 from ..select import build_selector
 from ..session import Session
 from ..stats import GUARANTEES, STOP_RULES, win_rate_sequence
@@ -135,17 +136,19 @@ def _combos(methods: Sequence[str], rules: Sequence[str], seed: int, encoder: An
 
 def _run(pool: Pool, method: str, rule: str, seed: int, oracle: Any, encoder: Any, min_labels: int,
          max_labels: int, risks: Sequence[float], true_mean: float,
-         proxy: str | None = None) -> dict[float, tuple[str | None, int, bool | None]]:
+         proxy: Any = None, judges: Any = None) -> dict[float, tuple[str | None, int, bool | None]]:
     """One Session to the cap; per stated risk (leader named or None, labels used, whether the
     win-rate interval at that stop covers the pool's true win rate -- None for the paper rules,
-    which give no interval). ``method`` ending in ``+proxy`` runs with ``proxy``, ``+proxy+active``
-    also with active sampling."""
+    which give no interval). ``method`` ending in ``+proxy`` runs with ``proxy`` (spec or specs;
+    ``judges``: their judges, already built, as :func:`~evalsift.proxy.make_proxy` takes them),
+    ``+proxy+active`` also with active sampling."""
     active = method.endswith(ACTIVE_TAG)
     base = method.removesuffix(ACTIVE_TAG)
     with_proxy = base.endswith(PROXY_TAG)
     sel = build_selector(base.removesuffix(PROXY_TAG), seed, {"encoder": encoder})
     s = Session(pool, sel, a=pool.systems[0], b=pool.systems[1], risk=UNREACHABLE if rule != "anytime" else 1e-9,
-                min_labels=min_labels, max_labels=max_labels, risk_rule=rule, proxy=proxy if with_proxy else None,
+                min_labels=min_labels, max_labels=max_labels, risk_rule=rule,
+                proxy=make_proxy(proxy, pool, *pool.systems[:2], oracle=judges) if with_proxy else None,
                 sampling="active" if active else "uniform")
     s.run(oracle)
     items, values = s.verdict_pairs() if rule == "anytime" else ([], [])
@@ -208,13 +211,15 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
                       synthetic_items: int = 800, synthetic: bool = True, subsample: float = 0.8,
                       min_labels: int = 5, max_labels: int = 200, max_pairs: int | None = None, close: float = 0.05,
                       higher_is_better: bool = True, tie_tolerance: float = 0.0, encoder: Any = "minilm",
-                      quiet: bool = False, proxy: str | None = None, active: bool = False,
+                      quiet: bool = False, proxy: Any = None, active: bool = False,
                       jobs: int | str | None = 1, backend: str = "local", ray_address: str | None = None,
                       journal: TaskJournal | None = None) -> dict[str, Any]:
     """Run the calibration benchmark (see the module doc); returns the ``results.json`` dictionary.
 
-    ``proxy`` (``metric:NAME``): also run the anytime rule with that proxy on the random orders, as
-    methods ``<method>+proxy`` (the synthetic pools use their own metric ``proxy`` instead);
+    ``proxy`` (``metric:NAME`` or ``judge:judgments:FILE``, or a list of them, stacked): also run the
+    anytime rule with that proxy on the random orders, as methods ``<method>+proxy``, each real pair
+    restricted to the items every proxy covers (the synthetic pools use their own metric ``proxy``
+    instead);
     ``active``: and with active sampling, as ``<method>+proxy+active``. ``jobs`` / ``backend`` /
     ``ray_address``: the synthetic runs and the real (pair, seed) test sets run on that many worker
     processes or on Ray (:func:`evalsift.bench.parallel.run_tasks`); the result is the serial one.
@@ -226,11 +231,11 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
     if pool is None and not synthetic:
         raise ParameterError("bench calibration: give real data (--data) or keep the synthetic pools", field="data")
     t_start = time.perf_counter()
-    if proxy is not None and (not isinstance(proxy, str) or not proxy.startswith("metric:")):
-        raise ParameterError(f"bench calibration: --proxy must be metric:NAME, got {proxy!r}", field="proxy")
+    proxy = _bench_proxy(proxy)
     if active and proxy is None:
         raise ParameterError("bench calibration: --sampling active needs --proxy", field="sampling")
-    out: dict[str, Any] = {"rules": list(rules), "risks": list(risks), "methods": list(methods), "proxy": proxy,
+    out: dict[str, Any] = {"rules": list(rules), "risks": list(risks), "methods": list(methods),
+                           "proxy": None if proxy is None else proxy[0] if len(proxy) == 1 else list(proxy),
                            "active": bool(active),
                            "min_labels": min_labels, "max_labels": max_labels,
                            "guarantee": {r: GUARANTEES[r] for r in rules},
@@ -269,12 +274,16 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
             raise ParameterError("bench calibration: real data (--data) needs an oracle (--oracle metric:NAME or "
                                  "judgments:FILE)", field="oracle")
         judge = bench_oracle(oracle, pool, higher_is_better, tie_tolerance)
-        restricted, left_out = restricted_pairs(pool, judge, max_pairs, "bench calibration")
-        if proxy is not None:  # a proxy must cover every item: keep the items it scores
-            from ..restrict import restrict_pair
+        judges = None
+        if proxy is not None:  # resolved once: a reference metric computed, a judge file read
+            from ..proxy import resolve_proxy
 
-            pool.check_metric(proxy.partition(":")[2])
-            restricted = {k: restrict_pair(r.pool, *k, metric=proxy.partition(":")[2]) for k, r in restricted.items()}
+            source = resolve_proxy(pool, list(proxy))
+            pool, judges = source.pool, [p[2] for p in source.parts]
+        restricted, left_out = restricted_pairs(pool, judge, max_pairs, "bench calibration")
+        if proxy is not None:  # a proxy must cover every item: keep the items every proxy covers
+            restricted = {k: source.for_pair(*k, pool=r.pool)[0] for k, r in restricted.items()}
+            proxy = [p[0] for p in source.parts]
         combos = _combos(methods, rules, 0, encoder, proxy is not None, active)
         real_methods = list(dict.fromkeys(m for m, _ in combos))
         worker_encoder = shippable_encoder(encoder) if parallel else encoder
@@ -285,6 +294,7 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
         truth, gaps_seen, skipped = [], [], 0
         cases, tasks = case_tasks(restricted, judge, seeds, subsample)
         shared = {"cases": cases, "combos": combos, "oracle": judge, "encoder": worker_encoder, "proxy": proxy,
+                  "proxy_judges": judges,
                   "min_labels": min_labels, "max_labels": max_labels, "risks": list(risks)}
         with progress_bar(len(tasks), "pairs x seeds", quiet) as advance:
             done = run_tasks(_real_task, tasks, shared=shared, advance=advance, **spread)
@@ -311,6 +321,22 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
     return out
 
 
+def _bench_proxy(proxy: Any) -> tuple[str, ...] | None:
+    """``--proxy`` of the calibration benchmark as a tuple of specs (None without): ``metric:NAME`` and
+    recorded judges ``judge:judgments:FILE``, one or several (stacked). A live LLM judge is refused:
+    every test set would pay for its answers again."""
+    if proxy is None:
+        return None
+    specs = (proxy,) if isinstance(proxy, str) else tuple(proxy)
+    for s in specs:
+        if not isinstance(s, str) or not (s.startswith("metric:") or s.startswith("judge:judgments:")):
+            raise ParameterError(f"bench calibration: --proxy must be metric:NAME or judge:judgments:FILE (a live "
+                                 f"judge: record its answers first with 'evalsift judge'), got {s!r}", field="proxy")
+    if not specs:
+        raise ParameterError("bench calibration: --proxy needs at least one spec", field="proxy")
+    return specs
+
+
 def _synthetic_task(shared: dict[str, Any], task: tuple[float, float, int]) -> list[tuple]:
     """One synthetic pool (gap, ties, run) and every (method, rule) on it: ``(method, rule, risk,
     outcome)`` rows in the serial order. Its randomness is the run number alone."""
@@ -334,6 +360,7 @@ def _real_task(shared: dict[str, Any], task: tuple[tuple[str, str], int]) -> dic
     rows = []
     for method, rule in shared["combos"]:
         for r, o in _run(case.pool, method, rule, case.seed, shared["oracle"], shared["encoder"], shared["min_labels"],
-                         shared["max_labels"], shared["risks"], _true_mean(case.truth), shared["proxy"]).items():
+                         shared["max_labels"], shared["risks"], _true_mean(case.truth), shared["proxy"],
+                         shared["proxy_judges"]).items():
             rows.append((method, rule, r, o))
     return {"true_winner": case.true_winner, "distance": case.distance, "runs": rows}

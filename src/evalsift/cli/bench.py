@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from ._common import (add_data, add_encoder, add_loop_opts, add_oracle_opts, add_quiet, fraction, fraction_list,
                       int_list, load_data, name_list, nonneg_int, note, open_unit, out_dir, positive_int,
-                      resolve_encoder, risk_list, share_list)
+                      proxy_spec, resolve_encoder, risk_list, share_list)
 
 
 def jobs_count(text: str) -> int:
@@ -165,10 +165,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     bc.add_argument("--seeds", type=positive_int, default=10, help="seeded subsamples per real pair")
     bc.add_argument("--subsample", type=fraction, default=0.8, help="share of a pair's items in each real test set")
     bc.add_argument("--max-pairs", type=positive_int, help="a seeded sample of this many real pairs")
-    bc.add_argument("--proxy", metavar="SPEC",
+    bc.add_argument("--proxy", metavar="SPEC", action="append",
                     help="also run the anytime rule with this proxy (metric:NAME, an automatic metric of the real "
-                         "data) on the random orders, as methods <method>+proxy; the synthetic pools use their own "
-                         "metric 'proxy' (true score + N(0, 0.5))")
+                         "data, or judge:judgments:FILE, a recorded judge; repeat it to stack several) on the random "
+                         "orders, as methods <method>+proxy, each real pair restricted to the items every proxy "
+                         "covers; the synthetic pools use their own metric 'proxy' (true score + N(0, 0.5))")
     bc.add_argument("--sampling", default="uniform", choices=["uniform", "active"],
                     help="with --proxy: active also runs <method>+proxy+active (draws weighted toward the items the "
                          "proxy is unsure about, inverse-probability weighted)")
@@ -391,7 +392,7 @@ def cmd_bench_calibration(args: argparse.Namespace) -> int:
         gaps=args.gaps, ties=args.ties, synthetic_items=args.synthetic_items, synthetic=not args.no_synthetic,
         subsample=args.subsample, min_labels=args.min_labels, max_labels=args.max_labels, max_pairs=args.max_pairs,
         close=args.close, higher_is_better=not args.lower_is_better, tie_tolerance=args.tie_tolerance, **workers,
-        encoder=resolve_encoder(args, pool), quiet=args.quiet, proxy=args.proxy, active=args.sampling == "active",
+        encoder=resolve_encoder(args, pool), quiet=args.quiet, proxy=proxy_spec(args), active=args.sampling == "active",
         journal=journal))
     calibration_plot(res, out / "calibration.png")
     print(calibration_text(res), end="")
