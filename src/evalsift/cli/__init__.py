@@ -8,6 +8,9 @@ Commands (one module each):
                                       the iterative loop: decision, labels used, risk      (cli/compare.py)
   best --data SPEC --oracle metric:NAME [--systems A,B,...] --risk R
                                       the best of many systems, valid, adaptive pairs       (cli/best.py)
+  arena --data BATTLES [--judge FILE ...] [--human-budget N] [--allocation uniform|active] --out DIR
+                                      many systems from pairwise battles: Bradley-Terry
+                                      scores, intervals, simultaneous rank-sets            (cli/arena.py)
   judge --data SPEC --items FILE --oracle llm:MODEL ...
                                       a judge judges a selection, resumably                (cli/judge.py)
   judge-report --data SPEC --judge SPEC --human SPEC [--a SYS --b SYS]
@@ -40,7 +43,7 @@ import warnings
 from typing import Sequence
 
 from ..errors import EvalsiftError
-from . import annotate, bench, best, compare, data, embed, judge, judge_report, omni, profile, rank, select
+from . import annotate, arena, bench, best, compare, data, embed, judge, judge_report, omni, profile, rank, select
 from ._common import Parser
 
 __all__ = ["build_parser", "main"]
@@ -55,7 +58,7 @@ def build_parser() -> Parser:
     ap.add_argument("--quiet", action="store_true", help="no progress bars (also EVALSIFT_QUIET=1)")
     ap.add_argument("--version", action="version", version=f"evalsift {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (data, select, compare, best, judge, judge_report, rank, profile, omni, bench, embed, annotate):
+    for module in (data, select, compare, best, arena, judge, judge_report, rank, profile, omni, bench, embed, annotate):
         module.register(sub)
     return ap
 

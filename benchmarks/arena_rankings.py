@@ -1,0 +1,207 @@
+"""Leaderboards from few human battles: coverage, rank-set size and width per budget and method (issue 22).
+
+``arena``: on ``../shared/data/arena-ppr`` (or ``$EVALSIFT_DATA``), the reference is the leaderboard
+from all 17,942 human battles (its scores and ranks). For each human budget (500 / 1,000 / 2,000 /
+5,000) and method, ``--draws`` seeded draws of the human battles (uniform, or Chatbot Arena's active
+rule simulated on the recorded battles), each through :func:`evalsift.arena.leaderboard.leaderboard`
+exactly as ``evalsift arena`` runs it:
+
+- coverage of the rank-sets: the share of draws in which *every* model's reference rank lies in its
+  rank-set (they are simultaneous, nominal ``1 - alpha``); per-model coverage of the score intervals
+  (nominal ``1 - alpha`` each) against the reference scores; mean rank-set size; mean interval width
+  (Elo points);
+- the battles human-only needs for the same mean rank-set size (interpolated on its curve in log
+  budget), as a ratio: what the judges and the active rule save.
+
+The reference is itself an estimate (all battles, not the models' true strengths): a finite-population
+target the intervals, which are made for the superpopulation, cover conservatively as the budget
+nears the file's size.
+
+``synthetic``: leagues of 20 models with known strengths (normal, sd 0.6 in log-odds), 20,000 battles
+over uniformly random pairs with outcomes drawn from Bradley-Terry (no ties), and a judge that
+repeats the human verdict with probability 0.6 and otherwise answers from its own, distorted
+strengths: coverage against the *true* strengths and ranks.
+
+``speed``: a fit and 1,000 bootstrap replicates on 10^6 synthetic battles, beside FastChat's
+``compute_elo_mle_with_tie`` (``pip install fschat``: timed on the same battles when it imports; its
+bootstrap is one refit per replicate, timed on a few and scaled, said so in the table).
+
+    EVALSIFT_DATA=../shared/data python benchmarks/arena_rankings.py arena [--draws 100] [--alpha 0.1]
+    python benchmarks/arena_rankings.py synthetic [--draws 100]
+    python benchmarks/arena_rankings.py speed
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from evalsift.arena import Battles, bootstrap_bt, fit_bt, ranks, read_battles
+from evalsift.arena.bt import ELO
+from evalsift.arena.leaderboard import leaderboard
+
+BUDGETS = (500, 1000, 2000, 5000)
+JUDGES = ("gpt-4-0125-preview", "claude-3-opus-20240229", "gpt-3.5-turbo")
+
+
+def methods_for(judges: list[str]) -> dict[str, tuple[str, list[str]]]:
+    first = judges[:1]
+    return {"human only, uniform": ("uniform", []), f"human + {first[0]}, uniform": ("uniform", first),
+            "human + all judges, uniform": ("uniform", judges), "human only, active": ("active", []),
+            f"human + {first[0]}, active": ("active", first)}
+
+
+def measure(battles: Battles, ref_scores: np.ndarray, ref_ranks: np.ndarray, judges: list[str], budgets, draws: int,
+            alpha: float) -> dict:
+    res = {}
+    for name, (alloc, js) in methods_for(judges).items():
+        for n in budgets:
+            if n > battles.n:
+                continue
+            cov_rank, cov_int, size, width, t0 = [], [], [], [], time.perf_counter()
+            for s in range(draws):
+                L = leaderboard(battles, judges=js, human_budget=n, allocation=alloc, alpha=alpha, seed=1000 + s)
+                rs = L.rank_set
+                cov_rank.append(bool(np.all((rs[:, 0] <= ref_ranks) & (ref_ranks <= rs[:, 1]))))
+                cov_int.append(np.mean((L.interval[:, 0] <= ref_scores) & (ref_scores <= L.interval[:, 1])))
+                size.append(np.mean(rs[:, 1] - rs[:, 0] + 1))
+                width.append(np.mean(L.interval[:, 1] - L.interval[:, 0]))
+            res[(name, n)] = {"rank": np.mean(cov_rank), "int": np.mean(cov_int), "size": np.mean(size),
+                              "width": np.mean(width), "s": (time.perf_counter() - t0) / draws}
+    return res
+
+
+def equivalent(res: dict, base: str, n: int, size: float, budgets) -> float | None:
+    """Human-only battles giving mean rank-set ``size`` (log-linear interpolation on its curve)."""
+    pts = [(b, res[(base, b)]["size"]) for b in budgets if (base, b) in res]
+    for (b0, s0), (b1, s1) in zip(pts, pts[1:]):
+        if s1 <= size <= s0 and s0 > s1:
+            f = (s0 - size) / (s0 - s1)
+            return float(np.exp(np.log(b0) + f * (np.log(b1) - np.log(b0))))
+    return None
+
+
+def table(res: dict, budgets, alpha: float, title: str, base: str = "human only, uniform") -> str:
+    names = list(dict.fromkeys(k[0] for k in res))
+    lines = [f"### {title}", "", f"Per budget: rank-set coverage (all models at once; nominal {1 - alpha:.2f}) / score "
+             f"interval coverage (per model) / mean rank-set size / mean interval width (Elo) / battles human-only needs "
+             "for that rank-set size, as a ratio (budget / that)", "",
+             "| method | " + " | ".join(f"{b} battles" for b in budgets) + " |", "|---|" + "---|" * len(budgets)]
+    for name in names:
+        cells = []
+        for b in budgets:
+            r = res.get((name, b))
+            if r is None:
+                cells.append("-")
+                continue
+            eq = equivalent(res, base, b, r["size"], budgets)
+            ratio = f"{b / eq:.2f}" if eq else "-"
+            cells.append(f"{r['rank']:.2f} / {r['int']:.3f} / {r['size']:.2f} / {r['width']:.0f} / {ratio}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def arena(root: Path, draws: int, alpha: float) -> str:
+    folder = root / "arena-ppr"
+    battles = read_battles(str(folder / "human.jsonl"), [str(folder / f"{j}.jsonl") for j in JUDGES])
+    ref = fit_bt(battles)
+    res = measure(battles, ref.scores, ranks(ref.coef), list(JUDGES), BUDGETS, draws, alpha)
+    return table(res, BUDGETS, alpha, f"Chatbot Arena (arena-ppr): 20 models, {battles.n} human battles; reference = all of "
+                                      f"them; {draws} draws per cell, alpha {alpha}")
+
+
+def synthetic_league(seed: int, n: int = 20000, K: int = 20) -> tuple[Battles, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    beta = rng.normal(0, 0.6, K)
+    a = rng.integers(K, size=n)
+    b = (a + rng.integers(1, K, size=n)) % K
+    y = (rng.random(n) < 1 / (1 + np.exp(-(beta[a] - beta[b])))).astype(float)
+    judged = beta + rng.normal(0, 0.4, K)  # the judge's own, distorted strengths
+    own = (rng.random(n) < 1 / (1 + np.exp(-(judged[a] - judged[b])))).astype(float)
+    f = np.where(rng.random(n) < 0.6, y, own)
+    return Battles.from_arrays([f"m{k:02d}" for k in range(K)], a, b, y, judges={"judge": f}, source="synthetic"), beta
+
+
+def synthetic(draws: int, alpha: float) -> str:
+    budgets = (500, 1000, 2000, 5000)
+    out = {}
+    for s in range(draws):
+        battles, beta = synthetic_league(s)
+        true_scores = 1000 + ELO * (beta - beta.mean())
+        r = measure(battles, true_scores, ranks(beta), ["judge"], budgets, 1, alpha)
+        for k, v in r.items():
+            out.setdefault(k, []).append(v)
+    res = {k: {m: float(np.mean([x[m] for x in v])) for m in v[0]} for k, v in out.items()}
+    return table(res, budgets, alpha, f"Synthetic leagues (20 models, 20,000 battles, known strengths; {draws} leagues, one "
+                                      f"draw each; alpha {alpha}): coverage of the TRUE ranks and scores")
+
+
+def speed() -> str:
+    n, K = 1_000_000, 20
+    rng = np.random.default_rng(0)
+    beta = rng.normal(0, 0.6, K)
+    a = rng.integers(K, size=n)
+    b = (a + rng.integers(1, K, size=n)) % K
+    u = rng.random(n)
+    p = 1 / (1 + np.exp(-(beta[a] - beta[b])))
+    y = np.where(u < 0.1, 0.5, (u < 0.1 + 0.9 * p).astype(float))
+    models = [f"m{k:02d}" for k in range(K)]
+    battles = Battles.from_arrays(models, a, b, y)
+    t = time.perf_counter()
+    fit_bt(battles)
+    t_fit = time.perf_counter() - t
+    t = time.perf_counter()
+    bootstrap_bt(battles, 1000)
+    t_boot = time.perf_counter() - t
+    lines = ["### Speed: 10^6 battles, 20 models (10% ties), one run on this machine", "",
+             "| code | fit | 1,000 bootstrap replicates |", "|---|---|---|",
+             f"| evalsift (`fit_bt`, `bootstrap_bt`) | {t_fit:.2f} s | {t_boot:.1f} s |"]
+    try:
+        import pandas as pd
+        from fastchat.serve.monitor.elo_analysis import compute_elo_mle_with_tie
+    except Exception as e:  # noqa: BLE001 - the baseline is optional
+        lines.append(f"| FastChat `compute_elo_mle_with_tie` | not run: {type(e).__name__}: {e} | - |")
+    else:
+        names = np.array(models)
+        win = np.where(y == 1, "model_a", np.where(y == 0, "model_b", "tie"))
+        df = pd.DataFrame({"model_a": names[a], "model_b": names[b], "winner": win})
+        t = time.perf_counter()
+        compute_elo_mle_with_tie(df)
+        t_fc = time.perf_counter() - t
+        reps = 3
+        t = time.perf_counter()
+        for _ in range(reps):  # FastChat's get_bootstrap_result: resample with replacement, refit
+            compute_elo_mle_with_tie(df.sample(frac=1.0, replace=True))
+        t_fcb = (time.perf_counter() - t) / reps * 1000
+        lines.append(f"| FastChat `compute_elo_mle_with_tie` (sklearn) | {t_fc:.2f} s | {t_fcb:.0f} s (timed on {reps}, "
+                     f"x 1000/{reps}) |")
+        lines.append("")
+        lines.append(f"Ratios (FastChat / evalsift): fit {t_fc / t_fit:.0f}x, bootstrap {t_fcb / t_boot:.0f}x.")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("what", choices=["arena", "synthetic", "speed"])
+    ap.add_argument("--draws", type=int, default=100)
+    ap.add_argument("--alpha", type=float, default=0.1)
+    ap.add_argument("--out", help="also write the table (markdown) here")
+    args = ap.parse_args()
+    root = Path(os.environ.get("EVALSIFT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+    t0 = time.time()
+    text = (arena(root, args.draws, args.alpha) if args.what == "arena" else
+            synthetic(args.draws, args.alpha) if args.what == "synthetic" else speed())
+    text += f"\n\n({time.time() - t0:.0f} s; command: python benchmarks/arena_rankings.py {' '.join(sys.argv[1:])})"
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,448 @@
+"""Bradley-Terry from battles: the fit, its intervals, simultaneous rank-sets, judges as PPI++.
+
+**The model.** Model ``i`` has strength ``beta_i``; in a battle of ``i`` against ``j`` the first side
+wins with probability ``sigma(beta_i - beta_j)``. A tie counts as half a win (the loss is the
+logistic loss with target 1/2, as Chatbot Arena and FastChat's ``compute_elo_mle_with_tie`` count it
+by duplicating the battle with each side winning once). The strengths are identified up to a shift:
+they are reported centred (mean 0) and on the Elo scale, ``1000 + 400 * beta / ln 10``.
+
+**The fit** (:func:`fit_bt`) is Newton's method on the battles aggregated into rows -- one per
+(first side, second side, verdict[, judges' verdicts]) with its count -- so a fit costs the same on a
+million battles as on a thousand once they are counted, and a bootstrap replicate is a multinomial
+redraw of the counts (the same distribution as resampling the battles with replacement). A weak
+ridge (``RIDGE`` = 0.01 on the summed loss, a Gaussian prior with variance 100 on each log-strength)
+keeps a model that won or lost every battle finite; it moves nothing else measurably (it is scaled
+by the mean weight of a battle, so weighted battles get the same prior).
+
+**Intervals.** ``sandwich``: ``H^+ M H^+``, ``H`` the Hessian of the summed loss, ``M`` the sum of the
+battles' outer score products (robust to a misspecified model; the Moore-Penrose inverse gives the
+covariance of the centred strengths); ``bootstrap``: percentile intervals of ``B`` replicates.
+
+**Simultaneous rank-sets** (:func:`rank_sets`): every pairwise difference ``beta_i - beta_j`` gets
+an interval ``d_ij +- c * se_ij`` with one ``c`` for all pairs, the ``1 - alpha`` quantile of the
+largest standardised deviation over all pairs (max-|t|: simulated from the normal with the fit's
+covariance, or read from the bootstrap replicates). When all those intervals hold -- probability
+``1 - alpha`` -- model ``i``'s rank lies in ``[1 + #{j surely above i}, K - #{j surely below i}]`` for
+every ``i`` at once, so the rank-sets cover the true ranks jointly.
+
+**Judges: prediction-powered Bradley-Terry** (:func:`fit_bt_ppi`; PPI++, Angelopoulos, Duchi & Zrnic
+2023, for an M-estimator; AutoEval Done Right, Boyeau et al. 2024, for Bradley-Terry). ``n`` battles
+have a human verdict ``y``, all ``N`` have each judge's verdict ``f_k``. The estimate minimises
+
+    sum_{labelled} w [l(y) - sum_k lam_k l(f_k)] + sum_k lam_k sum_{all} l(f_k)
+
+whose gradient has the mean of the human-only one for every fixed ``lam``, whatever the judges say:
+the judges can cost width, never validity. The logistic loss is linear in its target, so several
+judges with weights ``lam_k`` are one judge ``sum_k lam_k f_k`` scaled: stacking is the choice of
+``lam``, made to minimise the trace of the asymptotic covariance (a quadratic in ``lam``, solved with
+``lam_k >= 0``, ``sum lam_k <= 1``) at a pilot fit on the human verdicts alone. ``w`` is the inverse
+of a human battle's draw probability (``N / n`` for a uniform draw of ``n``), so the labelled sum
+estimates the sum over all battles. The covariance is ``H^+ V H^+``, ``H`` the Hessian summed over all
+battles and ``V = sum_lab w^2 (r - rbar)(r - rbar)^T + sum_all (s - sbar)(s - sbar)^T`` with
+``r = (g_y - sum lam_k g_k)`` and ``s = sum lam_k g_k`` (``g``: a battle's score vector). A judge's missing verdicts count as 1/2 (any fixed prediction keeps
+the estimate valid). Assumption: the human battles are a uniform random draw from the battles (or
+drawn with known probabilities, weighted by their inverse), independent of the verdicts; the
+intervals and rank-sets are asymptotic (normal, or bootstrap).
+
+>>> from evalsift.arena.battles import Battles
+>>> b = Battles.from_arrays(["X", "Y"], [0, 0, 0, 1], [1, 1, 1, 0], [1.0, 1.0, 0.0, 0.0])
+>>> fit = fit_bt(b)          # X first: won, won, lost; then Y first and Y lost: X won 3 of 4
+>>> round(float(fit.coef[0] - fit.coef[1]), 3)   # log(3 / 1) = 1.0986, pulled in by the ridge on 4 battles
+1.091
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import DataError, ParameterError
+from .battles import Battles
+
+ELO = 400.0 / math.log(10.0)  # log-odds -> Elo points
+BASE = 1000.0
+RIDGE = 0.01
+
+
+@dataclass
+class BTFit:
+    """A Bradley-Terry fit: centred log-strengths ``coef`` (K), their covariance ``cov`` (K x K, of the
+    centred strengths), how it was made (``method``: ``mle`` or ``ppi``; ``lam``: the judges' weights
+    for PPI) and the battles it used (``n_human``, ``n_all``)."""
+
+    models: tuple[str, ...]
+    coef: np.ndarray
+    cov: np.ndarray
+    method: str = "mle"
+    lam: dict = field(default_factory=dict)
+    n_human: int = 0
+    n_all: int = 0
+
+    @property
+    def scores(self) -> np.ndarray:
+        """Strengths on the Elo scale (mean 1000)."""
+        return BASE + ELO * self.coef
+
+    @property
+    def se(self) -> np.ndarray:
+        """Standard errors of the centred log-strengths."""
+        return np.sqrt(np.maximum(np.diag(self.cov), 0.0))
+
+    def win_matrix(self) -> np.ndarray:
+        """``P[i, j]``: the predicted probability that ``i`` beats ``j`` (ties half)."""
+        return 1.0 / (1.0 + np.exp(-(self.coef[:, None] - self.coef[None, :])))
+
+    def intervals(self, alpha: float) -> np.ndarray:
+        """Per-model ``1 - alpha`` normal intervals of the centred log-strengths (K x 2)."""
+        from scipy.stats import norm
+
+        z = float(norm.ppf(1 - alpha / 2))
+        return np.column_stack([self.coef - z * self.se, self.coef + z * self.se])
+
+
+# ---------------------------------------------------------------------------------------------- rows
+@dataclass
+class _Rows:
+    """Battles counted: unique (a, b, targets...) rows with their counts and weights."""
+
+    a: np.ndarray
+    b: np.ndarray
+    t: np.ndarray  # rows x columns of targets (column 0: the verdict; then judges)
+    count: np.ndarray
+    weight: np.ndarray  # per battle of the row (1 / draw probability)
+
+    def with_counts(self, count: np.ndarray) -> "_Rows":
+        return _Rows(self.a, self.b, self.t, count.astype(float), self.weight)
+
+
+def _rows(a: np.ndarray, b: np.ndarray, targets: np.ndarray, weight: np.ndarray | None = None) -> _Rows:
+    """Aggregate battles into unique rows (vectorised)."""
+    n = len(a)
+    w = np.ones(n) if weight is None else np.asarray(weight, float)
+    cols = np.column_stack([a.astype(float), b.astype(float), targets, w])
+    # each column's values coded 0..k-1 (1-D uniques are fast), then one mixed-radix integer key per battle
+    key = np.zeros(n, dtype=np.int64)
+    radix = 1
+    for c in range(cols.shape[1]):
+        _, code = np.unique(cols[:, c], return_inverse=True)
+        k = int(code.max()) + 1 if n else 1
+        if radix * k >= 2 ** 62:  # too many distinct combinations for one integer: the slow general path
+            uniq, counts = np.unique(cols, axis=0, return_counts=True)
+            break
+        key += code.astype(np.int64) * radix
+        radix *= k
+    else:
+        _, first, counts = np.unique(key, return_index=True, return_counts=True)
+        uniq = cols[first]
+    return _Rows(uniq[:, 0].astype(int), uniq[:, 1].astype(int), uniq[:, 2:-1], counts.astype(float), uniq[:, -1])
+
+
+def _xx(a: np.ndarray, b: np.ndarray, w: np.ndarray, K: int) -> np.ndarray:
+    """``sum_r w_r x_r x_r^T`` with ``x = e_a - e_b``."""
+    m = np.bincount(a * K + a, w, K * K) + np.bincount(b * K + b, w, K * K)
+    m -= np.bincount(a * K + b, w, K * K) + np.bincount(b * K + a, w, K * K)
+    return m.reshape(K, K)
+
+
+def _xv(a: np.ndarray, b: np.ndarray, w: np.ndarray, K: int) -> np.ndarray:
+    """``sum_r w_r x_r``."""
+    return np.bincount(a, w, K) - np.bincount(b, w, K)
+
+
+def _newton(a, b, W, T, K: int, beta0: np.ndarray | None = None, *, unit: float = 1.0, tol: float = 1e-10,
+            max_iter: int = 200) -> np.ndarray:
+    """Minimise ``sum_r [W_r * softplus(beta_a - beta_b) - T_r * (beta_a - beta_b)] + unit * RIDGE/2 |beta|^2``:
+    the logistic loss of rows with total weight ``W_r`` and weighted target sum ``T_r`` (``unit``: the
+    weight of one battle, so the ridge is worth the same whatever the weights' scale). Newton steps,
+    each at most 2 in any coordinate (a separated start cannot overshoot)."""
+    from scipy.special import expit
+
+    ridge = RIDGE * unit
+    beta = np.zeros(K) if beta0 is None else beta0.copy()
+    for _ in range(max_iter):
+        p = expit(beta[a] - beta[b])
+        g = _xv(a, b, W * p - T, K) + ridge * beta
+        H = _xx(a, b, W * p * (1 - p), K) + ridge * np.eye(K)
+        step = np.linalg.solve(H, g)
+        big = np.max(np.abs(step))
+        if big > 2.0:
+            step *= 2.0 / big
+        beta -= step
+        if big < tol:
+            break
+    return beta - beta.mean()
+
+
+def _pinv(H: np.ndarray) -> np.ndarray:
+    """Moore-Penrose inverse of a Hessian whose null space is the constant vector."""
+    K = len(H)
+    J = np.full((K, K), 1.0 / K)
+    return np.linalg.inv(H + J) - J  # (H + 11^T/K)^-1 - 11^T/K: exact when H 1 = 0
+
+
+def _check(battles: Battles) -> None:
+    if battles.n == 0:
+        raise DataError("no battles to fit", field="battles")
+    seen = np.zeros(battles.K, bool)
+    seen[battles.a] = seen[battles.b] = True
+    if not seen.all():
+        missing = [m for m, s in zip(battles.models, seen) if not s]
+        raise DataError(f"model {missing[0]!r} has no battle ({len(missing)} model(s) without any): a ranking needs "
+                        "every model in at least one battle; drop it from the data", field="model")
+    # connected comparison graph: otherwise the scores of the parts are not comparable
+    parent = list(range(battles.K))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for e in np.unique(battles.a.astype(np.int64) * battles.K + battles.b).tolist():
+        parent[find(e // battles.K)] = find(e % battles.K)
+    roots = {find(i) for i in range(battles.K)}
+    if len(roots) > 1:
+        part = [m for i, m in enumerate(battles.models) if find(i) == find(0)]
+        raise DataError(f"the battles fall into {len(roots)} groups that never meet (one: {', '.join(part[:5])}): "
+                        "their scores cannot be compared; add battles between the groups", field="battles")
+
+
+# ---------------------------------------------------------------------------------------------- MLE
+def _unit(rows: _Rows) -> float:
+    """The mean weight of one battle of ``rows``."""
+    return float((rows.count * rows.weight).sum() / max(rows.count.sum(), 1.0))
+
+
+def _fit_rows(rows: _Rows, K: int, beta0=None) -> np.ndarray:
+    W = rows.count * rows.weight
+    return _newton(rows.a, rows.b, W, W * rows.t[:, 0], K, beta0, unit=_unit(rows))
+
+
+def _sandwich(rows: _Rows, beta: np.ndarray, K: int) -> np.ndarray:
+    from scipy.special import expit
+
+    p = expit(beta[rows.a] - beta[rows.b])
+    W = rows.count * rows.weight
+    H = _xx(rows.a, rows.b, W * p * (1 - p), K)
+    M = _xx(rows.a, rows.b, rows.count * rows.weight ** 2 * (rows.t[:, 0] - p) ** 2, K)
+    Hi = _pinv(H)
+    return Hi @ M @ Hi
+
+
+def fit_bt(battles: Battles, *, weighted: bool = True) -> BTFit:
+    """Bradley-Terry by maximum likelihood on ``battles`` (ties half), with the sandwich covariance.
+    ``weighted``: each battle weighted by ``1 / prob`` (battles drawn with unequal probabilities).
+
+    >>> from evalsift.arena.battles import Battles
+    >>> b = Battles.from_arrays(["X", "Y", "Z"], [0, 1, 0, 2], [1, 2, 2, 0], [1.0, 1.0, 0.5, 0.0])
+    >>> f = fit_bt(b)
+    >>> # X beat Y, Y beat Z, X tied Z and beat it: Z's record mirrors X's, so Y sits at 1000 between them
+    >>> [round(s) for s in f.scores]
+    [1173, 1000, 827]
+    """
+    _check(battles)
+    rows = _rows(battles.a, battles.b, battles.y[:, None], 1.0 / battles.prob if weighted else None)
+    beta = _fit_rows(rows, battles.K)
+    return BTFit(battles.models, beta, _sandwich(rows, beta, battles.K), "mle", {}, battles.n, battles.n)
+
+
+def bootstrap_bt(battles: Battles, B: int = 1000, *, seed: int = 0, weighted: bool = True) -> np.ndarray:
+    """``B`` bootstrap replicates of the centred log-strengths (``B x K``): the battles resampled with
+    replacement (a multinomial redraw of the counted rows), each refitted from the full fit."""
+    _check(battles)
+    rows = _rows(battles.a, battles.b, battles.y[:, None], 1.0 / battles.prob if weighted else None)
+    beta = _fit_rows(rows, battles.K)
+    rng = np.random.default_rng(seed)
+    share = rows.count / rows.count.sum()
+    out = np.empty((B, battles.K))
+    for r in range(B):
+        out[r] = _fit_rows(rows.with_counts(rng.multinomial(battles.n, share)), battles.K, beta)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- PPI++
+def _moments(rows: _Rows, beta: np.ndarray, K: int):
+    """Per target column u: the score vectors ``g_u = (p - u) x``; returns ``(H, S)`` with
+    ``S[u][v] = sum_r c_r w_r^2 (p - u)(p - v) x x^T - (1/n) m_u m_v^T`` (the centred cross-products,
+    summed) and ``H`` the summed Hessian."""
+    from scipy.special import expit
+
+    p = expit(beta[rows.a] - beta[rows.b])
+    c, w = rows.count, rows.weight
+    n = c.sum()
+    H = _xx(rows.a, rows.b, c * w * p * (1 - p), K)
+    cols = rows.t.shape[1]
+    r = p[:, None] - rows.t  # rows x cols
+    m = [_xv(rows.a, rows.b, c * w * r[:, u], K) for u in range(cols)]
+    S = [[_xx(rows.a, rows.b, c * w * w * r[:, u] * r[:, v], K) - np.outer(m[u], m[v]) / n for v in range(cols)]
+         for u in range(cols)]
+    return H, S
+
+
+def _ppi_lam(lab: _Rows, all_rows: _Rows, beta: np.ndarray, K: int) -> np.ndarray:
+    """The judges' weights minimising the trace of the PPI covariance (a quadratic in lam), with
+    ``lam >= 0`` and ``sum lam <= 1``."""
+    from scipy.optimize import minimize
+
+    H_all, S_all = _moments(all_rows, beta, K)
+    _, S_lab = _moments(lab, beta, K)
+    Hi = _pinv(H_all)
+    k = lab.t.shape[1] - 1
+    tr = lambda A: float(np.trace(Hi @ A @ Hi))  # noqa: E731
+    b = np.array([tr(S_lab[0][j + 1]) for j in range(k)])
+    C = np.array([[tr(S_lab[i + 1][j + 1]) + tr(S_all[i][j]) for j in range(k)] for i in range(k)])
+    scale = max(float(np.abs(C).max()), 1e-300)
+    b, C = b / scale, C / scale
+    res = minimize(lambda x: -2 * x @ b + x @ C @ x, np.full(k, 0.5 / k), jac=lambda x: -2 * b + 2 * C @ x,
+                   bounds=[(0.0, 1.0)] * k, constraints=[{"type": "ineq", "fun": lambda x: 1.0 - x.sum()}],
+                   method="SLSQP")
+    return np.clip(res.x, 0.0, 1.0)
+
+
+def _ppi_fit(lab: _Rows, all_rows: _Rows, lam: np.ndarray, K: int, beta0=None) -> np.ndarray:
+    """Minimise the PPI objective (module doc) for fixed ``lam``: the human battles weighted by the
+    inverse of their draw probability, so their part estimates the sum over all battles."""
+    L = float(lam.sum())
+    f_lab = lab.t[:, 1:] @ lam  # sum_k lam_k f_k per row
+    f_all = all_rows.t @ lam
+    W = np.concatenate([lab.count * lab.weight * (1.0 - L), all_rows.count * L])
+    T = np.concatenate([lab.count * lab.weight * (lab.t[:, 0] - f_lab), all_rows.count * f_all])
+    return _newton(np.concatenate([lab.a, all_rows.a]), np.concatenate([lab.b, all_rows.b]), W, T, K, beta0,
+                   unit=_unit(lab))
+
+
+def _ppi_cov(lab: _Rows, all_rows: _Rows, lam: np.ndarray, beta: np.ndarray, K: int) -> np.ndarray:
+    H_all, S_all = _moments(all_rows, beta, K)
+    _, S_lab = _moments(lab, beta, K)
+    k = len(lam)
+    V = S_lab[0][0].copy()
+    for i in range(k):
+        V -= lam[i] * (S_lab[0][i + 1] + S_lab[i + 1][0])
+        for j in range(k):
+            V += lam[i] * lam[j] * (S_lab[i + 1][j + 1] + S_all[i][j])
+    Hi = _pinv(H_all)
+    return Hi @ V @ Hi
+
+
+def _judge_matrix(battles: Battles, judges: Sequence[str]) -> np.ndarray:
+    for j in judges:
+        if j not in battles.judges:
+            raise ParameterError(f"judge {j!r} is not among the battles' judges ({', '.join(battles.judges) or 'none'})",
+                                 field="judge")
+    cols = [np.where(np.isnan(battles.judges[j]), 0.5, battles.judges[j]) for j in judges]
+    return np.column_stack(cols) if cols else np.zeros((battles.n, 0))
+
+
+def fit_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], *, prob: np.ndarray | None = None,
+               lam: Sequence[float] | None = None, weighted: bool = True) -> BTFit:
+    """Prediction-powered Bradley-Terry (module doc): the human verdicts of the battles at positions
+    ``labelled`` (drawn from all; a position may repeat when draws were with replacement), each draw
+    weighted by ``1 / prob`` (``prob``: per draw, default the battles' own ``prob``; ``n / N`` for a
+    uniform draw), every judge of ``judges`` on all battles. ``lam``: the judges' weights; default
+    the variance-minimising ones. With no judge it is the human-only fit (weighted MLE)."""
+    labelled = np.asarray(labelled, dtype=int)
+    lab_b = battles.subset(labelled, prob=prob)
+    _check(lab_b)
+    _check(battles)
+    Fm = _judge_matrix(battles, judges)
+    K, n, N = battles.K, len(labelled), battles.n
+    w_lab = 1.0 / lab_b.prob if weighted else None
+    lab = _rows(lab_b.a, lab_b.b, np.column_stack([lab_b.y, Fm[labelled]]), w_lab)
+    beta = _fit_rows(lab, K)
+    if not judges:
+        return BTFit(battles.models, beta, _sandwich(lab, beta, K), "mle", {}, n, N)
+    all_rows = _rows(battles.a, battles.b, Fm)
+    lam_v = _ppi_lam(lab, all_rows, beta, K) if lam is None else np.asarray(lam, float)
+    if len(lam_v) != len(judges) or (lam_v < 0).any() or lam_v.sum() > 1 + 1e-12:
+        raise ParameterError(f"lam must give each of the {len(judges)} judge(s) a weight >= 0, summing to <= 1; "
+                             f"got {list(lam_v)}", field="lam")
+    beta = _ppi_fit(lab, all_rows, lam_v, K, beta)
+    return BTFit(battles.models, beta, _ppi_cov(lab, all_rows, lam_v, beta, K), "ppi",
+                 {j: float(x) for j, x in zip(judges, lam_v)}, n, N)
+
+
+def bootstrap_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], lam: Sequence[float], B: int = 1000,
+                     *, prob: np.ndarray | None = None, seed: int = 0, weighted: bool = True) -> np.ndarray:
+    """``B`` bootstrap replicates of :func:`fit_bt_ppi` with the weights ``lam`` held: the human
+    draws and all battles resampled separately (without judges: the human draws alone)."""
+    labelled = np.asarray(labelled, dtype=int)
+    lab_b = battles.subset(labelled, prob=prob)
+    Fm = _judge_matrix(battles, judges)
+    K, n, N = battles.K, len(labelled), battles.n
+    lab = _rows(lab_b.a, lab_b.b, np.column_stack([lab_b.y, Fm[labelled]]), 1.0 / lab_b.prob if weighted else None)
+    all_rows = _rows(battles.a, battles.b, Fm)
+    lam_v = np.asarray(lam, float)
+    rng = np.random.default_rng(seed)
+    s_lab, s_all = lab.count / n, all_rows.count / N
+    out = np.empty((B, K))
+    if not judges:
+        beta = _fit_rows(lab, K)
+        for r in range(B):
+            out[r] = _fit_rows(lab.with_counts(rng.multinomial(n, s_lab)), K, beta)
+        return out
+    beta = _ppi_fit(lab, all_rows, lam_v, K, _fit_rows(lab, K))
+    for r in range(B):
+        out[r] = _ppi_fit(lab.with_counts(rng.multinomial(n, s_lab)), all_rows.with_counts(rng.multinomial(N, s_all)),
+                          lam_v, K, beta)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- rank-sets
+def _pairs(K: int):
+    i, j = np.triu_indices(K, 1)
+    return i, j
+
+
+def rank_sets(coef: np.ndarray, *, alpha: float, cov: np.ndarray | None = None, draws: np.ndarray | None = None,
+              seed: int = 0, sims: int = 20000) -> tuple[np.ndarray, float]:
+    """Simultaneous ``1 - alpha`` rank-sets (K x 2: best and worst rank, 1 = best) from the strengths
+    ``coef`` and either their covariance ``cov`` (max-|t| simulated from the normal) or bootstrap
+    ``draws`` (B x K; max-|t| of the replicates, standardised by their spread). Returns
+    ``(rank_sets, c)``, ``c`` the critical value shared by all pairs.
+
+    >>> rs, c = rank_sets(np.array([2.0, 0.0, -2.0]), alpha=0.05, cov=np.eye(3) * 0.01)
+    >>> rs.tolist()                    # far apart, tightly known: each rank is certain
+    [[1, 1], [2, 2], [3, 3]]
+    """
+    K = len(coef)
+    i, j = _pairs(K)
+    d = coef[i] - coef[j]
+    if draws is not None:
+        D = draws[:, i] - draws[:, j]
+        se = D.std(axis=0, ddof=1)
+        se = np.where(se > 0, se, np.inf)
+        T = np.max(np.abs(D - d) / se, axis=1)
+    elif cov is not None:
+        var = np.diag(cov)[i] + np.diag(cov)[j] - 2 * cov[i, j]
+        se = np.sqrt(np.maximum(var, 0.0))
+        vals, vecs = np.linalg.eigh((cov + cov.T) / 2)
+        root = vecs * np.sqrt(np.maximum(vals, 0.0))
+        Z = np.random.default_rng(seed).standard_normal((sims, K)) @ root.T
+        safe = np.where(se > 0, se, np.inf)
+        T = np.max(np.abs(Z[:, i] - Z[:, j]) / safe, axis=1)
+    else:
+        raise ParameterError("rank_sets needs cov or draws", field="cov")
+    c = float(np.quantile(T, 1 - alpha))
+    above = np.zeros((K, K), bool)  # above[x, y]: x is surely stronger than y
+    sure = d - c * se > 0
+    above[i[sure], j[sure]] = True
+    below = d + c * se < 0
+    above[j[below], i[below]] = True
+    best = 1 + above.sum(axis=0)  # models surely above each
+    worst = K - above.sum(axis=1)  # models surely below each
+    return np.column_stack([best, worst]).astype(int), c
+
+
+def ranks(coef: np.ndarray) -> np.ndarray:
+    """Ranks of the strengths, 1 = strongest (ties broken by order)."""
+    order = np.argsort(-coef, kind="stable")
+    r = np.empty(len(coef), dtype=int)
+    r[order] = np.arange(1, len(coef) + 1)
+    return r
+
+
+__all__ = ["BASE", "BTFit", "ELO", "RIDGE", "bootstrap_bt", "bootstrap_bt_ppi", "fit_bt", "fit_bt_ppi", "rank_sets",
+           "ranks"]

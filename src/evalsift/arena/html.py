@@ -1,0 +1,78 @@
+"""``leaderboard.html``: one self-contained page (no script, no external file): the scores with their
+intervals drawn as bars, the rank-sets, the predicted win-rate heatmap and the human battles per
+pair."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import numpy as np
+
+
+def _cell_colour(p: float) -> str:
+    """White at 1/2, blue toward 1, red toward 0."""
+    t = abs(p - 0.5) * 2
+    base = (49, 104, 172) if p >= 0.5 else (190, 60, 50)
+    r, g, b = (round(255 + (c - 255) * t) for c in base)
+    return f"rgb({r},{g},{b})"
+
+
+def leaderboard_html(board: Any) -> str:
+    """The page for a :class:`~evalsift.arena.leaderboard.Leaderboard`."""
+    d = board.to_dict()
+    esc = html.escape
+    lo = min(m["interval"][0] for m in d["models"])
+    hi = max(m["interval"][1] for m in d["models"])
+    span = max(hi - lo, 1e-9)
+    rows = []
+    for m in d["models"]:
+        left = 100 * (m["interval"][0] - lo) / span
+        width = max(100 * (m["interval"][1] - m["interval"][0]) / span, 0.3)
+        dot = 100 * (m["score"] - lo) / span
+        rows.append(f"<tr><td>{m['rank']}</td><td>{esc(m['name'])}</td><td class=num>{m['score']:.1f}</td>"
+                    f"<td class=num>[{m['interval'][0]:.1f}, {m['interval'][1]:.1f}]</td>"
+                    f"<td class=bar><div class=track><div class=ci style='left:{left:.2f}%;width:{width:.2f}%'></div>"
+                    f"<div class=dot style='left:{dot:.2f}%'></div></div></td>"
+                    f"<td>{m['rank_set'][0]}&ndash;{m['rank_set'][1]}</td><td class=num>{m['human_battles']}</td></tr>")
+    order = [board.models.index(m["name"]) for m in d["models"]]
+    W = board.fit.win_matrix()
+    counts = board.pair_counts if board.pair_counts is not None else np.zeros((len(order), len(order)), int)
+    head = "".join(f"<th class=rot><div>{esc(board.models[j])}</div></th>" for j in order)
+    heat = []
+    for i in order:
+        cells = "".join("<td class=h></td>" if i == j else
+                        f"<td class=h style='background:{_cell_colour(W[i, j])}' title='{esc(board.models[i])} beats "
+                        f"{esc(board.models[j])}: {W[i, j]:.2f} predicted; {counts[i, j]} human battles'>{W[i, j]:.2f}"
+                        f"<br><small>{counts[i, j]}</small></td>" for j in order)
+        heat.append(f"<tr><th>{esc(board.models[i])}</th>{cells}</tr>")
+    judges = "".join(f"<li>{esc(k)}: weight {board.fit.lam.get(k, 0.0):.2f}; agreement with people {v['agreement']:.3f}, "
+                     f"per-battle correlation {v['correlation']:.3f} over {v['battles']} battles</li>"
+                     for k, v in d["judges"].items())
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>evalsift leaderboard</title>
+<style>
+body{{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}}
+table{{border-collapse:collapse;margin:1em 0}} td,th{{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left}}
+.num{{text-align:right;font-variant-numeric:tabular-nums}} .bar{{width:320px}}
+.track{{position:relative;height:12px;background:#f3f3f3}} .ci{{position:absolute;top:3px;height:6px;background:#3168ac}}
+.dot{{position:absolute;top:1px;width:4px;height:10px;margin-left:-2px;background:#111}}
+.h{{width:42px;height:34px;text-align:center;font-size:11px;border:1px solid #fff}} .rot{{height:140px;vertical-align:bottom}}
+.rot div{{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;font-size:12px}}
+.note{{color:#555;font-size:0.9em}}
+</style></head><body>
+<h1>Leaderboard</h1>
+<p>{len(d['models'])} models from {d['human_battles_used']} human battles of {d['battles']} ({esc(d['allocation'])}
+allocation{', judges stacked by prediction-powered inference' if board.fit.lam else ''}); source {esc(str(d['source']))}.
+Scores on the Elo scale (1000 = the models' mean); {1 - d['alpha']:.0%} intervals ({esc(d['intervals'])});
+rank-sets hold simultaneously with probability {1 - d['alpha']:.0%}.</p>
+<table id=scores><thead><tr><th>rank</th><th>model</th><th>score</th><th>{1 - d['alpha']:.0%} interval</th><th></th>
+<th>rank-set</th><th>human battles</th></tr></thead><tbody>
+{''.join(rows)}
+</tbody></table>
+{f'<h2>Judges</h2><ul>{judges}</ul>' if judges else ''}
+<h2>Predicted win rates (row beats column) and human battles per pair</h2>
+<table id=heatmap><tr><th></th>{head}</tr>{''.join(heat)}</table>
+<p class=note>Assumption: {esc(d['assumption'])}.</p>
+</body></html>
+"""

@@ -1,0 +1,226 @@
+"""A leaderboard from battles: what ``evalsift arena`` computes and writes.
+
+:func:`leaderboard` takes :class:`~evalsift.arena.battles.Battles` (human verdicts, judges beside
+them) and returns a :class:`Leaderboard`: per model the Bradley-Terry score on the Elo scale, a
+``1 - alpha`` interval, a simultaneous ``1 - alpha`` rank-set, and the predicted win-rate matrix.
+
+- ``human_budget=N``: N of the human battles are drawn -- ``allocation="uniform"``: uniformly without
+  replacement; ``"active"``: in rounds by Chatbot Arena's rule (Chiang et al. 2024, Sec. 5: a pair is
+  drawn with probability proportional to how much one more battle would shrink its interval,
+  ``sqrt(v / n) - sqrt(v / (n + 1))``, mixed with 10% uniform), each battle with the probability it
+  was drawn with recorded and weighted by its inverse -- and the judges' verdicts on every battle
+  sharpen them (PPI++, :func:`~evalsift.arena.bt.fit_bt_ppi`). The other battles' human verdicts are
+  never read.
+- without a budget: every human battle; judges then add nothing to the estimate (PPI would weight
+  them 0) and are reported only as their agreement with the people.
+- ``intervals="sandwich"`` (normal, robust covariance) or ``"bootstrap"`` (percentile intervals and
+  bootstrap max-|t| rank-sets, ``B`` replicates).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import ParameterError, check_choice
+from .battles import Battles
+from .bt import ELO, BTFit, bootstrap_bt_ppi, fit_bt_ppi, rank_sets, ranks
+
+ALLOCATIONS = ("uniform", "active")
+INTERVALS = ("sandwich", "bootstrap")
+EXPLORE = 0.1  # the active rule's uniform share
+ROUNDS = 20  # the active rule refits this many times over the budget
+
+
+@dataclass
+class Leaderboard:
+    """Scores, intervals and rank-sets per model, with how they were made (see the module doc)."""
+
+    models: tuple[str, ...]
+    fit: BTFit
+    interval: np.ndarray  # K x 2, Elo scale
+    rank_set: np.ndarray  # K x 2
+    critical: float
+    alpha: float
+    intervals: str
+    allocation: str
+    human_battles_used: int
+    battles_total: int
+    judges: dict = field(default_factory=dict)  # name -> agreement etc.
+    seed: int = 0
+    source: str = ""
+    pair_counts: np.ndarray | None = None  # human battles used per pair
+
+    def order(self) -> np.ndarray:
+        """Model indices, strongest first."""
+        return np.argsort(-self.fit.coef, kind="stable")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``results.json`` content: ``models`` (strongest first) as ``{name, score, interval,
+        rank_set, rank, battles}`` plus how it was made."""
+        r = ranks(self.fit.coef)
+        per_model = self.pair_counts.sum(axis=1) if self.pair_counts is not None else np.zeros(len(self.models))
+        models = [{"name": self.models[i], "score": round(float(self.fit.scores[i]), 2),
+                   "interval": [round(float(self.interval[i, 0]), 2), round(float(self.interval[i, 1]), 2)],
+                   "rank_set": [int(self.rank_set[i, 0]), int(self.rank_set[i, 1])], "rank": int(r[i]),
+                   "human_battles": int(per_model[i])} for i in self.order()]
+        return {"models": models, "human_battles_used": self.human_battles_used, "battles": self.battles_total,
+                "alpha": self.alpha, "coverage": f"simultaneous {1 - self.alpha:.0%} rank-sets; per-model {1 - self.alpha:.0%} "
+                                                   "score intervals",
+                "intervals": self.intervals, "allocation": self.allocation, "method": self.fit.method,
+                "judge_weights": self.fit.lam, "judges": self.judges, "critical_value": round(self.critical, 4),
+                "scale": "Elo: 1000 + 400 * log10-odds, centred on the models' mean", "seed": self.seed,
+                "source": self.source, "win_matrix": np.round(self.fit.win_matrix(), 4).tolist(),
+                "model_order": list(self.models),
+                "assumption": ASSUMPTION}
+
+    def csv(self) -> str:
+        """The leaderboard as CSV (strongest first)."""
+        lines = ["rank,model,score,low,high,rank_best,rank_worst,human_battles"]
+        for m in self.to_dict()["models"]:
+            name = '"' + m["name"].replace('"', '""') + '"' if any(c in m["name"] for c in ',"\n') else m["name"]
+            lines.append(f"{m['rank']},{name},{m['score']},{m['interval'][0]},{m['interval'][1]},{m['rank_set'][0]},"
+                         f"{m['rank_set'][1]},{m['human_battles']}")
+        return "\n".join(lines) + "\n"
+
+    def summary(self) -> str:
+        """A text table, strongest first."""
+        d = self.to_dict()
+        width = max(len(m["name"]) for m in d["models"])
+        out = [f"{len(d['models'])} models from {d['human_battles_used']} human battles of {d['battles']}"
+               + (f", judges {', '.join(f'{k} (weight {v:.2f})' for k, v in self.fit.lam.items())}" if self.fit.lam else "")
+               + f"; {1 - self.alpha:.0%} intervals ({self.intervals}) and simultaneous rank-sets",
+               f"{'rank':>4}  {'model':<{width}}  {'score':>7}  {'interval':>17}  rank-set"]
+        for m in d["models"]:
+            out.append(f"{m['rank']:>4}  {m['name']:<{width}}  {m['score']:>7.1f}  [{m['interval'][0]:>7.1f}, "
+                       f"{m['interval'][1]:>7.1f}]  {m['rank_set'][0]}-{m['rank_set'][1]}")
+        out.append(f"assumption: {ASSUMPTION}")
+        return "\n".join(out)
+
+
+ASSUMPTION = ("the human battles used are every battle of the file, or a draw from them with recorded probabilities "
+              "(uniform, or the active rule's), independent of the verdicts; judges may be anything (they can "
+              "widen nothing but the gain); intervals and rank-sets are asymptotic (normal or bootstrap)")
+
+
+def _draw_uniform(n_total: int, budget: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    idx = np.sort(rng.choice(n_total, size=budget, replace=False))
+    return idx, np.full(budget, budget / n_total)
+
+
+def _draw_active(battles: Battles, budget: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Chatbot Arena's active rule, simulated on the recorded battles: in ``ROUNDS`` rounds, pairs
+    drawn with probability ``(1 - EXPLORE) * gain / sum(gain) + EXPLORE * uniform`` over the pairs
+    (``gain = sqrt(v / n) - sqrt(v / (n + 1))`` from the current fit), then a battle drawn uniformly
+    within the pair (with replacement: the same recorded vote may be drawn twice). Each draw's
+    weight is the inverse of its probability ``T * P(battle)``, so the weighted sum of any battle
+    quantity is unbiased for its sum over all battles."""
+    from scipy.special import expit
+
+    from .bt import RIDGE, _fit_rows, _rows, _xx
+
+    K = battles.K
+    key = np.minimum(battles.a, battles.b) * K + np.maximum(battles.a, battles.b)
+    pairs, inverse, sizes = np.unique(key, return_inverse=True, return_counts=True)
+    members = np.split(np.argsort(inverse, kind="stable"), np.cumsum(sizes)[:-1])
+    P = len(pairs)
+    pa, pb = pairs // K, pairs % K
+    chosen, probs = [], []
+    used = np.zeros(P)
+    per_round = [budget // ROUNDS + (1 if r < budget % ROUNDS else 0) for r in range(ROUNDS)]
+    beta = np.zeros(K)
+    for r, m in enumerate(per_round):
+        if m == 0:
+            continue
+        if chosen:
+            idx = np.asarray(chosen)
+            rows = _rows(battles.a[idx], battles.b[idx], battles.y[idx][:, None], 1.0 / np.asarray(probs))
+            beta = _fit_rows(rows, K, beta)
+            p = expit(beta[rows.a] - beta[rows.b])
+            cov = np.linalg.inv(_xx(rows.a, rows.b, rows.count * p * (1 - p), K) + RIDGE * np.eye(K))
+            v = np.maximum(cov[pa, pa] + cov[pb, pb] - 2 * cov[pa, pb], 1e-12) * np.maximum(used, 1)
+        else:
+            v = np.ones(P)
+        gain = np.sqrt(v / np.maximum(used, 1)) - np.sqrt(v / (used + 1))
+        gain = np.where(used == 0, np.sqrt(v), gain)  # an unseen pair: as much as a first battle can give
+        q = (1 - EXPLORE) * gain / gain.sum() + EXPLORE / P
+        draws = rng.choice(P, size=m, p=q)
+        for d in draws:
+            i = members[d][rng.integers(sizes[d])]
+            chosen.append(int(i))
+            probs.append(float(budget * q[d] / sizes[d]))  # T * P(this battle at this draw)
+            used[d] += 1
+    return np.asarray(chosen, dtype=int), np.asarray(probs)
+
+
+def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_budget: int | None = None,
+                allocation: str = "uniform", alpha: float = 0.05, seed: int = 0, intervals: str = "sandwich",
+                B: int = 1000) -> Leaderboard:
+    """The leaderboard of ``battles`` (module doc). ``judges``: names of ``battles.judges`` to use
+    (default all of them)."""
+    check_choice("allocation", allocation, ALLOCATIONS, where="arena")
+    check_choice("intervals", intervals, INTERVALS, where="arena")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ParameterError(f"--alpha must be in (0, 1), got {alpha!r}", field="alpha")
+    judges = list(battles.judges) if judges is None else list(judges)
+    rng = np.random.default_rng(seed)
+    if human_budget is None:
+        if allocation != "uniform":
+            raise ParameterError("--allocation active chooses which human battles to use: give --human-budget N",
+                                 field="allocation")
+        labelled, prob = np.arange(battles.n), np.ones(battles.n)
+    else:
+        if isinstance(human_budget, bool) or not isinstance(human_budget, (int, np.integer)) or human_budget < 2:
+            raise ParameterError(f"--human-budget must be an integer >= 2, got {human_budget!r}", field="human_budget")
+        if human_budget > battles.n:
+            raise ParameterError(f"--human-budget {human_budget} is more than the {battles.n} battles in "
+                                 f"{battles.source or 'the data'}; use at most {battles.n}, or leave it out to use all",
+                                 field="human_budget")
+        labelled, prob = (_draw_uniform(battles.n, human_budget, rng) if allocation == "uniform"
+                          else _draw_active(battles, human_budget, rng))
+    use = judges if human_budget is not None else []  # with every human battle the judges can add nothing
+    fit = fit_bt_ppi(battles, labelled, use, prob=prob)
+    if intervals == "bootstrap":
+        draws = bootstrap_bt_ppi(battles, labelled, use, list(fit.lam.values()), B, prob=prob, seed=seed)
+        lo, hi = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
+        interval = np.column_stack([lo, hi])
+        rs, c = rank_sets(fit.coef, alpha=alpha, draws=draws)
+    else:
+        interval = fit.intervals(alpha)
+        rs, c = rank_sets(fit.coef, alpha=alpha, cov=fit.cov, seed=seed)
+    sub = battles.subset(labelled)
+    return Leaderboard(battles.models, fit, 1000.0 + ELO * interval, rs, c, float(alpha), intervals, allocation,
+                       len(labelled), battles.n, {j: _agreement(battles, j) for j in judges}, seed, battles.source,
+                       sub.pair_counts())
+
+
+def _agreement(battles: Battles, judge: str) -> dict[str, Any]:
+    """A judge against the human verdicts on every battle both have: agreement (ties half) and the
+    per-battle correlation."""
+    f = battles.judges[judge]
+    ok = ~np.isnan(f)
+    y = battles.y[ok]
+    agree = float(np.mean(1 - np.abs(y - f[ok]))) if ok.any() else math.nan
+    rho = float(np.corrcoef(y, f[ok])[0, 1]) if ok.sum() > 2 and y.std() > 0 and f[ok].std() > 0 else math.nan
+    return {"battles": int(ok.sum()), "agreement": round(agree, 4), "correlation": round(rho, 4)}
+
+
+def write_leaderboard(board: Leaderboard, out: str | Path) -> dict[str, Path]:
+    """Write ``results.json``, ``leaderboard.csv`` and ``leaderboard.html`` into ``out``."""
+    from .html import leaderboard_html
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"results": out / "results.json", "csv": out / "leaderboard.csv", "html": out / "leaderboard.html"}
+    paths["results"].write_text(json.dumps(board.to_dict(), indent=2) + "\n", encoding="utf-8")
+    paths["csv"].write_text(board.csv(), encoding="utf-8")
+    paths["html"].write_text(leaderboard_html(board), encoding="utf-8")
+    return paths
+
+
+__all__ = ["ALLOCATIONS", "ASSUMPTION", "INTERVALS", "Leaderboard", "leaderboard", "write_leaderboard"]

@@ -1,0 +1,64 @@
+"""``evalsift arena``: a leaderboard of many systems from pairwise battles (Bradley-Terry, intervals,
+simultaneous rank-sets), with LLM judges folded in and human budgets drawn from the battles."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._common import add_quiet, open_unit, out_dir, positive_int, print_json, seed_int
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``arena``."""
+    p = sub.add_parser("arena", help="rank many systems from pairwise battles: Bradley-Terry scores with intervals "
+                                     "and simultaneous rank-sets; judges sharpen a human budget")
+    p.add_argument("--data", required=True, metavar="BATTLES",
+                   help="the human battles: a Chatbot Arena battle file (model_a, model_b, winner), FastChat / "
+                        "MT-Bench judgments, AlpacaEval annotations, a pairwise table, or a recorded name under "
+                        "$EVALSIFT_DATA (e.g. arena-ppr/human)")
+    p.add_argument("--judge", action="append", metavar="FILE", default=[],
+                   help="an LLM judge's verdicts on the same battles (joined on the battle id: num, battle_id, id or "
+                        "question_id); repeat for several (stacked). Used with --human-budget")
+    p.add_argument("--human-budget", type=positive_int, metavar="N",
+                   help="use only N of the human battles (drawn per --allocation) and the judges on all of them")
+    p.add_argument("--allocation", choices=["uniform", "active"], default="uniform",
+                   help="with --human-budget: uniform draws at random; active draws pairs by Chatbot Arena's rule "
+                        "(where one more battle shrinks an interval most), each battle weighted by the inverse of its "
+                        "draw probability")
+    p.add_argument("--alpha", type=open_unit, default=0.05,
+                   help="1 - alpha: the intervals' level and the rank-sets' simultaneous coverage")
+    p.add_argument("--intervals", choices=["sandwich", "bootstrap"], default="sandwich",
+                   help="sandwich: normal intervals from the robust covariance; bootstrap: percentile intervals and "
+                        "bootstrap rank-sets")
+    p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="B", help="bootstrap replicates")
+    p.add_argument("--seed", type=seed_int, default=0, help="random seed (the draws, the bootstrap)")
+    p.add_argument("--out", required=True, metavar="DIR", help="writes results.json, leaderboard.csv, leaderboard.html")
+    p.add_argument("--json", action="store_true", help="print results.json")
+    add_quiet(p)
+    p.set_defaults(handler=cmd_arena)
+
+
+def cmd_arena(args: argparse.Namespace) -> int:
+    """``evalsift arena``."""
+    from ..arena import read_battles
+    from ..arena.battles import judge_name
+    from ..arena.leaderboard import leaderboard, write_leaderboard
+    from ..errors import ParameterError
+
+    out = out_dir(args.out)
+    judges = list(dict.fromkeys(args.judge))
+    names = [judge_name(j) for j in judges]
+    if len(set(names)) != len(names):
+        raise ParameterError(f"two --judge files share the name {next(n for n in names if names.count(n) > 1)!r}; "
+                             "rename one", field="judge")
+    battles = read_battles(args.data, judges)
+    board = leaderboard(battles, human_budget=args.human_budget, allocation=args.allocation, alpha=args.alpha,
+                        seed=args.seed, intervals=args.intervals, B=args.bootstrap)
+    paths = write_leaderboard(board, out)
+    if args.json:
+        print_json(board.to_dict())
+    else:
+        print(board.summary())
+    print(f"wrote {paths['results']}, {paths['csv']} and {paths['html']}", file=sys.stderr)
+    return 0
