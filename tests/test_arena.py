@@ -181,3 +181,37 @@ def test_arena_command_errors_name_the_fix(tmp_path, capsys):
     bad.write_text('{"num": 999999999, "model_a": "gpt-4", "model_b": "koala-13b", "winner": "model_a"}\n')
     assert main([*base, "--judge", str(bad)]) == 2
     assert "judged none of the" in capsys.readouterr().err
+
+
+def test_davidson_recovers_known_strengths_and_tie_propensity():
+    """Battles drawn from Davidson's model (nu = 0.8, 6 models): the tie-aware fit recovers the strengths
+    and nu; ties-as-half, fitted to the same battles, shrinks the strengths toward each other (a tie
+    pulls both sides to 1/2), which is why the variant exists."""
+    from evalsift.arena.bt import fit_davidson
+
+    rng = np.random.default_rng(5)
+    K, n, nu = 6, 40000, 0.8
+    beta = rng.normal(0, 0.8, K)
+    a = rng.integers(K, size=n)
+    b = (a + rng.integers(1, K, size=n)) % K
+    u = (beta[a] - beta[b]) / 2
+    D = np.exp(u) + np.exp(-u) + nu
+    r = rng.random(n)
+    y = np.where(r < np.exp(u) / D, 1.0, np.where(r < (np.exp(u) + nu) / D, 0.5, 0.0))
+    battles = Battles.from_arrays([f"m{k}" for k in range(K)], a, b, y)
+    fit = fit_davidson(battles)
+    truth = beta - beta.mean()
+    assert np.all(np.abs(fit.coef - truth) <= 4 * fit.se) and abs(fit.lam["tie_propensity"] - nu) < 0.05
+    half = fit_bt(battles)
+    assert np.std(half.coef) < 0.9 * np.std(fit.coef)
+    assert fit_bt(battles, ties="davidson").method == "davidson"
+
+
+def test_davidson_refuses_what_it_does_not_do(tmp_path):
+    battles, _ = league(4, n=2000)
+    with pytest.raises(ParameterError, match="--ties davidson"):
+        leaderboard(battles, human_budget=500, ties="davidson")
+    with pytest.raises(ParameterError, match="--ties davidson"):
+        leaderboard(battles, intervals="bootstrap", ties="davidson")
+    L = leaderboard(battles, human_budget=500, judges=[], ties="davidson")
+    assert L.fit.method == "davidson" and L.to_dict()["tie_propensity"] is not None

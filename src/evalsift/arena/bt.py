@@ -59,12 +59,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, check_choice
 from .battles import Battles
 
 ELO = 400.0 / math.log(10.0)  # log-odds -> Elo points
 BASE = 1000.0
 RIDGE = 0.01
+TIES = ("half", "davidson")
 
 
 @dataclass
@@ -232,8 +233,9 @@ def _sandwich(rows: _Rows, beta: np.ndarray, K: int) -> np.ndarray:
     return Hi @ M @ Hi
 
 
-def fit_bt(battles: Battles, *, weighted: bool = True) -> BTFit:
-    """Bradley-Terry by maximum likelihood on ``battles`` (ties half), with the sandwich covariance.
+def fit_bt(battles: Battles, *, weighted: bool = True, ties: str = "half") -> BTFit:
+    """Bradley-Terry by maximum likelihood on ``battles``, with the sandwich covariance. ``ties``:
+    ``half`` (a tie is half a win) or ``davidson`` (the tie-aware model of :func:`fit_davidson`).
     ``weighted``: each battle weighted by ``1 / prob`` (battles drawn with unequal probabilities).
 
     >>> from evalsift.arena.battles import Battles
@@ -243,10 +245,85 @@ def fit_bt(battles: Battles, *, weighted: bool = True) -> BTFit:
     >>> [round(s) for s in f.scores]
     [1173, 1000, 827]
     """
+    check_choice("ties", ties, TIES, where="arena")
+    if ties == "davidson":
+        return fit_davidson(battles, weighted=weighted)
     _check(battles)
     rows = _rows(battles.a, battles.b, battles.y[:, None], 1.0 / battles.prob if weighted else None)
     beta = _fit_rows(rows, battles.K)
     return BTFit(battles.models, beta, _sandwich(rows, beta, battles.K), "mle", {}, battles.n, battles.n)
+
+
+def _davidson_terms(rows: _Rows, beta: np.ndarray, theta: float):
+    """Per row: ``u = (beta_a - beta_b) / 2``, the probabilities of a win, a loss and a tie, and the
+    row's score in ``u`` and in ``theta = log nu``."""
+    u = (beta[rows.a] - beta[rows.b]) / 2
+    m = np.maximum(np.abs(u), theta)  # stabilised: every term divided by exp(m)
+    e1, e0, et = np.exp(u - m), np.exp(-u - m), np.exp(theta - m)
+    D = e1 + e0 + et
+    p1, p0, pt = e1 / D, e0 / D, et / D
+    y = rows.t[:, 0]
+    s_u = (y == 1.0).astype(float) - (y == 0.0) - (p1 - p0)
+    s_t = (y == 0.5).astype(float) - pt
+    return p1, p0, pt, s_u, s_t
+
+
+def fit_davidson(battles: Battles, *, weighted: bool = True, tol: float = 1e-10, max_iter: int = 200) -> BTFit:
+    """The tie-aware Bradley-Terry of Davidson (1970): in a battle of ``i`` and ``j``, with
+    ``u = (beta_i - beta_j) / 2``, ``P(i wins) = e^u / D``, ``P(j wins) = e^-u / D`` and
+    ``P(tie) = nu / D``, ``D = e^u + e^-u + nu``; one tie propensity ``nu`` for all pairs. Among
+    decisive battles ``i`` beats ``j`` with probability ``sigma(beta_i - beta_j)``, so the strengths
+    read as Bradley-Terry's. Newton's method on ``(beta, log nu)``, the same ridge on ``beta``; the
+    sandwich covariance of the centred strengths. The fit's ``lam`` holds ``{"tie_propensity": nu}``.
+
+    >>> from evalsift.arena.battles import Battles
+    >>> b = Battles.from_arrays(["X", "Y"], [0] * 6, [1] * 6, [1.0, 1.0, 1.0, 0.0, 0.5, 0.5])
+    >>> f = fit_davidson(b)
+    >>> # 3 wins, 1 loss, 2 ties of 6: P = 1/2, 1/6, 1/3, so e^(2u) = 3 and beta_X - beta_Y = log 3 = 1.099
+    >>> # (less the ridge's pull); nu = P(tie) * D = (1/3) * e^u / (1/2) = (2/3) * sqrt(3) = 1.155
+    >>> round(float(f.coef[0] - f.coef[1]), 2), round(f.lam["tie_propensity"], 2)
+    (1.09, 1.15)
+    """
+    _check(battles)
+    K = battles.K
+    rows = _rows(battles.a, battles.b, battles.y[:, None], 1.0 / battles.prob if weighted else None)
+    W = rows.count * rows.weight
+    ridge = RIDGE * _unit(rows)
+    ties = float(W[rows.t[:, 0] == 0.5].sum())
+    theta = math.log(max(ties, 0.5) / max(W.sum() - ties, 0.5) * 2.0)  # at u = 0, nu / 2 = ties / decisive
+    beta = np.zeros(K)
+    X = np.zeros((len(W), K))
+    X[np.arange(len(W)), rows.a] += 0.5
+    X[np.arange(len(W)), rows.b] -= 0.5
+    for _ in range(max_iter):
+        p1, p0, pt, s_u, s_t = _davidson_terms(rows, beta, theta)
+        g = np.concatenate([-(X.T @ (W * s_u)) + ridge * beta, [-(W * s_t).sum()]])
+        # the negative log-likelihood's Hessian: Var of the sufficient statistics (1{win} - 1{loss}, 1{tie})
+        v_uu = p1 + p0 - (p1 - p0) ** 2
+        v_ut = -(p1 - p0) * pt
+        v_tt = pt * (1 - pt)
+        H = np.zeros((K + 1, K + 1))
+        H[:K, :K] = X.T @ (X * (W * v_uu)[:, None]) + ridge * np.eye(K)
+        H[:K, K] = H[K, :K] = X.T @ (W * v_ut)
+        H[K, K] = (W * v_tt).sum()
+        step = np.linalg.solve(H, g)
+        big = np.max(np.abs(step))
+        if big > 2.0:
+            step *= 2.0 / big
+        beta -= step[:K]
+        theta -= step[K]
+        if big < tol:
+            break
+    beta -= beta.mean()
+    p1, p0, pt, s_u, s_t = _davidson_terms(rows, beta, theta)
+    scores = np.column_stack([X * s_u[:, None], s_t])
+    M = scores.T @ (scores * (rows.count * rows.weight ** 2)[:, None])
+    H[:K, :K] -= ridge * np.eye(K)
+    Hi = np.linalg.pinv(H, hermitian=True)
+    cov = (Hi @ M @ Hi)[:K, :K]
+    C = np.eye(K) - 1.0 / K
+    return BTFit(battles.models, beta, C @ cov @ C, "davidson", {"tie_propensity": math.exp(theta)}, battles.n,
+                 battles.n)
 
 
 def bootstrap_bt(battles: Battles, B: int = 1000, *, seed: int = 0, weighted: bool = True) -> np.ndarray:
@@ -444,5 +521,5 @@ def ranks(coef: np.ndarray) -> np.ndarray:
     return r
 
 
-__all__ = ["BASE", "BTFit", "ELO", "RIDGE", "bootstrap_bt", "bootstrap_bt_ppi", "fit_bt", "fit_bt_ppi", "rank_sets",
+__all__ = ["BASE", "BTFit", "ELO", "RIDGE", "TIES", "bootstrap_bt", "fit_davidson", "bootstrap_bt_ppi", "fit_bt", "fit_bt_ppi", "rank_sets",
            "ranks"]

@@ -46,7 +46,7 @@ def leaderboard_html(board: Any) -> str:
                         f"{esc(board.models[j])}: {W[i, j]:.2f} predicted; {counts[i, j]} human battles'>{W[i, j]:.2f}"
                         f"<br><small>{counts[i, j]}</small></td>" for j in order)
         heat.append(f"<tr><th>{esc(board.models[i])}</th>{cells}</tr>")
-    judges = "".join(f"<li>{esc(k)}: weight {board.fit.lam.get(k, 0.0):.2f}; agreement with people {v['agreement']:.3f}, "
+    judges = "".join(f"<li>{esc(k)}: weight {d['judge_weights'].get(k, 0.0):.2f}; agreement with people {v['agreement']:.3f}, "
                      f"per-battle correlation {v['correlation']:.3f} over {v['battles']} battles</li>"
                      for k, v in d["judges"].items())
     return f"""<!doctype html>
@@ -63,7 +63,7 @@ table{{border-collapse:collapse;margin:1em 0}} td,th{{padding:3px 8px;border-bot
 </style></head><body>
 <h1>Leaderboard</h1>
 <p>{len(d['models'])} models from {d['human_battles_used']} human battles of {d['battles']} ({esc(d['allocation'])}
-allocation{', judges stacked by prediction-powered inference' if board.fit.lam else ''}); source {esc(str(d['source']))}.
+allocation{', judges stacked by prediction-powered inference' if d['judge_weights'] else ''}); source {esc(str(d['source']))}.
 Scores on the Elo scale (1000 = the models' mean); {1 - d['alpha']:.0%} intervals ({esc(d['intervals'])});
 rank-sets hold simultaneously with probability {1 - d['alpha']:.0%}.</p>
 <table id=scores><thead><tr><th>rank</th><th>model</th><th>score</th><th>{1 - d['alpha']:.0%} interval</th><th></th>

@@ -15,6 +15,8 @@ them) and returns a :class:`Leaderboard`: per model the Bradley-Terry score on t
   them 0) and are reported only as their agreement with the people.
 - ``intervals="sandwich"`` (normal, robust covariance) or ``"bootstrap"`` (percentile intervals and
   bootstrap max-|t| rank-sets, ``B`` replicates).
+- ``ties="half"`` (a tie is half a win: Chatbot Arena's and FastChat's count) or ``"davidson"``
+  (Davidson's tie-aware model, :func:`~evalsift.arena.bt.fit_davidson`; the human battles alone).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 
 from ..errors import ParameterError, check_choice
 from .battles import Battles
-from .bt import ELO, BTFit, bootstrap_bt_ppi, fit_bt_ppi, rank_sets, ranks
+from .bt import ELO, TIES, BTFit, bootstrap_bt_ppi, fit_bt_ppi, fit_davidson, rank_sets, ranks
 
 ALLOCATIONS = ("uniform", "active")
 INTERVALS = ("sandwich", "bootstrap")
@@ -73,7 +75,8 @@ class Leaderboard:
                 "alpha": self.alpha, "coverage": f"simultaneous {1 - self.alpha:.0%} rank-sets; per-model {1 - self.alpha:.0%} "
                                                    "score intervals",
                 "intervals": self.intervals, "allocation": self.allocation, "method": self.fit.method,
-                "judge_weights": self.fit.lam, "judges": self.judges, "critical_value": round(self.critical, 4),
+                "judge_weights": {k: v for k, v in self.fit.lam.items() if k in self.judges},
+                "tie_propensity": self.fit.lam.get("tie_propensity"), "judges": self.judges, "critical_value": round(self.critical, 4),
                 "scale": "Elo: 1000 + 400 * log10-odds, centred on the models' mean", "seed": self.seed,
                 "source": self.source, "win_matrix": np.round(self.fit.win_matrix(), 4).tolist(),
                 "model_order": list(self.models),
@@ -93,7 +96,9 @@ class Leaderboard:
         d = self.to_dict()
         width = max(len(m["name"]) for m in d["models"])
         out = [f"{len(d['models'])} models from {d['human_battles_used']} human battles of {d['battles']}"
-               + (f", judges {', '.join(f'{k} (weight {v:.2f})' for k, v in self.fit.lam.items())}" if self.fit.lam else "")
+               + (f", judges {', '.join(f'{k} (weight {v:.2f})' for k, v in d['judge_weights'].items())}"
+                  if d["judge_weights"] else "")
+               + (f", Davidson's ties (propensity {d['tie_propensity']:.2f})" if d["tie_propensity"] else "")
                + f"; {1 - self.alpha:.0%} intervals ({self.intervals}) and simultaneous rank-sets",
                f"{'rank':>4}  {'model':<{width}}  {'score':>7}  {'interval':>17}  rank-set"]
         for m in d["models"]:
@@ -104,8 +109,9 @@ class Leaderboard:
 
 
 ASSUMPTION = ("the human battles used are every battle of the file, or a draw from them with recorded probabilities "
-              "(uniform, or the active rule's), independent of the verdicts; judges may be anything (they can "
-              "widen nothing but the gain); intervals and rank-sets are asymptotic (normal or bootstrap)")
+              "(uniform, or the active rule's), independent of the verdicts; the judges may be anything (a poor "
+              "judge lowers the gain, never the validity); intervals and rank-sets are asymptotic (normal or "
+              "bootstrap)")
 
 
 def _draw_uniform(n_total: int, budget: int, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -160,11 +166,13 @@ def _draw_active(battles: Battles, budget: int, rng) -> tuple[np.ndarray, np.nda
 
 def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_budget: int | None = None,
                 allocation: str = "uniform", alpha: float = 0.05, seed: int = 0, intervals: str = "sandwich",
-                B: int = 1000) -> Leaderboard:
+                B: int = 1000, ties: str = "half") -> Leaderboard:
     """The leaderboard of ``battles`` (module doc). ``judges``: names of ``battles.judges`` to use
-    (default all of them)."""
+    (default all of them). ``ties``: ``half`` or ``davidson`` (the tie-aware model; human battles
+    only, sandwich intervals)."""
     check_choice("allocation", allocation, ALLOCATIONS, where="arena")
     check_choice("intervals", intervals, INTERVALS, where="arena")
+    check_choice("ties", ties, TIES, where="arena")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise ParameterError(f"--alpha must be in (0, 1), got {alpha!r}", field="alpha")
     judges = list(battles.judges) if judges is None else list(judges)
@@ -184,7 +192,14 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
         labelled, prob = (_draw_uniform(battles.n, human_budget, rng) if allocation == "uniform"
                           else _draw_active(battles, human_budget, rng))
     use = judges if human_budget is not None else []  # with every human battle the judges can add nothing
-    fit = fit_bt_ppi(battles, labelled, use, prob=prob)
+    if ties == "davidson":
+        if intervals == "bootstrap" or (use and human_budget is not None):
+            raise ParameterError("--ties davidson fits the human battles alone with sandwich intervals: leave out "
+                                 "--judge (with --human-budget) and --intervals bootstrap, or use --ties half",
+                                 field="ties")
+        fit = fit_davidson(battles.subset(labelled, prob=prob))
+    else:
+        fit = fit_bt_ppi(battles, labelled, use, prob=prob)
     if intervals == "bootstrap":
         draws = bootstrap_bt_ppi(battles, labelled, use, list(fit.lam.values()), B, prob=prob, seed=seed)
         lo, hi = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)

@@ -31,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--intervals", choices=["sandwich", "bootstrap"], default="sandwich",
                    help="sandwich: normal intervals from the robust covariance; bootstrap: percentile intervals and "
                         "bootstrap rank-sets")
+    p.add_argument("--ties", choices=["half", "davidson"], default="half",
+                   help="half: a tie is half a win (Chatbot Arena, FastChat); davidson: Davidson's tie-aware model "
+                        "(human battles alone, sandwich intervals)")
     p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="B", help="bootstrap replicates")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed (the draws, the bootstrap)")
     p.add_argument("--out", required=True, metavar="DIR", help="writes results.json, leaderboard.csv, leaderboard.html")
@@ -54,7 +57,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
                              "rename one", field="judge")
     battles = read_battles(args.data, judges)
     board = leaderboard(battles, human_budget=args.human_budget, allocation=args.allocation, alpha=args.alpha,
-                        seed=args.seed, intervals=args.intervals, B=args.bootstrap)
+                        seed=args.seed, intervals=args.intervals, B=args.bootstrap, ties=args.ties)
     paths = write_leaderboard(board, out)
     if args.json:
         print_json(board.to_dict())
