@@ -18,6 +18,7 @@ variance within the pair that a linear fit on the proxy's columns explains, fitt
 (the most a control variate with that proxy can remove); averaged over pairs.
 
     EVALSIFT_DATA=../shared/data python benchmarks/proxy_decisions.py arena [--seeds 20]
+    EVALSIFT_DATA=../shared/data python benchmarks/proxy_decisions.py arena --fixed-only --seeds 400  # per-pair coverage
     python benchmarks/proxy_decisions.py summeval [--seeds 20]
     python benchmarks/proxy_decisions.py wmt23 [--seeds 10]
     python benchmarks/proxy_decisions.py synthetic [--seeds 200]    # rho 0.5 / 0.7 / 0.9 and dead heats
@@ -39,6 +40,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import binom
 
 from evalsift.proxy import MetricProxy, restrict_to_proxy
 from evalsift.stats import AnytimeTest, budget_assessment, cross_ppi_mean
@@ -179,7 +181,7 @@ def truth_of(y: np.ndarray) -> str | None:
     return "a" if s > 0 else "b" if s < 0 else None
 
 
-def run_cases(cases: list[Case], seeds: int, budgets=BUDGETS, fixed: bool = True) -> dict:
+def run_cases(cases: list[Case], seeds: int, budgets=BUDGETS, fixed: bool = True, sequential_too: bool = True) -> dict:
     seq = defaultdict(list)  # (variant, risk) -> [(labels, labels without, wrong)]
     fix = defaultdict(list)  # (variant, n) -> [(width, covered, pair)]
     refs = defaultdict(list)
@@ -190,12 +192,13 @@ def run_cases(cases: list[Case], seeds: int, budgets=BUDGETS, fixed: bool = True
             refs[v].append(1.0 - c.rho2(v))
         for s in range(seeds):
             order = np.random.default_rng([s, M, int(c.y.sum() * 2)]).permutation(M)
-            base = sequential(c.y, order)
-            for risk, (n, lead) in base.items():
-                seq[("no proxy", risk)].append((n, n, lead is not None and lead != truth, c.name))
-            for v, (make, _) in c.proxies.items():
-                for risk, (n, lead) in sequential(c.y, order, make()).items():
-                    seq[(v, risk)].append((n, base[risk][0], lead is not None and lead != truth, c.name))
+            if sequential_too:
+                base = sequential(c.y, order)
+                for risk, (n, lead) in base.items():
+                    seq[("no proxy", risk)].append((n, n, lead is not None and lead != truth, c.name))
+                for v, (make, _) in c.proxies.items():
+                    for risk, (n, lead) in sequential(c.y, order, make()).items():
+                        seq[(v, risk)].append((n, base[risk][0], lead is not None and lead != truth, c.name))
             if not fixed:
                 continue
             for n in budgets:
@@ -218,10 +221,12 @@ def run_cases(cases: list[Case], seeds: int, budgets=BUDGETS, fixed: bool = True
 def tables(res: dict, title: str) -> str:
     seq, fix, refs, budgets = res["seq"], res["fix"], res["refs"], res["budgets"]
     variants = list(dict.fromkeys(v for v, _ in seq))
-    lines = [f"### {title}", "", "Sequential (anytime rule): mean labels; ratio to the no-proxy rule on the same orders "
-             "(ratio of the means / mean of per-pair ratios); wrong winners; reference mean(1 - rho^2) over pairs", "",
-             "| proxy | 1 - rho^2 | " + " | ".join(f"risk {r}: labels, ratio, wrong" for r in RISKS) + " |",
-             "|---|---|" + "---|" * len(RISKS)]
+    lines = [f"### {title}"] + ([] if seq else ["", "(sequential rule not run: --fixed-only)"])
+    if seq:
+        lines += ["", "Sequential (anytime rule): mean labels; ratio to the no-proxy rule on the same orders "
+                  "(ratio of the means / mean of per-pair ratios); wrong winners; reference mean(1 - rho^2) over pairs", "",
+                  "| proxy | 1 - rho^2 | " + " | ".join(f"risk {r}: labels, ratio, wrong" for r in RISKS) + " |",
+                  "|---|---|" + "---|" * len(RISKS)]
     for v in variants:
         ref = f"{np.mean(refs[v]):.3f}" if v in refs else "1"
         cells = []
@@ -239,7 +244,9 @@ def tables(res: dict, title: str) -> str:
         lines.append(f"| {v} | {ref} | " + " | ".join(cells) + " |")
     if fix:
         lines += ["", f"Fixed budget: interval width at {1 - LEVEL:.0%}, ratio to the no-proxy width, coverage of the "
-                  "pool's win rate (all pairs / the lowest pair)", "",
+                  "pool's win rate (all pairs / the lowest pair, with its draws and p, the one-sided binomial "
+                  f"probability of so few covers were that pair's coverage {1 - LEVEL - 0.01:.2f}, nominal - 1 point: "
+                  f"below 0.05 / {len({r[2] for rows in fix.values() for r in rows})} pairs says it is lower)", "",
                   "| interval | " + " | ".join(f"n = {n}: width, ratio, coverage, lowest pair" for n in budgets) + " |",
                   "|---|" + "---|" * len(budgets)]
         kinds = list(dict.fromkeys(v for v, _ in fix))
@@ -256,8 +263,11 @@ def tables(res: dict, title: str) -> str:
                 by = defaultdict(list)
                 for r in rows:
                     by[r[2]].append(r[1])
-                low = min(np.mean(x) for x in by.values())
-                cells.append(f"{w:.3f}, {w / w0:.3f}, {np.mean([r[1] for r in rows]):.3f}, {low:.3f}")
+                low = min(by.values(), key=np.mean)
+                # how likely so few covers are if the lowest pair's coverage were nominal - 1 point (one-sided)
+                p = binom.cdf(sum(low), len(low), 1 - LEVEL - 0.01)
+                cells.append(f"{w:.3f}, {w / w0:.3f}, {np.mean([r[1] for r in rows]):.3f}, {np.mean(low):.3f} "
+                             f"({sum(low)}/{len(low)}, p {p:.2g})")
             lines.append(f"| {v} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -299,6 +309,8 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=None)
     ap.add_argument("--max-pairs", type=int, default=None)
     ap.add_argument("--out", help="also write the tables (markdown) here")
+    ap.add_argument("--fixed-only", action="store_true",
+                    help="only the fixed-budget intervals (cheap: for many draws per pair, the per-pair coverage check)")
     args = ap.parse_args()
     root = Path(os.environ.get("EVALSIFT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
     t0 = time.time()
@@ -306,7 +318,7 @@ def main() -> int:
         text = synthetic(args.seeds or 200)
     elif args.data == "arena":
         cases = arena_cases(root)
-        text = tables(run_cases(cases, args.seeds or 20), f"Chatbot Arena (arena-ppr): {len(cases)} pairs with >= 150 "
+        text = tables(run_cases(cases, args.seeds or 20, sequential_too=not args.fixed_only), f"Chatbot Arena (arena-ppr): {len(cases)} pairs with >= 150 "
                       f"battles, human votes as the labels, {args.seeds or 20} orders per pair")
     elif args.data == "summeval":
         cases = pool_cases("summeval", "coherence", {
