@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the human battles: a Chatbot Arena battle file (model_a, model_b, winner), FastChat / "
                         "MT-Bench judgments, AlpacaEval annotations, a pairwise table, or a recorded name under "
                         "$EVALSIFT_DATA (e.g. arena-ppr/human)")
-    p.add_argument("--judge", action="append", metavar="FILE", default=[],
+    p.add_argument("--judge", action="append", metavar="FILE",
                    help="an LLM judge's verdicts on the same battles (joined on the battle id: num, battle_id, id or "
                         "question_id); repeat for several (stacked). Used with --human-budget")
     p.add_argument("--human-budget", type=positive_int, metavar="N",
@@ -50,7 +50,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     from ..errors import ParameterError
 
     out = out_dir(args.out)
-    judges = list(dict.fromkeys(args.judge))
+    judges = list(dict.fromkeys(args.judge or ()))
     names = [judge_name(j) for j in judges]
     if len(set(names)) != len(names):
         raise ParameterError(f"two --judge files share the name {next(n for n in names if names.count(n) > 1)!r}; "
