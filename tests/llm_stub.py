@@ -102,13 +102,13 @@ class StubServer:
                 with stub.lock:
                     stub.in_flight += 1
                     stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
+                self.counted = True
                 try:
                     stub._serve(self)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
                     pass
                 finally:
-                    with stub.lock:
-                        stub.in_flight -= 1
+                    stub._answered_one(self)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -126,6 +126,15 @@ class StubServer:
 
     def prompts(self) -> list[str]:
         return [prompt_of(r["body"]) for r in self.requests if r["body"] is not None]
+
+    def _answered_one(self, h: BaseHTTPRequestHandler) -> None:
+        """A request stops counting as in flight once its answer starts to go out: before the client can
+        read it and send its next request (counting until the handler returns would overlap the next
+        request of a client that waits for each answer, under load)."""
+        if getattr(h, "counted", False):
+            h.counted = False
+            with self.lock:
+                self.in_flight -= 1
 
     def _serve(self, h: BaseHTTPRequestHandler) -> None:
         raw = h.rfile.read(int(h.headers.get("Content-Length") or 0))
@@ -157,6 +166,7 @@ class StubServer:
         else:
             payload = json.dumps({"error": {"message": reply.text or f"stub error {reply.status}",
                                             "type": "stub_error", "code": reply.status}}).encode()
+        self._answered_one(h)
         h.send_response(reply.status)
         h.send_header("Content-Type", "application/json")
         h.send_header("Content-Length", str(len(payload)))
