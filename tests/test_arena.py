@@ -215,3 +215,37 @@ def test_davidson_refuses_what_it_does_not_do(tmp_path):
         leaderboard(battles, intervals="bootstrap", ties="davidson")
     L = leaderboard(battles, human_budget=500, judges=[], ties="davidson")
     assert L.fit.method == "davidson" and L.to_dict()["tie_propensity"] is not None
+
+
+def test_stop_rules_stop_early_when_clear_and_rarely_when_wrong():
+    """--stop top-k:1: on a league with a clear best model it stops well before the cap; on leagues whose
+    two best are exactly level, any stop names a wrong 'best', and that happens in at most alpha of the
+    runs (0.2 here; 40 leagues: at most 0.2 + 2 s.e.)."""
+    from evalsift.arena.leaderboard import parse_stop, stop_met
+
+    battles, beta = league(9, n=20000, K=6, sd=1.0)
+    L = leaderboard(battles, judges=[], human_budget=20000, stop="top-k:1", first=100, alpha=0.1)
+    assert L.stop["met"] and L.human_battles_used < 20000
+    assert L.to_dict()["models"][0]["name"] == battles.models[int(np.argmax(beta))]
+    assert L.alpha == pytest.approx(0.1 / len(L.stop["planned_looks"]))
+    wrong = 0
+    for s in range(40):
+        rng = np.random.default_rng(500 + s)
+        strengths = np.array([0.8, 0.8, 0.0, -0.3, -0.6, -0.9])  # a dead heat at the top
+        a = rng.integers(6, size=6000)
+        b = (a + rng.integers(1, 6, size=6000)) % 6
+        y = (rng.random(6000) < 1 / (1 + np.exp(-(strengths[a] - strengths[b])))).astype(float)
+        heat = Battles.from_arrays([f"m{k}" for k in range(6)], a, b, y)
+        wrong += leaderboard(heat, judges=[], human_budget=6000, stop="top-k:1", first=200, alpha=0.2,
+                             seed=s).stop["met"]
+    assert wrong / 40 <= 0.2 + 2 * (0.2 * 0.8 / 40) ** 0.5
+    # the rules by hand
+    rs = np.array([[1, 1], [2, 3], [2, 3], [4, 5], [4, 5]])
+    assert stop_met("top-k", 1, rs) and stop_met("top-k", 3, rs) and not stop_met("top-k", 2, rs)
+    assert stop_met("rank-set", 2, rs) and not stop_met("rank-set", 1, rs)
+    with pytest.raises(ParameterError, match="--stop must be top-k:K"):
+        parse_stop("top-3", 5)
+    with pytest.raises(ParameterError, match="--stop needs --human-budget"):
+        leaderboard(battles, stop="top-k:1")
+    with pytest.raises(ParameterError, match="--allocation uniform"):
+        leaderboard(battles, human_budget=1000, allocation="active", stop="top-k:1")

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import ParameterError, check_choice
+from ..errors import DataError, ParameterError, check_choice
 from .battles import Battles
 from .bt import ELO, TIES, BTFit, bootstrap_bt_ppi, fit_bt_ppi, fit_davidson, rank_sets, ranks
 
@@ -57,6 +57,7 @@ class Leaderboard:
     seed: int = 0
     source: str = ""
     pair_counts: np.ndarray | None = None  # human battles used per pair
+    stop: dict | None = None  # with a stop rule: the looks and whether it was met
 
     def order(self) -> np.ndarray:
         """Model indices, strongest first."""
@@ -79,7 +80,7 @@ class Leaderboard:
                 "tie_propensity": self.fit.lam.get("tie_propensity"), "judges": self.judges, "critical_value": round(self.critical, 4),
                 "scale": "Elo: 1000 + 400 * log10-odds, centred on the models' mean", "seed": self.seed,
                 "source": self.source, "win_matrix": np.round(self.fit.win_matrix(), 4).tolist(),
-                "model_order": list(self.models),
+                "model_order": list(self.models), "stop": self.stop,
                 "assumption": ASSUMPTION}
 
     def csv(self) -> str:
@@ -104,6 +105,11 @@ class Leaderboard:
         for m in d["models"]:
             out.append(f"{m['rank']:>4}  {m['name']:<{width}}  {m['score']:>7.1f}  [{m['interval'][0]:>7.1f}, "
                        f"{m['interval'][1]:>7.1f}]  {m['rank_set'][0]}-{m['rank_set'][1]}")
+        if self.stop:
+            last = self.stop["looks"][-1]
+            out.append(f"stop rule {self.stop['rule']}: " + (f"met after {last['battles']} human battles" if self.stop["met"]
+                       else f"not met within {last['battles']} human battles") +
+                       f" (look {len(self.stop['looks'])} of {len(self.stop['planned_looks'])}); {self.stop['guarantee']}")
         out.append(f"assumption: {ASSUMPTION}")
         return "\n".join(out)
 
@@ -166,10 +172,14 @@ def _draw_active(battles: Battles, budget: int, rng) -> tuple[np.ndarray, np.nda
 
 def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_budget: int | None = None,
                 allocation: str = "uniform", alpha: float = 0.05, seed: int = 0, intervals: str = "sandwich",
-                B: int = 1000, ties: str = "half") -> Leaderboard:
+                B: int = 1000, ties: str = "half", stop: str | None = None, first: int = 100) -> Leaderboard:
     """The leaderboard of ``battles`` (module doc). ``judges``: names of ``battles.judges`` to use
     (default all of them). ``ties``: ``half`` or ``davidson`` (the tie-aware model; human battles
-    only, sandwich intervals)."""
+    only, sandwich intervals). ``stop``: ``"top-k:K"`` (stop once the rank-sets single out the K best)
+    or ``"rank-set:S"`` (once every rank-set spans at most S ranks): human battles are then drawn in a
+    random order and looked at after ``first``, ``2 first``, ``4 first``, ... up to ``human_budget``,
+    each look at level ``alpha / L`` (L looks in all), so the stop is wrong with probability at most
+    ``alpha`` (a union bound over the looks; asymptotic, as the rank-sets)."""
     check_choice("allocation", allocation, ALLOCATIONS, where="arena")
     check_choice("intervals", intervals, INTERVALS, where="arena")
     check_choice("ties", ties, TIES, where="arena")
@@ -181,19 +191,89 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
         if allocation != "uniform":
             raise ParameterError("--allocation active chooses which human battles to use: give --human-budget N",
                                  field="allocation")
-        labelled, prob = np.arange(battles.n), np.ones(battles.n)
-    else:
-        if isinstance(human_budget, bool) or not isinstance(human_budget, (int, np.integer)) or human_budget < 2:
-            raise ParameterError(f"--human-budget must be an integer >= 2, got {human_budget!r}", field="human_budget")
-        if human_budget > battles.n:
-            raise ParameterError(f"--human-budget {human_budget} is more than the {battles.n} battles in "
-                                 f"{battles.source or 'the data'}; use at most {battles.n}, or leave it out to use all",
-                                 field="human_budget")
-        labelled, prob = (_draw_uniform(battles.n, human_budget, rng) if allocation == "uniform"
-                          else _draw_active(battles, human_budget, rng))
-    use = judges if human_budget is not None else []  # with every human battle the judges can add nothing
+        if stop is not None:
+            raise ParameterError("--stop needs --human-budget N: the most human battles it may use", field="stop")
+        return _board(battles, np.arange(battles.n), np.ones(battles.n), [], judges, alpha, seed, intervals, B, ties,
+                      allocation)
+    if isinstance(human_budget, bool) or not isinstance(human_budget, (int, np.integer)) or human_budget < 2:
+        raise ParameterError(f"--human-budget must be an integer >= 2, got {human_budget!r}", field="human_budget")
+    if human_budget > battles.n:
+        raise ParameterError(f"--human-budget {human_budget} is more than the {battles.n} battles in "
+                             f"{battles.source or 'the data'}; use at most {battles.n}, or leave it out to use all",
+                             field="human_budget")
+    if stop is not None:
+        return _stopped(battles, judges, int(human_budget), allocation, alpha, seed, intervals, B, ties, stop, first)
+    labelled, prob = (_draw_uniform(battles.n, human_budget, rng) if allocation == "uniform"
+                      else _draw_active(battles, human_budget, rng))
+    return _board(battles, labelled, prob, judges, judges, alpha, seed, intervals, B, ties, allocation)
+
+
+def parse_stop(stop: str, K: int) -> tuple[str, int]:
+    """``"top-k:K"`` or ``"rank-set:S"`` -> (rule, number), checked against ``K`` models."""
+    rule, _, num = str(stop).partition(":")
+    try:
+        value = int(num)
+    except ValueError:
+        value = -1
+    if rule not in ("top-k", "rank-set") or not 1 <= value <= K:
+        raise ParameterError(f"--stop must be top-k:K (1 <= K <= {K}) or rank-set:S (1 <= S <= {K}), got {stop!r}",
+                             field="stop")
+    return rule, value
+
+
+def stop_met(rule: str, value: int, rank_set: np.ndarray) -> bool:
+    """Whether the rank-sets settle the question: ``top-k``: exactly ``value`` models can only be in the
+    top ``value`` and every other model can only be below; ``rank-set``: every set spans <= ``value`` ranks."""
+    best, worst = rank_set[:, 0], rank_set[:, 1]
+    if rule == "top-k":
+        inside = worst <= value
+        return int(inside.sum()) == value and bool(np.all(best[~inside] > value))
+    return bool(np.all(worst - best + 1 <= value))
+
+
+def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, ties, stop, first) -> Leaderboard:
+    rule, value = parse_stop(stop, battles.K)
+    if allocation != "uniform":
+        raise ParameterError("--stop draws the human battles in one random order: use --allocation uniform",
+                             field="allocation")
+    if isinstance(first, bool) or not isinstance(first, (int, np.integer)) or first < 2:
+        raise ParameterError(f"--first must be an integer >= 2, got {first!r}", field="first")
+    looks = []
+    n = min(int(first), budget)
+    while n < budget:
+        looks.append(n)
+        n *= 2
+    looks.append(budget)
+    a_look = alpha / len(looks)
+    order = np.random.default_rng([seed, 7]).permutation(battles.n)
+    trail = []
+    board = None
+    for n in looks:
+        labelled = np.sort(order[:n])
+        try:
+            board = _board(battles, labelled, np.full(n, n / battles.n), judges, judges, a_look, seed, intervals, B,
+                           ties, allocation)
+        except DataError as e:  # too few battles yet for every model to meet the others: look again later
+            trail.append({"battles": n, "met": False, "note": str(e)})
+            continue
+        met = stop_met(rule, value, board.rank_set)
+        trail.append({"battles": n, "met": met})
+        if met:
+            break
+    if board is None:
+        raise DataError(f"even {budget} human battles leave a model without battles or the models in groups that "
+                        "never meet; give a larger --human-budget", field="human_budget")
+    board.stop = {"rule": stop, "met": trail[-1]["met"], "looks": trail, "planned_looks": looks,
+                  "alpha_per_look": a_look,
+                  "guarantee": f"the stop names the answer wrongly with probability at most {alpha} (each of the "
+                               f"{len(looks)} planned looks at {a_look:.4g}; asymptotic)"}
+    return board
+
+
+def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties, allocation) -> Leaderboard:
+    """The leaderboard from the human draws ``labelled`` (with probabilities ``prob``) and the judges ``use``."""
     if ties == "davidson":
-        if intervals == "bootstrap" or (use and human_budget is not None):
+        if intervals == "bootstrap" or use:
             raise ParameterError("--ties davidson fits the human battles alone with sandwich intervals: leave out "
                                  "--judge (with --human-budget) and --intervals bootstrap, or use --ties half",
                                  field="ties")
@@ -238,4 +318,5 @@ def write_leaderboard(board: Leaderboard, out: str | Path) -> dict[str, Path]:
     return paths
 
 
-__all__ = ["ALLOCATIONS", "ASSUMPTION", "INTERVALS", "Leaderboard", "leaderboard", "write_leaderboard"]
+__all__ = ["ALLOCATIONS", "ASSUMPTION", "INTERVALS", "Leaderboard", "leaderboard", "parse_stop", "stop_met",
+           "write_leaderboard"]

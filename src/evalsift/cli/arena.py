@@ -26,6 +26,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --human-budget: uniform draws at random; active draws pairs by Chatbot Arena's rule "
                         "(where one more battle shrinks an interval most), each battle weighted by the inverse of its "
                         "draw probability")
+    p.add_argument("--stop", metavar="RULE",
+                   help="with --human-budget (the most it may use): draw human battles in a random order and stop once "
+                        "the question is answered -- top-k:K (the K best are singled out) or rank-set:S (every rank-set "
+                        "spans at most S ranks); looks after --first, 2x, 4x, ... battles, each at alpha / looks")
+    p.add_argument("--first", type=positive_int, default=100, metavar="N", help="with --stop: battles at the first look")
     p.add_argument("--alpha", type=open_unit, default=0.05,
                    help="1 - alpha: the intervals' level and the rank-sets' simultaneous coverage")
     p.add_argument("--intervals", choices=["sandwich", "bootstrap"], default="sandwich",
@@ -57,7 +62,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
                              "rename one", field="judge")
     battles = read_battles(args.data, judges)
     board = leaderboard(battles, human_budget=args.human_budget, allocation=args.allocation, alpha=args.alpha,
-                        seed=args.seed, intervals=args.intervals, B=args.bootstrap, ties=args.ties)
+                        seed=args.seed, intervals=args.intervals, B=args.bootstrap, ties=args.ties, stop=args.stop,
+                        first=args.first)
     paths = write_leaderboard(board, out)
     if args.json:
         print_json(board.to_dict())
