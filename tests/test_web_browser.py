@@ -4,6 +4,7 @@ One annotator completes a live pairwise project by keyboard until the Session de
 at once with overlap 2; a score project; model outputs with <script> and <img onerror> render inert.
 """
 
+import numpy as np
 import pytest
 
 pytest.importorskip("fastapi", reason="the annotation app needs evalsift[web]")
@@ -194,3 +195,59 @@ def test_hostile_outputs_render_inert(browser, tmp_path):
         page.wait_for_timeout(300)
         assert page.evaluate("() => window.__pwned") is None and dialogs == []
         assert page.locator("#work img").count() == 0 and page.locator("#work script").count() == 0
+
+
+def test_a_live_project_with_a_proxy_by_keyboard_and_its_admin_page(browser, tmp_path):
+    """A live project sharpened by a proxy (stored with it): a person answers with the keys, the admin signs
+    in by typing the token, sees the proxy named and no 'at least N more' count while the decision is open,
+    then the decision -- the same one the Session reaches with the same proxy on the same verdicts."""
+    from evalsift.oracle import MetricOracle
+    from evalsift.proxy import MetricProxy
+    from evalsift.session import Session
+
+    pool = pair_pool(n=120, p_a=0.8)
+    human = pool.scores["human"]
+    diff = (human[:, 0] - human[:, 1]) + np.random.default_rng(1).normal(0, 0.7, pool.n_items)  # a noisy proxy
+    db = tmp_path / "w.db"
+    work = Workspace(Store(db))
+    pid, admin = work.create_live_pairwise("px", pool, "A", "B", make_selector("random", seed=0),
+                                           proxy=MetricProxy(diff, name="auto"))
+    token = work.store.add_annotator(pid, "alice")[1]
+    truth = {iid: human[k, 0] > 0 for k, iid in enumerate(pool.item_ids)}
+
+    def answer(page, k):
+        n = 0
+        while n < k and wait_task_or_done(page):
+            before = page.locator("#input").text_content()
+            item = f"i{before.split()[1].rstrip('?')}"  # "Question 17?" -> i17
+            a_first = page.locator("#out1").text_content().startswith("Answer A")
+            page.keyboard.press("1" if truth[item] == a_first else "2")
+            page.wait_for_function("(b) => document.getElementById('task').hidden || "
+                                   "document.getElementById('input').textContent !== b", arg=before)
+            n += 1
+        return n
+
+    with Server(db) as srv:
+        page = browser.new_page()
+        page.goto(f"{srv.url}/a/{token}")
+        n = answer(page, 3)
+        admin_page = browser.new_page(viewport={"width": 1100, "height": 900})
+        admin_page.goto(f"{srv.url}/admin/px")
+        admin_page.locator("#token").click()
+        admin_page.keyboard.type(admin)
+        admin_page.keyboard.press("Enter")
+        admin_page.wait_for_selector("#decision")
+        open_text = " ".join(admin_page.locator("#decision").text_content().split())
+        assert "with a proxy, how many depends on the items to come" in open_text and "at least" not in open_text
+        assert admin_page.locator("#proxy").text_content().startswith("auto")
+        n += answer(page, 200)
+        assert "decision is made" in page.locator("#status").text_content()
+        admin_page.reload()
+        admin_page.wait_for_selector("#decision")
+        assert "Decided: A wins." in " ".join(admin_page.locator("#decision").text_content().split())
+        admin_page.screenshot(path=str(tmp_path / "admin-proxy.png"), full_page=True)
+    d = Session(pool, make_selector("random", seed=0), a="A", b="B", risk=0.2,
+                proxy=MetricProxy(diff, name="auto")).run(MetricOracle("human"))
+    st = Workspace(Store(db)).status(pid)["decision"]
+    assert st["winner"] == d.winner == "A" and st["labels_used"] == d.labels_used == n and st["proxy"] == "auto"
+    assert (tmp_path / "admin-proxy.png").stat().st_size > 10_000
