@@ -360,3 +360,18 @@ def test_bench_subset_needs_a_human_metric_unless_paper(capsys, tmp_path):
     code, _, err = run(capsys, "bench", "subset", "--data", "demo", "--methods", "random", "--protocol", "paper",
                        "--out", str(tmp_path))
     assert code == 2 and "none of the human scores" in err and "--human-metric" in err
+
+
+def test_bench_calibration_proxy_given_once_or_twice_the_same_is_the_old_form(capsys, tmp_path):
+    """--proxy took one value before it could be repeated: one --proxy, or the same spec twice, still runs that
+    one proxy and records it as the plain spec in results.json."""
+    base = ["--quiet", "bench", "calibration", "--data", "demo", "--oracle-metric", "human", "--rules", "anytime",
+            "--methods", "random", "--seeds", "1", "--no-synthetic", "--risks", "0.2"]
+    results = []
+    for extra in (["--proxy", "metric:token_f1"], ["--proxy", "metric:token_f1", "--proxy", "metric:token_f1"]):
+        out = tmp_path / str(len(extra))
+        code, _, _ = run(capsys, *base, *extra, "--out", str(out))
+        assert code == 0
+        results.append(json.loads((out / "results.json").read_text()))
+    assert results[0]["proxy"] == results[1]["proxy"] == "metric:token_f1"
+    assert results[0]["real"]["cells"] == results[1]["real"]["cells"]
