@@ -84,10 +84,12 @@ class Battles:
                        bothbad=self.bothbad[idx], prob=self.prob[idx] if prob is None else np.asarray(prob, float),
                        judges={k: v[idx] for k, v in self.judges.items()})
 
-    def pair_counts(self) -> np.ndarray:
-        """``K x K`` battles per unordered pair (symmetric)."""
+    def pair_counts(self, idx: np.ndarray | None = None) -> np.ndarray:
+        """``K x K`` battles per unordered pair (symmetric); ``idx``: only the battles at those positions
+        (a position given twice counts twice)."""
+        a, b = (self.a, self.b) if idx is None else (self.a[idx], self.b[idx])
         c = np.zeros((self.K, self.K), dtype=int)
-        np.add.at(c, (self.a, self.b), 1)
+        np.add.at(c, (a, b), 1)
         return c + c.T
 
     @classmethod

@@ -331,12 +331,16 @@ def bootstrap_bt(battles: Battles, B: int = 1000, *, seed: int = 0, weighted: bo
     replacement (a multinomial redraw of the counted rows), each refitted from the full fit."""
     _check(battles)
     rows = _rows(battles.a, battles.b, battles.y[:, None], 1.0 / battles.prob if weighted else None)
-    beta = _fit_rows(rows, battles.K)
-    rng = np.random.default_rng(seed)
+    return _redraws(rows, battles.K, battles.n, B, np.random.default_rng(seed))
+
+
+def _redraws(rows: _Rows, K: int, n: int, B: int, rng) -> np.ndarray:
+    """``B`` maximum-likelihood refits of ``rows`` redrawn as ``n`` battles with replacement, each from the full fit."""
+    beta = _fit_rows(rows, K)
     share = rows.count / rows.count.sum()
-    out = np.empty((B, battles.K))
+    out = np.empty((B, K))
     for r in range(B):
-        out[r] = _fit_rows(rows.with_counts(rng.multinomial(battles.n, share)), battles.K, beta)
+        out[r] = _fit_rows(rows.with_counts(rng.multinomial(n, share)), K, beta)
     return out
 
 
@@ -453,13 +457,10 @@ def bootstrap_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[st
     all_rows = _rows(battles.a, battles.b, Fm)
     lam_v = np.asarray(lam, float)
     rng = np.random.default_rng(seed)
+    if not judges:
+        return _redraws(lab, K, n, B, rng)
     s_lab, s_all = lab.count / n, all_rows.count / N
     out = np.empty((B, K))
-    if not judges:
-        beta = _fit_rows(lab, K)
-        for r in range(B):
-            out[r] = _fit_rows(lab.with_counts(rng.multinomial(n, s_lab)), K, beta)
-        return out
     beta = _ppi_fit(lab, all_rows, lam_v, K, _fit_rows(lab, K))
     for r in range(B):
         out[r] = _ppi_fit(lab.with_counts(rng.multinomial(n, s_lab)), all_rows.with_counts(rng.multinomial(N, s_all)),

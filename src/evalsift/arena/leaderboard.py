@@ -288,10 +288,9 @@ def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties
     else:
         interval = fit.intervals(alpha)
         rs, c = rank_sets(fit.coef, alpha=alpha, cov=fit.cov, seed=seed)
-    sub = battles.subset(labelled)
     return Leaderboard(battles.models, fit, 1000.0 + ELO * interval, rs, c, float(alpha), intervals, allocation,
                        len(labelled), battles.n, {j: _agreement(battles, j) for j in judges}, seed, battles.source,
-                       sub.pair_counts())
+                       battles.pair_counts(labelled))
 
 
 def _agreement(battles: Battles, judge: str) -> dict[str, Any]:
