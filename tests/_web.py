@@ -145,6 +145,42 @@ def pair_pool(n: int = 60, p_a: float = 1.0, seed: int = 0, evil: bool = False) 
                 name="pairs")
 
 
+LEAGUE = (1.2, 0.4, 0.0, -0.4, -1.2)
+"""Strengths (log-odds) of the synthetic league's systems S0 (best) ... S4."""
+_STYLES = ("Plainly put, {i} is a number.", "Well, {i} sits between {p} and {n}.", "Think of {i} pebbles on a path.",
+           "{i}: one more than {p}, one less than {n}.", "Numbers like {i} hum quietly.")
+
+
+def league_pool(n: int = 40, k: int = 4) -> Pool:
+    """``k`` systems S0..S{k-1} answering ``n`` prompts, each in its own style (the page never says which
+    system wrote an output; a test's simulated person reads the truth from the store: :func:`league_key`)."""
+    systems = [f"S{j}" for j in range(k)]
+    return Pool(item_ids=[f"p{i}" for i in range(n)],
+                inputs=[f"Prompt {i}: say something about the number {i}." for i in range(n)], systems=systems,
+                outputs={s: [_STYLES[j % len(_STYLES)].format(i=i, p=i - 1, n=i + 1) for i in range(n)]
+                         for j, s in enumerate(systems)}, name="league")
+
+
+def league_value(item: str, first: str, second: str, strengths=LEAGUE) -> float:
+    """Whether ``first`` beats ``second`` on ``item`` (1.0 or 0.0): a seeded coin per prompt and pair that
+    comes up with probability ``sigmoid(strength_first - strength_second)``, the same in either order."""
+    import hashlib
+
+    s1, s2 = int(first[1:]), int(second[1:])
+    lo, hi = sorted((s1, s2))
+    u = int.from_bytes(hashlib.sha256(f"{item}|{lo}|{hi}".encode()).digest()[:8], "big") / 2 ** 64
+    lo_wins = u < 1.0 / (1.0 + np.exp(-(strengths[lo] - strengths[hi])))
+    return float(lo_wins == (s1 == lo))
+
+
+def league_key(store, project_id: int, annotator_id: int) -> str:
+    """The key a simulated person of the league presses for the battle they hold: '1' if the output shown
+    first wins (:func:`league_value`), else '2'."""
+    held = store.held(project_id, annotator_id)
+    first, second = (held["a"], held["b"]) if held["shown_order"] == "ab" else (held["b"], held["a"])
+    return "1" if league_value(held["item_id"], first, second) else "2"
+
+
 # ---------------------------------------------------------------------------------------------- the browser
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -318,13 +318,15 @@ def test_a_schema_1_file_is_upgraded_with_its_judgments_and_queue(tmp_path):
     conn.commit()
     conn.close()
     st = Store(path)
-    assert st.schema_version == LATEST == 2
+    assert st.schema_version == LATEST == 3
     rows = st.judgment_rows(1)
     assert [(r["id"], r["idempotency_key"], r["retracted_at"]) for r in rows] == [(1, "k", None)]
     # i0: alice's judgment done, bob's lease open; i1: nothing (overlap 2 on both)
     units = sqlite3.connect(path).execute("SELECT pos, item_id, need, done, open FROM units ORDER BY pos").fetchall()
     assert units == [(0, "i0", 2, 1, 1), (1, "i1", 2, 0, 0)]
-    assert st.lease_next(1, 1, seconds=60)["item_id"] == "i1"  # alice had i0
+    lease = st.lease_next(1, 1, seconds=60)
+    assert lease["item_id"] == "i1" and lease["prob"] is None  # alice had i0; not drawn at random (migration 3)
+    assert st.assignment(1)["prob"] is None
     # the key is now alice's for assignment 1: bob may use "k" too
     st.record_judgment(1, j("i0", annotator="bob"), idempotency_key="k", assignment_id=2)
     assert len(st.judgments(1)) == 2

@@ -13,7 +13,7 @@ from evalsift.select import make_selector  # noqa: E402
 from evalsift.store import Store  # noqa: E402
 from evalsift.web import Workspace  # noqa: E402
 
-from _web import Server, browser_missing, chromium, open_page, pair_pool  # noqa: E402
+from _web import Server, browser_missing, chromium, league_key, league_pool, open_page, pair_pool  # noqa: E402
 
 _MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(_MISSING is not None, reason=_MISSING or "")
@@ -251,3 +251,49 @@ def test_a_live_project_with_a_proxy_by_keyboard_and_its_admin_page(browser, tmp
     st = Workspace(Store(db)).status(pid)["decision"]
     assert st["winner"] == d.winner == "A" and st["labels_used"] == d.labels_used == n and st["proxy"] == "auto"
     assert (tmp_path / "admin-proxy.png").stat().st_size > 10_000
+
+
+def test_an_arena_by_keyboard_with_its_live_leaderboard(browser, tmp_path):
+    """Blind battles among four systems, answered with the keys; the admin signs in by typing the token and
+    sees the live leaderboard (a row per system with its interval and rank-set) while it is open, then the
+    answer once the stop rule is met; the person is then told there is no more work."""
+    db = tmp_path / "w.db"
+    work = Workspace(Store(db))
+    pool = league_pool(n=150, k=4)
+    pid, admin = work.create_arena("arena", pool, max_battles=800, first=30, stop="top-k:1")
+    aid, token = work.store.add_annotator(pid, "alice")
+
+    def battle(page):
+        """Answer the battle on the page with the key the simulated person chooses; False when there is none."""
+        if not wait_task_or_done(page):
+            return False
+        shown = "".join(page.locator(f"#{i}").text_content() for i in ("input", "out1", "out2"))
+        assert not any(s in shown for s in pool.systems)  # blind: no system is named on the page
+        page.keyboard.press(league_key(work.store, pid, aid))
+        page.wait_for_function("(b) => document.getElementById('task').hidden || ['input', 'out1', 'out2']"
+                               ".map((i) => document.getElementById(i).textContent).join('') !== b", arg=shown)
+        return True
+
+    with Server(db) as srv:
+        page = browser.new_page()
+        page.goto(f"{srv.url}/a/{token}")
+        n = sum(battle(page) for _ in range(40))
+        admin_page = browser.new_page(viewport={"width": 1100, "height": 900})
+        admin_page.goto(f"{srv.url}/admin/arena")
+        admin_page.locator("#token").click()
+        admin_page.keyboard.type(admin)
+        admin_page.keyboard.press("Enter")
+        admin_page.wait_for_selector("#leaderboard")
+        assert admin_page.locator("#leaderboard tbody tr").count() == 4
+        assert " ".join(admin_page.locator("#decision").text_content().split()).startswith("Open: 40 of at most 800")
+        while battle(page):
+            n += 1
+        assert "the question is answered" in page.locator("#status").text_content()
+        admin_page.reload()
+        admin_page.wait_for_selector("#leaderboard")
+        text = " ".join(admin_page.locator("#decision").text_content().split())
+        admin_page.screenshot(path=str(tmp_path / "arena-admin.png"), full_page=True)
+    ar = Workspace(Store(db)).status(pid)["arena"]
+    assert ar["answered"] and ar["stop"]["at"] == n and ar["stop"]["top"] == ["S0"]
+    assert text == f"Decided: answered after {n} human battles: top-k:1 holds; the top: S0."
+    assert (tmp_path / "arena-admin.png").stat().st_size > 10_000

@@ -417,15 +417,31 @@ def _judge_matrix(battles: Battles, judges: Sequence[str]) -> np.ndarray:
     return np.column_stack(cols) if cols else np.zeros((battles.n, 0))
 
 
+def _drawn(battles: Battles, labelled: np.ndarray, prob, verdicts) -> Battles:
+    """The human draws: the battles at ``labelled`` with their draw probabilities and, when given, the
+    verdicts people gave at each draw (several people may judge one battle)."""
+    from dataclasses import replace
+
+    lab_b = battles.subset(labelled, prob=prob)
+    if verdicts is not None:
+        verdicts = np.asarray(verdicts, dtype=float)
+        if len(verdicts) != len(labelled):
+            raise ParameterError(f"{len(verdicts)} verdicts for {len(labelled)} human draws", field="verdicts")
+        lab_b = replace(lab_b, y=verdicts)
+    return lab_b
+
+
 def fit_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], *, prob: np.ndarray | None = None,
-               lam: Sequence[float] | None = None, weighted: bool = True) -> BTFit:
+               lam: Sequence[float] | None = None, weighted: bool = True, verdicts: np.ndarray | None = None) -> BTFit:
     """Prediction-powered Bradley-Terry (module doc): the human verdicts of the battles at positions
     ``labelled`` (drawn from all; a position may repeat when draws were with replacement), each draw
     weighted by ``1 / prob`` (``prob``: per draw, default the battles' own ``prob``; ``n / N`` for a
     uniform draw), every judge of ``judges`` on all battles. ``lam``: the judges' weights; default
-    the variance-minimising ones. With no judge it is the human-only fit (weighted MLE)."""
+    the variance-minimising ones. With no judge it is the human-only fit (weighted MLE).
+    ``verdicts``: the human verdict value of each draw, when it is not the battle's own ``y`` (the
+    annotation app: the battles are the (prompt, pair) units, judged by whoever drew them)."""
     labelled = np.asarray(labelled, dtype=int)
-    lab_b = battles.subset(labelled, prob=prob)
+    lab_b = _drawn(battles, labelled, prob, verdicts)
     _check(lab_b)
     _check(battles)
     Fm = _judge_matrix(battles, judges)
@@ -446,11 +462,12 @@ def fit_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], *,
 
 
 def bootstrap_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], lam: Sequence[float], B: int = 1000,
-                     *, prob: np.ndarray | None = None, seed: int = 0, weighted: bool = True) -> np.ndarray:
+                     *, prob: np.ndarray | None = None, seed: int = 0, weighted: bool = True,
+                     verdicts: np.ndarray | None = None) -> np.ndarray:
     """``B`` bootstrap replicates of :func:`fit_bt_ppi` with the weights ``lam`` held: the human
     draws and all battles resampled separately (without judges: the human draws alone)."""
     labelled = np.asarray(labelled, dtype=int)
-    lab_b = battles.subset(labelled, prob=prob)
+    lab_b = _drawn(battles, labelled, prob, verdicts)
     Fm = _judge_matrix(battles, judges)
     K, n, N = battles.K, len(labelled), battles.n
     lab = _rows(lab_b.a, lab_b.b, np.column_stack([lab_b.y, Fm[labelled]]), 1.0 / lab_b.prob if weighted else None)

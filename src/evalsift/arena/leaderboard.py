@@ -125,17 +125,41 @@ def _draw_uniform(n_total: int, budget: int, rng) -> tuple[np.ndarray, np.ndarra
     return idx, np.full(budget, budget / n_total)
 
 
-def _draw_active(battles: Battles, budget: int, rng) -> tuple[np.ndarray, np.ndarray]:
-    """Chatbot Arena's active rule, simulated on the recorded battles: in ``ROUNDS`` rounds, pairs
-    drawn with probability ``(1 - EXPLORE) * gain / sum(gain) + EXPLORE * uniform`` over the pairs
-    (``gain = sqrt(v / n) - sqrt(v / (n + 1))`` from the current fit), then a battle drawn uniformly
-    within the pair (with replacement: the same recorded vote may be drawn twice). Each draw's
-    weight is the inverse of its probability ``T * P(battle)``, so the weighted sum of any battle
-    quantity is unbiased for its sum over all battles."""
+def pair_probabilities(battles: Battles, pa: np.ndarray, pb: np.ndarray, used: np.ndarray, *,
+                       explore: float = EXPLORE, beta0: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Chatbot Arena's active rule (Chiang et al. 2024, Sec. 5) for the next battle: over the pairs
+    ``(pa[p], pb[p])``, probabilities ``(1 - explore) * gain / sum(gain) + explore / P`` with ``gain =
+    sqrt(v / n) - sqrt(v / (n + 1))`` -- how much one more battle would shrink the pair's interval --
+    where ``n = used[p]`` battles of the pair were drawn so far and ``v / n`` is the variance of the
+    pair's difference in the weighted human-only fit of ``battles`` (the draws so far, weighted by
+    their ``prob``). A pair never drawn gains ``sqrt(v)``; with no battles yet every pair is equal.
+    Returns ``(probabilities, the fit's strengths)``."""
     from scipy.special import expit
 
     from .bt import RIDGE, _fit_rows, _rows, _xx
 
+    K, P = battles.K, len(pa)
+    used = np.asarray(used, float)
+    beta = np.zeros(K) if beta0 is None else beta0
+    if battles.n:
+        rows = _rows(battles.a, battles.b, battles.y[:, None], 1.0 / battles.prob)
+        beta = _fit_rows(rows, K, beta0)
+        p = expit(beta[rows.a] - beta[rows.b])
+        cov = np.linalg.inv(_xx(rows.a, rows.b, rows.count * p * (1 - p), K) + RIDGE * np.eye(K))
+        v = np.maximum(cov[pa, pa] + cov[pb, pb] - 2 * cov[pa, pb], 1e-12) * np.maximum(used, 1)
+    else:
+        v = np.ones(P)
+    gain = np.sqrt(v / np.maximum(used, 1)) - np.sqrt(v / (used + 1))
+    gain = np.where(used == 0, np.sqrt(v), gain)  # an unseen pair: as much as a first battle can give
+    return (1 - explore) * gain / gain.sum() + explore / P, beta
+
+
+def _draw_active(battles: Battles, budget: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Chatbot Arena's active rule (:func:`pair_probabilities`), simulated on the recorded battles: in
+    ``ROUNDS`` rounds, pairs drawn by the rule refitted on the draws so far, then a battle drawn
+    uniformly within the pair (with replacement: the same recorded vote may be drawn twice). Each
+    draw's weight is the inverse of its probability ``T * P(battle)``, so the weighted sum of any
+    battle quantity is unbiased for its sum over all battles."""
     K = battles.K
     key = np.minimum(battles.a, battles.b) * K + np.maximum(battles.a, battles.b)
     pairs, inverse, sizes = np.unique(key, return_inverse=True, return_counts=True)
@@ -149,18 +173,7 @@ def _draw_active(battles: Battles, budget: int, rng) -> tuple[np.ndarray, np.nda
     for r, m in enumerate(per_round):
         if m == 0:
             continue
-        if chosen:
-            idx = np.asarray(chosen)
-            rows = _rows(battles.a[idx], battles.b[idx], battles.y[idx][:, None], 1.0 / np.asarray(probs))
-            beta = _fit_rows(rows, K, beta)
-            p = expit(beta[rows.a] - beta[rows.b])
-            cov = np.linalg.inv(_xx(rows.a, rows.b, rows.count * p * (1 - p), K) + RIDGE * np.eye(K))
-            v = np.maximum(cov[pa, pa] + cov[pb, pb] - 2 * cov[pa, pb], 1e-12) * np.maximum(used, 1)
-        else:
-            v = np.ones(P)
-        gain = np.sqrt(v / np.maximum(used, 1)) - np.sqrt(v / (used + 1))
-        gain = np.where(used == 0, np.sqrt(v), gain)  # an unseen pair: as much as a first battle can give
-        q = (1 - EXPLORE) * gain / gain.sum() + EXPLORE / P
+        q, beta = pair_probabilities(battles.subset(chosen, prob=probs), pa, pb, used, beta0=beta)
         draws = rng.choice(P, size=m, p=q)
         for d in draws:
             i = members[d][rng.integers(sizes[d])]
@@ -231,6 +244,22 @@ def stop_met(rule: str, value: int, rank_set: np.ndarray) -> bool:
     return bool(np.all(worst - best + 1 <= value))
 
 
+def planned_looks(first: int, budget: int) -> list[int]:
+    """When a stop rule looks: after ``first``, ``2 first``, ``4 first``, ... human battles, and at ``budget``;
+    each look is made at ``alpha / len(looks)``, so the stop is wrong with probability at most ``alpha``.
+
+    >>> planned_looks(100, 1000)
+    [100, 200, 400, 800, 1000]
+    """
+    looks = []
+    n = min(int(first), int(budget))
+    while n < budget:
+        looks.append(n)
+        n *= 2
+    looks.append(int(budget))
+    return looks
+
+
 def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, ties, stop, first) -> Leaderboard:
     rule, value = parse_stop(stop, battles.K)
     if allocation != "uniform":
@@ -238,12 +267,7 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
                              field="allocation")
     if isinstance(first, bool) or not isinstance(first, (int, np.integer)) or first < 2:
         raise ParameterError(f"--first must be an integer >= 2, got {first!r}", field="first")
-    looks = []
-    n = min(int(first), budget)
-    while n < budget:
-        looks.append(n)
-        n *= 2
-    looks.append(budget)
+    looks = planned_looks(int(first), budget)
     a_look = alpha / len(looks)
     order = np.random.default_rng([seed, 7]).permutation(battles.n)
     trail = []
@@ -270,18 +294,23 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
     return board
 
 
-def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties, allocation) -> Leaderboard:
-    """The leaderboard from the human draws ``labelled`` (with probabilities ``prob``) and the judges ``use``."""
+def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties, allocation,
+           verdicts=None) -> Leaderboard:
+    """The leaderboard from the human draws ``labelled`` (with probabilities ``prob``; ``verdicts``: each
+    draw's own verdict, default the battle's) and the judges ``use``."""
     if ties == "davidson":
         if intervals == "bootstrap" or use:
             raise ParameterError("--ties davidson fits the human battles alone with sandwich intervals: leave out "
                                  "--judge (with --human-budget) and --intervals bootstrap, or use --ties half",
                                  field="ties")
-        fit = fit_davidson(battles.subset(labelled, prob=prob))
+        from .bt import _drawn
+
+        fit = fit_davidson(_drawn(battles, np.asarray(labelled, dtype=int), prob, verdicts))
     else:
-        fit = fit_bt_ppi(battles, labelled, use, prob=prob)
+        fit = fit_bt_ppi(battles, labelled, use, prob=prob, verdicts=verdicts)
     if intervals == "bootstrap":
-        draws = bootstrap_bt_ppi(battles, labelled, use, list(fit.lam.values()), B, prob=prob, seed=seed)
+        draws = bootstrap_bt_ppi(battles, labelled, use, list(fit.lam.values()), B, prob=prob, seed=seed,
+                                 verdicts=verdicts)
         lo, hi = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
         interval = np.column_stack([lo, hi])
         rs, c = rank_sets(fit.coef, alpha=alpha, draws=draws)
@@ -289,16 +318,21 @@ def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties
         interval = fit.intervals(alpha)
         rs, c = rank_sets(fit.coef, alpha=alpha, cov=fit.cov, seed=seed)
     return Leaderboard(battles.models, fit, 1000.0 + ELO * interval, rs, c, float(alpha), intervals, allocation,
-                       len(labelled), battles.n, {j: _agreement(battles, j) for j in judges}, seed, battles.source,
-                       battles.pair_counts(labelled))
+                       len(labelled), battles.n, {j: _agreement(battles, j, labelled, verdicts) for j in judges}, seed,
+                       battles.source, battles.pair_counts(labelled))
 
 
-def _agreement(battles: Battles, judge: str) -> dict[str, Any]:
-    """A judge against the human verdicts on every battle both have: agreement (ties half) and the
-    per-battle correlation."""
+def _agreement(battles: Battles, judge: str, labelled=None, verdicts=None) -> dict[str, Any]:
+    """A judge against the human verdicts on every battle both have (``verdicts``: the people's at the
+    draws ``labelled``, when they are not the battles' own): agreement (ties half) and the per-battle
+    correlation."""
     f = battles.judges[judge]
+    if verdicts is not None:
+        f, y = f[np.asarray(labelled, dtype=int)], np.asarray(verdicts, float)
+    else:
+        y = battles.y
     ok = ~np.isnan(f)
-    y = battles.y[ok]
+    y = y[ok]
     agree = float(np.mean(1 - np.abs(y - f[ok]))) if ok.any() else math.nan
     rho = float(np.corrcoef(y, f[ok])[0, 1]) if ok.sum() > 2 and y.std() > 0 and f[ok].std() > 0 else math.nan
     return {"battles": int(ok.sum()), "agreement": round(agree, 4), "correlation": round(rho, 4)}
@@ -317,5 +351,5 @@ def write_leaderboard(board: Leaderboard, out: str | Path) -> dict[str, Path]:
     return paths
 
 
-__all__ = ["ALLOCATIONS", "ASSUMPTION", "INTERVALS", "Leaderboard", "leaderboard", "parse_stop", "stop_met",
-           "write_leaderboard"]
+__all__ = ["ALLOCATIONS", "ASSUMPTION", "INTERVALS", "Leaderboard", "leaderboard", "pair_probabilities", "parse_stop",
+           "planned_looks", "stop_met", "write_leaderboard"]

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from ..errors import DataError, ParameterError
-from ._common import (add_encoder, add_judge_opts, add_proxy_opts, add_quiet, load_data, note, open_unit, out_file,
+from ._common import (add_encoder, add_judge_opts, add_proxy_opts, add_quiet, build_oracle, load_data, note, open_unit,
+                      out_file,
                       picked_pair, picked_positions, pool_from_picks, positive_float, positive_int, print_json,
                       proxy_judges, proxy_spec, resolve_encoder, seed_int)
 
@@ -76,6 +77,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     how = new.add_mutually_exclusive_group(required=True)
     how.add_argument("--pairwise", action="store_true",
                      help="a live pairwise project: a Session picks the items until it decides (needs --data, --a, --b)")
+    how.add_argument("--arena", action="store_true",
+                     help="an arena: blind battles among --systems (default all, 3 or more) over the prompts of --data; "
+                          "a rule picks each next battle and the admin page shows the live leaderboard (--stop, "
+                          "--alpha, --allocation, --first, --max-labels; judges' verdicts on every battle with --proxy)")
     how.add_argument("--from", dest="picks", metavar="FILE",
                      help="a fixed selection: the picks.jsonl of 'evalsift select' (needs --mode; the outputs and the "
                           "pair come from the file unless --data, --a, --b say otherwise)")
@@ -84,17 +89,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     new.add_argument("--a", metavar="SYS", help="first system (pairwise)")
     new.add_argument("--b", metavar="SYS", help="second system (pairwise)")
     new.add_argument("--mode", choices=["pairwise", "score"], help="with --from: compare --a and --b, or score systems")
-    new.add_argument("--systems", metavar="A,B,...", help="with --mode score: the systems to score (default: all)")
+    new.add_argument("--systems", metavar="A,B,...",
+                     help="with --mode score: the systems to score; with --arena: the systems to rank (default: all)")
     new.add_argument("--scale", type=_scale, default=(0.0, 100.0), metavar="LOW-HIGH", help="score scale, e.g. 1-5")
     new.add_argument("--method", default="random",
                      help="with --pairwise: the selector (diffuse needs --risk-rule paper, a heuristic)")
     new.add_argument("--risk", type=open_unit, default=0.2, help="with --pairwise: stop once the risk is at or below this")
     new.add_argument("--min-labels", type=positive_int, default=5, help="with --pairwise: first decision set size")
-    new.add_argument("--max-labels", type=positive_int, default=200, help="with --pairwise: cap on items asked about")
+    new.add_argument("--max-labels", type=positive_int, default=None,
+                     help="with --pairwise: cap on items asked about (default 200); with --arena: cap on human "
+                          "battles (default 1000)")
     new.add_argument("--risk-rule", default="anytime", choices=["anytime", "paper", "tie_aware"],
                      help="with --pairwise: the stop rule (anytime: valid, needs method random; paper, tie_aware: "
                           "the DiffUse paper's heuristic)")
     new.add_argument("--seed", type=seed_int, default=0, help="random seed")
+    ar = new.add_argument_group("arena (with --arena)")
+    ar.add_argument("--stop", default="top-k:1", metavar="RULE",
+                    help="the question: top-k:K (the K best singled out) or rank-set:S (every rank-set spans at most S "
+                         "ranks); default top-k:1")
+    ar.add_argument("--alpha", type=open_unit, default=0.1,
+                    help="the answer is wrong with probability at most this (over all the stop rule's looks); the live "
+                         "intervals and rank-sets are 1 - alpha")
+    ar.add_argument("--allocation", choices=["active", "uniform"], default="active",
+                    help="how the next battle's pair is picked: active (Chatbot Arena's rule) or uniform")
+    ar.add_argument("--first", type=positive_int, default=50,
+                    help="the stop rule looks after this many human battles, then twice as many, ... up to --max-labels")
     add_proxy_opts(new)
     add_judge_opts(new, db=False, title="LLM judge of a judge:llm:MODEL proxy (its answers are cached in --db)")
     add_encoder(new)
@@ -207,6 +226,8 @@ def _create(args: argparse.Namespace) -> tuple[int, str]:
     from ..select import build_selector
     from ..web import Workspace
 
+    if args.arena:
+        return _create_arena(args)
     if args.pairwise:
         if not args.data:
             raise ParameterError("annotate new --pairwise needs --data SPEC: the dataset with the items and outputs "
@@ -229,7 +250,7 @@ def _create(args: argparse.Namespace) -> tuple[int, str]:
         sel = build_selector(args.method, args.seed, {"encoder": resolve_encoder(args, pool)})
         work = Workspace(_store(args, must_exist=False))
         return work.create_live_pairwise(args.name, data, args.a, args.b, sel, risk=args.risk,
-                                         min_labels=args.min_labels, max_labels=args.max_labels,
+                                         min_labels=args.min_labels, max_labels=args.max_labels or 200,
                                          risk_rule=args.risk_rule, overlap=args.overlap,
                                          lease_seconds=args.lease_seconds, data={"spec": args.data},
                                          guidelines=args.guidelines, proxy=proxy)
@@ -261,6 +282,43 @@ def _create(args: argparse.Namespace) -> tuple[int, str]:
     return work.create_fixed(args.name, sub, mode=args.mode, a=a, b=b, systems=systems, scale=args.scale,
                              overlap=args.overlap, lease_seconds=args.lease_seconds, data=data,
                              guidelines=args.guidelines)
+
+
+def _create_arena(args: argparse.Namespace) -> tuple[int, str]:
+    """``annotate new --arena``: the project over the prompts of ``--data``; each ``--proxy`` judges every
+    battle first (an LLM through the judge client, its answers cached in ``--db``; a metric; recorded
+    judgments), and its verdicts are stored with the project."""
+    from ..web import Workspace
+
+    if not args.data:
+        raise ParameterError("annotate new --arena needs --data SPEC: the prompts and the systems' outputs",
+                             field="data")
+    if args.a or args.b:
+        raise ParameterError("--arena ranks several systems: name them with --systems A,B,C (not --a/--b)", field="a")
+    if args.covariates:
+        raise ParameterError("--covariates belong to a pairwise proxy's calibration; an arena's judges are combined "
+                             "by PPI++ without them", field="covariates")
+    pool = load_data(args)
+    systems = [s.strip() for s in args.systems.split(",")] if args.systems else list(pool.systems)
+    judges = {}
+    for spec in dict.fromkeys(args.proxy or ()):
+        kind, _, rest = spec.partition(":")
+        if kind not in ("judge", "metric") or not rest:
+            raise ParameterError(f"--proxy {spec!r}: an arena's judge is judge:SPEC (judge:llm:MODEL, "
+                                 "judge:judgments:FILE) or metric:NAME", field="proxy")
+        oracle = build_oracle(args, rest if kind == "judge" else spec)
+        verdicts = []
+        for i, a in enumerate(systems):
+            for b in systems[i + 1:]:
+                verdicts += oracle.judge_pairs(pool, range(pool.n_items), a, b)
+        judges[spec] = verdicts
+        done = sum(j.status == "done" for j in verdicts)
+        note(f"judge {spec}: {done} verdicts on {len(verdicts)} battles")
+    work = Workspace(_store(args, must_exist=False))
+    return work.create_arena(args.name, pool, systems, alpha=args.alpha, stop=args.stop, first=args.first,
+                             max_battles=args.max_labels or 1000, allocation=args.allocation, overlap=args.overlap,
+                             lease_seconds=args.lease_seconds, seed=args.seed, judges=judges,
+                             data={"spec": args.data}, guidelines=args.guidelines)
 
 
 def _cached_answers(db: Path) -> int:
@@ -324,10 +382,14 @@ def cmd_status(args: argparse.Namespace) -> int:
         print_json(status)
         return 0
     p = status["project"]
-    print(f"project {p['id']} ({p['name']}): {p['kind']}, {p['mode']}; {status['items']} items; annotators: "
+    kind = f"arena of {len(status['arena']['systems'])} systems" if status.get("arena") else f"{p['kind']}, {p['mode']}"
+    print(f"project {p['id']} ({p['name']}): {kind}; {status['items']} items; annotators: "
           f"{', '.join(status['annotators']) or 'none'}")
     print(f"judgments: {status['judgments']['done']} done, {status['judgments']['skipped']} skipped; "
           f"open leases {status['open_leases']}")
+    ar = status.get("arena")
+    if ar:
+        print(_arena_lines(ar))
     d = status.get("decision")
     if d:
         head = (f"decided: {d['winner']} wins" if d["decided"] and d["winner"] else
@@ -350,6 +412,29 @@ def cmd_status(args: argparse.Namespace) -> int:
     else:
         print("agreement: no item has been judged by 2 or more people yet")
     return 0
+
+
+def _arena_lines(ar: dict) -> str:
+    """An arena project's live leaderboard as text."""
+    stop = ar["stop"]
+    head = (ar["answer"] if ar["answered"] else
+            f"closed, {stop['rule']} not settled: {ar['closed']} ({ar['human_battles']} human battles)" if ar["decided"] else
+            f"open: {ar['human_battles']} of at most {ar['max_battles']} human battles; {stop['rule']} not settled yet "
+            f"(looks at {', '.join(map(str, stop['planned_looks']))})")
+    weights = ar.get("judge_weights") or {}
+    lines = [head, "judges: " + (", ".join(f"{k} (weight {weights[k]:.2f})" if k in weights else k for k in ar["judges"])
+                                 or "none")]
+    if not ar["models"]:
+        lines.append(f"leaderboard: not yet ({ar.get('reason', '')})")
+    else:
+        width = max(len(m["name"]) for m in ar["models"])
+        lines.append(f"{'rank':>4}  {'system':<{width}}  {'score':>7}  {'interval':>17}  rank-set  battles")
+        for m in ar["models"]:
+            lines.append(f"{m['rank']:>4}  {m['name']:<{width}}  {m['score']:>7.1f}  [{m['interval'][0]:>7.1f}, "
+                         f"{m['interval'][1]:>7.1f}]  {m['rank_set'][0]}-{m['rank_set'][1]}  {m['human_battles']}")
+        lines.append(ar["coverage"])
+    lines.append(f"guarantee: {stop['guarantee']}; assumption: {ar['assumption']}")
+    return "\n".join(lines)
 
 
 def cmd_export(args: argparse.Namespace) -> int:

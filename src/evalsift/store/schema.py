@@ -98,9 +98,19 @@ CREATE TABLE llm_cache (
 ]
 
 
+def arena_pairs(systems: list[str]) -> list[tuple[str, str]]:
+    """Every pair of an arena project's systems, in the order its units use (``i < j`` in ``systems``)."""
+    return [(systems[i], systems[j]) for i in range(len(systems)) for j in range(i + 1, len(systems))]
+
+
 def project_units(kind: str, mode: str, settings: dict, item_ids: list[str]) -> list[tuple[str, str, str]]:
     """A project's units of work in queue order: ``(item_id, a, b)`` -- an item for the pair
-    (``b`` is the second system), or an (item, system) to score (``b`` is ``''``)."""
+    (``b`` is the second system), an (item, system) to score (``b`` is ``''``), or for an arena project
+    (``settings["arena"]``) an item for every pair of its systems: the unit at position
+    ``item * P + p`` is item ``item`` for pair ``p`` of :func:`arena_pairs` (``P`` pairs)."""
+    if kind == "pairwise" and settings.get("arena"):
+        pairs = arena_pairs(list(settings["systems"]))
+        return [(i, a, b) for i in item_ids for a, b in pairs]
     if kind == "pairwise":
         return [(i, settings["a"], settings["b"]) for i in item_ids]
     return [(i, s, "") for i in item_ids for s in settings["systems"]]
@@ -213,5 +223,9 @@ CREATE TABLE servers (                          -- evalsift serve processes on t
     started_at    TEXT NOT NULL
 );
 """, _backfill_units))
+
+MIGRATIONS.append((3, "the probability with which an active rule drew an assignment's unit (arena projects)", """
+ALTER TABLE assignments ADD COLUMN prob REAL;             -- NULL: the unit was not drawn at random
+"""))
 
 LATEST = MIGRATIONS[-1][0]

@@ -23,7 +23,7 @@ from .schema import LATEST, MIGRATIONS
 
 DEFAULT_DB = "evalsift.db"
 KINDS = ("pairwise", "score")
-MODES = ("live", "fixed")
+MODES = ("live", "fixed")  # an arena project is pairwise and live, with settings["arena"]
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -415,24 +415,26 @@ class Store:
                                       shown_order, seconds)
 
     def _insert_lease(self, conn, project_id: int, annotator_id: int, unit: int | None, item_id: str, a: str,
-                      b: str | None, shown_order: str, seconds: float) -> int:
+                      b: str | None, shown_order: str, seconds: float, prob: float | None = None) -> int:
         now = time.time()
         cur = conn.execute(
-            "INSERT INTO assignments (project_id, item_id, annotator_id, a, b, shown_order, leased_at, expires_at, unit) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (project_id, item_id, annotator_id, a, b or None, shown_order, _now(), now + float(seconds), unit))
+            "INSERT INTO assignments (project_id, item_id, annotator_id, a, b, shown_order, leased_at, expires_at, unit, "
+            "prob) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (project_id, item_id, annotator_id, a, b or None, shown_order, _now(), now + float(seconds), unit, prob))
         if unit is not None:
             conn.execute("UPDATE units SET open = open + 1 WHERE project_id = ? AND pos = ?", (project_id, unit))
         _expire(conn, project_id, now)  # a lease given already past its time (seconds <= 0) expires at once
         return int(cur.lastrowid)
 
     def lease_next(self, project_id: int, annotator_id: int, *, seconds: float,
-                   candidates: Sequence[int] | None = None, shown_order=None) -> dict[str, Any] | None:
+                   candidates: Sequence[int] | None = None, shown_order=None,
+                   prob: float | None = None) -> dict[str, Any] | None:
         """Choose the annotator's next unit and lease it, in one transaction (atomic across threads,
         processes and servers sharing the file): the first unit in queue order -- or in the order of
         ``candidates`` (unit positions), when given -- that still needs people (finished judgments plus
         open leases below the overlap) and that this annotator has never had. Returns the assignment row,
-        or None when there is no such unit. ``shown_order(unit row) -> 'ab' | 'ba'``."""
+        or None when there is no such unit. ``shown_order(unit row) -> 'ab' | 'ba'``; ``prob``: the
+        probability with which a random rule drew the unit, kept with the assignment (and with its judgment)."""
         with self._write() as conn:
             now = time.time()
             _expire(conn, project_id, now)
@@ -458,8 +460,33 @@ class Store:
                 return None
             order = shown_order(dict(row)) if (shown_order and row["b"]) else "ab"
             aid = self._insert_lease(conn, project_id, annotator_id, row["pos"], row["item_id"], row["a"],
-                                     row["b"] or None, order, seconds)
+                                     row["b"] or None, order, seconds, prob)
             return dict(conn.execute("SELECT * FROM assignments WHERE id = ?", (aid,)).fetchone())
+
+    def free_units(self, project_id: int, annotator_id: int, *, groups: int,
+                   group: int | None = None) -> dict[int, int] | list[int]:
+        """Units this annotator could be given now (short of their overlap counting open leases, and never
+        had by them), grouped by ``pos % groups`` (an arena project's pair): without ``group``, how many
+        per group (``{group: count}``, groups with none left out); with it, that group's positions."""
+        conn = self._conn()
+        if conn.in_transaction:
+            _expire(conn, project_id, time.time())
+        else:
+            self.expire_leases(project_id)
+        where = ("u.project_id = ? AND u.done + u.open < u.need AND NOT EXISTS (SELECT 1 FROM assignments s WHERE "
+                 "s.project_id = u.project_id AND s.unit = u.pos AND s.annotator_id = ?)")
+        if group is None:
+            rows = conn.execute(f"SELECT u.pos % ?, COUNT(*) FROM units u WHERE {where} GROUP BY u.pos % ?",
+                                (groups, project_id, annotator_id, groups))
+            return {int(g): int(c) for g, c in rows}
+        rows = conn.execute(f"SELECT u.pos FROM units u WHERE {where} AND u.pos % ? = ? ORDER BY u.pos",
+                            (project_id, annotator_id, groups, group))
+        return [int(r[0]) for r in rows]
+
+    def assignment_count(self, project_id: int) -> int:
+        """How many assignments the project has handed out (expired and answered ones included)."""
+        return int(self._conn().execute("SELECT COUNT(*) FROM assignments WHERE project_id = ?",
+                                        (project_id,)).fetchone()[0])
 
     def held(self, project_id: int, annotator_id: int) -> dict[str, Any] | None:
         """The annotator's oldest lease that has not expired (what a reloaded page shows again), or None."""

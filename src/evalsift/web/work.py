@@ -1,6 +1,6 @@
 """Who judges what next: annotation projects on top of the store, without HTTP (the app calls this).
 
-Three kinds of project:
+Four kinds of project:
 
 - **live pairwise** (``annotate new --pairwise``): a :class:`~evalsift.session.Session` decides which
   items people see. At creation the selector is fitted once and the decision sets it will ask for
@@ -12,6 +12,8 @@ Three kinds of project:
   for one pair of systems.
 - **score** (``--mode score``): every (item, system) of a given selection is scored on the project's
   scale (e.g. 0-100), for ranking many systems.
+- **arena** (``annotate new --arena``): blind battles among K systems over a prompt set; a rule picks each
+  next (prompt, pair) and the admin page shows the live Bradley-Terry leaderboard (:mod:`evalsift.web.arena`);
 - **label** (a score project with a ``question``; ``evalsift omni annotate``): each item is answered yes
   (score 1) or no (score 0) to the question; items may carry an image (``meta["image"]``, a PNG data
   URI) that the page shows instead of text.
@@ -67,6 +69,7 @@ from ..select.base import Selector
 from ..session import Session
 from ..stats import anytime_risk, hypergeometric_risk, pairwise_risk
 from ..store import Project, Store, project_units
+from . import arena as _arena
 
 DEFAULT_LEASE_SECONDS = 600.0
 ANSWERS = {"1": "first", "2": "second", "0": "tie"}
@@ -146,6 +149,7 @@ class Workspace:
         self._locks: dict[int, threading.Lock] = {}
         self._live: dict[int, _Live] = {}
         self._projects: dict[int, Project] = {}
+        self._arenas: dict[int, _arena.ArenaState] = {}
         self._guard = threading.Lock()
 
     def _project(self, project_id: int) -> Project:
@@ -241,12 +245,80 @@ class Workspace:
                                          items=items, units=project_units(mode, "fixed", settings,
                                                                           [r["item_id"] for r in items]))
 
+    def create_arena(self, name: str, pool: Pool, systems: Sequence[str] | None = None, *, alpha: float = 0.1,
+                     stop: str = "top-k:1", first: int = 50, max_battles: int = 1000, allocation: str = "active",
+                     overlap: int = 1, lease_seconds: float = DEFAULT_LEASE_SECONDS, seed: int = 0,
+                     judges: dict[str, Sequence[Judgment]] | None = None, data: dict | None = None,
+                     guidelines: str | None = None) -> tuple[int, str]:
+        """An arena project (module doc of :mod:`evalsift.web.arena`): every prompt of ``pool`` for every
+        pair of ``systems`` (default all of the pool's, at least 3), battles picked by ``allocation``
+        (``active``: Chatbot Arena's rule; ``uniform``), until the stop rule ``stop`` (``top-k:K`` or
+        ``rank-set:S``, looked at after ``first``, 2 ``first``, ... human battles at level ``alpha`` in
+        all) is met or ``max_battles`` human battles are in. ``judges``: name -> the judge's verdicts
+        (Judgments on the pool's items for pairs of ``systems``), stored with the project as kind
+        ``judge`` and used by the leaderboard (PPI++). Written in one transaction."""
+        from ..arena.leaderboard import parse_stop
+
+        _check_overlap(overlap, lease_seconds)
+        systems = list(systems or pool.systems)
+        for s in systems:
+            pool.system_index(s)
+        if len(set(systems)) != len(systems):
+            raise ParameterError(f"--systems names a system twice: {', '.join(systems)}", field="systems")
+        if len(systems) < 3:
+            raise ParameterError(f"an arena ranks 3 or more systems (got {len(systems)}); for two, use "
+                                 "'annotate new --pairwise'", field="systems")
+        check_choice("allocation", allocation, _arena.ALLOCATIONS, where="arena")
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+            raise ParameterError(f"--alpha must be in (0, 1), got {alpha!r}", field="alpha")
+        parse_stop(stop, len(systems))
+        for value, what in ((first, "first"), (max_battles, "max_labels")):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+                raise ParameterError(f"--{what.replace('_', '-')} must be an integer >= 2, got {value!r}", field=what)
+        settings = {"systems": systems, "overlap": overlap, "lease_seconds": lease_seconds,
+                    "arena": {"alpha": float(alpha), "stop": stop, "first": int(first), "max_battles": int(max_battles),
+                              "allocation": allocation, "seed": int(seed)}, **_guidelines(guidelines)}
+        items = _rows(pool, systems)
+        verdicts = []
+        pairs = {frozenset(p) for p in _arena.arena_pairs(systems)}
+        ids = set(pool.item_ids)
+        for judge, got in (judges or {}).items():
+            for j in got:
+                if j.status != "done" or j.verdict is None:
+                    continue
+                if j.item_id not in ids or frozenset((j.a, j.b)) not in pairs:
+                    raise DataError(f"judge {judge!r} judged item {j.item_id!r} for {j.a} vs {j.b}, which is not a battle "
+                                    "of this arena", item_id=j.item_id, field="judge")
+                verdicts.append(Judgment(item_id=j.item_id, a=j.a, b=j.b, verdict=j.verdict, annotator=str(judge),
+                                         kind=_arena.JUDGE_KIND, shown_order=j.shown_order,
+                                         detail={"judge_kind": j.kind}))
+        with self.store.transaction():
+            pid, token = self.store.create_project(
+                name, kind="pairwise", mode="live", settings=settings, data=data or {"name": pool.name}, items=items,
+                units=project_units("pairwise", "live", settings, [r["item_id"] for r in items]))
+            for j in verdicts:
+                self.store.record_judgment(pid, j)
+        return pid, token
+
+    def arena(self, project_id: int) -> "_arena.ArenaState | None":
+        """An arena project's battles, brought up to date with the store (None for other projects);
+        read again from the start when a judgment was undone since."""
+        project = self._project(project_id)
+        if not project.settings.get("arena"):
+            return None
+        state = self._arenas.get(project_id)
+        if state is None or state.undone != self.store.last_retraction(project_id):
+            state = self._arenas[project_id] = _arena.ArenaState.load(self.store, project)
+        else:
+            state.update(self.store)
+        return state
+
     # ------------------------------------------------------------------ the live session
     def session(self, project_id: int) -> Session | None:
         """The project's Session, brought up to date with the stored verdicts that stand (None for fixed
         projects). Rebuilt from the start when a judgment was undone since it was last brought up to date."""
         project = self._project(project_id)
-        if project.mode != "live":
+        if project.mode != "live" or project.settings.get("arena"):
             return None
         live = self._live.get(project_id)
         undone = self.store.last_retraction(project_id)
@@ -319,7 +391,21 @@ class Workspace:
             project = self._project(pid)
             seconds = float(project.settings.get("lease_seconds", DEFAULT_LEASE_SECONDS))
             held = self.store.held(pid, annotator["id"])
-            if project.mode == "live":
+            if project.settings.get("arena"):
+                with self.store.transaction():  # the battles seen, the draw and the lease in one step, across servers
+                    state = self.arena(pid)
+                    why = state.done(self.store)
+                    if why:
+                        return self._no_work(project, annotator, True, why)
+                    if held is not None:
+                        return self._assignment(project, held, annotator)
+                    rng = np.random.default_rng([state.settings["seed"], int(annotator["id"]),
+                                                 self.store.assignment_count(pid)])
+                    picked = _arena.draw(state, self.store, annotator["id"], rng)
+                    row = None if picked is None else self.store.lease_next(
+                        pid, annotator["id"], seconds=seconds, candidates=picked[0], prob=picked[1],
+                        shown_order=_order_of(pid, annotator["id"]))
+            elif project.mode == "live":
                 with self.store.transaction():  # the Session's view and the lease in one step, across servers
                     session = self.session(pid)
                     if session.done:
@@ -334,6 +420,9 @@ class Workspace:
                 row = self.store.lease_next(pid, annotator["id"], seconds=seconds, shown_order=_order_of(pid, annotator["id"]))
             if row is not None:
                 return self._assignment(project, row, annotator)
+            if project.mode == "live" and project.settings.get("arena"):
+                return self._no_work(project, annotator, False, "no battle is open for you now (the rest are with "
+                                                                "other annotators or judged by you)")
             if project.mode == "live":
                 return self._no_work(project, annotator, False, "the items asked about so far are with other "
                                                                 "annotators or judged; more may come")
@@ -404,6 +493,8 @@ class Workspace:
                                  item_id=row["item_id"])
         project = self._project(pid)
         detail: dict[str, Any] = {"assignment": int(assignment_id)}
+        if row.get("prob") is not None:  # drawn at random by the project's rule: the weight its battle gets
+            detail["prob"] = float(row["prob"])
         if comment:
             detail["comment"] = str(comment)[:5000]
         common = dict(item_id=row["item_id"], a=row["a"], b=row["b"] or "", annotator=annotator["name"],
@@ -466,6 +557,8 @@ class Workspace:
     def _status(self, project_id: int) -> dict[str, Any]:
         project = self._project(project_id)
         judgments = self.store.judgments(project_id)
+        judged = len(judgments)
+        judgments = [j for j in judgments if j.kind != _arena.JUDGE_KIND]  # an arena's judges are reported apart
         done = [j for j in judgments if j.status == "done"]
         people = self.store.progress(project_id)
         out: dict[str, Any] = {
@@ -482,6 +575,10 @@ class Workspace:
         }
         if project.mode == "fixed":
             out["queue"] = self.store.queue_state(project_id)
+        state = self.arena(project_id)
+        if state is not None:
+            out["arena"] = _arena.status(state, self.store)
+            out["arena"]["judge_verdicts"] = judged - len(judgments)
         session = self.session(project_id)
         if session is not None:
             d = session.decision()

@@ -1,0 +1,257 @@
+"""Arena projects in the annotation app: people judge blind battles among K systems; a rule picks each
+next battle; the live leaderboard is :mod:`evalsift.arena`'s, computed from the store.
+
+**Units.** An arena project's units are every (prompt, pair) of its systems (position ``item * P + p``,
+``P = K (K - 1) / 2`` pairs in :func:`~evalsift.store.schema.arena_pairs` order), each needing
+``overlap`` people. A battle is shown as any pairwise assignment: the two outputs in a seeded random
+order, answered 1, 2 or 0, the verdict stored in terms of the systems.
+
+**The next battle** (:meth:`ArenaState.pair_probabilities`, :func:`draw`): a pair is drawn with the
+rule's probability -- ``active``: Chatbot Arena's (:func:`evalsift.arena.leaderboard.pair_probabilities`,
+from the human battles so far), ``uniform``: equal -- renormalised over the pairs that still have a
+battle for this person, then a prompt uniformly among that pair's battles still open to them. The
+probability of the whole draw, ``q = pi(pair) / open prompts``, is kept with the assignment and with
+the judgment, and the leaderboard weights each human battle by ``1 / (T q)`` (``T`` human battles):
+its weighted sums estimate sums over every (prompt, pair), whatever the rule did. Approximation: ``q``
+is the probability among the battles still open to the person; while each person judges a small share
+of any pair's prompts that is the probability among all of them.
+
+**Judges.** Verdicts of judges (an LLM asked through the judge client, with its answers cached in the
+store; a metric; recorded judgments) on every unit are stored with the project at creation as
+judgments of kind ``judge`` (annotator = the judge's spec). They sharpen the leaderboard by PPI++
+(:func:`evalsift.arena.bt.fit_bt_ppi`): valid whatever they say.
+
+**When the question is answered.** The stop rule (``top-k:K`` or ``rank-set:S``) looks after
+``first``, ``2 first``, ... human battles and at ``max_battles`` (:func:`~evalsift.arena.leaderboard.
+planned_looks`), each look at ``alpha / looks`` on the first battles in the order they were stored,
+so the answer is wrong with probability at most ``alpha`` (a union bound; asymptotic, as the
+rank-sets). Once a look meets the rule, or ``max_battles`` human battles are in, nobody is given more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..arena.battles import Battles
+from ..arena.leaderboard import _board, pair_probabilities, parse_stop, planned_looks, stop_met
+from ..errors import DataError
+from ..stats.sequential import VALUES
+from ..store import Project, Store
+from ..store.schema import arena_pairs
+
+ALLOCATIONS = ("active", "uniform")
+ASSUMPTION = ("each human battle was drawn by the project's rule with the probability stored with it (among the "
+              "battles still open to that person), and people's verdicts do not depend on which battles were drawn; "
+              "the judges may be anything (a poor judge lowers the gain, never the validity); intervals and "
+              "rank-sets are asymptotic (normal)")
+JUDGE_KIND = "judge"
+"""The ``kind`` of the judges' stored verdicts in an arena project (people's are ``human``)."""
+
+
+@dataclass
+class ArenaState:
+    """An arena project's battles as read from the store: the units (with the judges' verdicts on them)
+    and the human battles in the order they were stored, with each draw's probability."""
+
+    project: Project
+    systems: list[str]
+    pairs: list[tuple[str, str]]
+    items: dict[str, int]  # item id -> position
+    units: Battles  # one row per unit (a, b: the pair's systems), judges' columns
+    last_id: int = 0
+    undone: int = 0
+    unit: list[int] = field(default_factory=list)  # per human battle: the unit's position
+    y: list[float] = field(default_factory=list)  # per human battle: 1 = the pair's first system won
+    q: list[float] = field(default_factory=list)  # per human battle: the probability it was drawn with
+    looks: dict[int, list[str] | None] = field(default_factory=dict)  # stop-rule look (battles) -> the top, if met
+    pair_index: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The project's arena settings (``alpha``, ``stop``, ``first``, ``max_battles``, ``allocation``, ``seed``)."""
+        return self.project.settings["arena"]
+
+    @property
+    def n(self) -> int:
+        """Human battles so far."""
+        return len(self.y)
+
+    @classmethod
+    def load(cls, store: Store, project: Project) -> "ArenaState":
+        """The state of ``project`` from the store (its items and every judgment that stands)."""
+        systems = list(project.settings["systems"])
+        pairs = arena_pairs(systems)
+        rows = store.items(project.id)
+        items = {r["item_id"]: k for k, r in enumerate(rows)}
+        P = len(pairs)
+        index = {s: k for k, s in enumerate(systems)}
+        pa = np.array([index[a] for a, _ in pairs] * len(rows), dtype=int)
+        pb = np.array([index[b] for _, b in pairs] * len(rows), dtype=int)
+        n = P * len(rows)
+        units = Battles.from_arrays(systems, pa, pb, np.full(n, 0.5), ids=[str(k) for k in range(n)],
+                                    source=project.name)
+        state = cls(project, systems, pairs, items, units, undone=store.last_retraction(project.id),
+                    pair_index={p: i for i, p in enumerate(pairs)})
+        state.update(store)
+        return state
+
+    def position(self, item_id: str, a: str, b: str) -> tuple[int, bool] | None:
+        """The unit of ``item_id`` for the pair ``a``, ``b`` and whether ``a`` is the pair's first system."""
+        k = self.items.get(item_id)
+        if k is None:
+            return None
+        pair = self.pair_index
+        if (a, b) in pair:
+            return k * len(self.pairs) + pair[(a, b)], True
+        if (b, a) in pair:
+            return k * len(self.pairs) + pair[(b, a)], False
+        return None
+
+    def update(self, store: Store) -> None:
+        """Read the judgments stored since the last update."""
+        sums: dict[str, dict[int, list[float]]] = {}
+        for jid, j in store.judgments_with_ids(self.project.id, since_id=self.last_id):
+            self.last_id = jid
+            if j.status != "done" or j.verdict not in VALUES:
+                continue
+            where = self.position(j.item_id, j.a, j.b)
+            if where is None:
+                continue
+            pos, first = where
+            value = VALUES[j.verdict] if first else 1.0 - VALUES[j.verdict]
+            if j.kind == JUDGE_KIND:
+                sums.setdefault(j.annotator, {}).setdefault(pos, []).append(value)
+                continue
+            prob = (j.detail or {}).get("prob")
+            if not isinstance(prob, (int, float)) or not 0 < prob <= 1:
+                continue  # not drawn by the project's rule (e.g. a judgment recorded by hand): not a battle of the draw
+            self.unit.append(pos)
+            self.y.append(value)
+            self.q.append(float(prob))
+        for name, got in sums.items():  # judges' verdicts come once, at creation
+            col = self.units.judges.get(name)
+            col = np.full(self.units.n, np.nan) if col is None else col.copy()
+            for pos, values in got.items():
+                col[pos] = float(np.mean(values))
+            self.units.judges[name] = col
+
+    # ------------------------------------------------------------------ the leaderboard
+    def board(self, n: int | None = None, alpha: float | None = None):
+        """The leaderboard from the first ``n`` human battles (default all) at level ``alpha`` (default the
+        project's), with every judge; raises DataError while some model has no battle yet."""
+        n = self.n if n is None else n
+        if n < 2:
+            raise DataError(f"{n} human battle(s) so far: the leaderboard needs every system in a battle", field="battles")
+        st = self.settings
+        T = float(n)
+        return _board(self.units, np.asarray(self.unit[:n]), T * np.asarray(self.q[:n]), list(self.units.judges),
+                      list(self.units.judges), st["alpha"] if alpha is None else alpha, st.get("seed", 0), "sandwich",
+                      0, "half", st["allocation"], verdicts=np.asarray(self.y[:n]))
+
+    def answered(self) -> dict[str, Any]:
+        """The stop rule's looks so far: ``{"rule", "met", "at", "top", "looks", "planned_looks",
+        "alpha_per_look"}`` (``top``: with ``top-k``, the systems the meeting look singled out)."""
+        st = self.settings
+        rule, value = parse_stop(st["stop"], len(self.systems))
+        looks = planned_looks(st["first"], st["max_battles"])
+        a_look = st["alpha"] / len(looks)
+        trail, met_at = [], None
+        for look in looks:
+            if look > self.n:
+                break
+            if look not in self.looks:
+                try:
+                    board = self.board(look, a_look)
+                except DataError:
+                    self.looks[look] = None
+                else:
+                    met = stop_met(rule, value, board.rank_set)
+                    self.looks[look] = ([self.systems[i] for i in board.order() if board.rank_set[i, 1] <= value]
+                                        if met else None)
+            trail.append({"battles": look, "met": self.looks[look] is not None})
+            if self.looks[look] is not None:
+                met_at = look
+                break
+        return {"rule": st["stop"], "met": met_at is not None, "at": met_at,
+                "top": self.looks[met_at] if met_at is not None and rule == "top-k" else None, "looks": trail,
+                "planned_looks": looks, "alpha_per_look": a_look,
+                "guarantee": f"the answer is wrong with probability at most {st['alpha']} (each of the {len(looks)} "
+                             f"planned looks at {a_look:.3g}; asymptotic)"}
+
+    def done(self, store: Store | None = None) -> str | None:
+        """Why nobody is given more battles -- the stop rule is met, ``max_battles`` human battles are in, or
+        (with ``store``) every battle has its judgments -- or None while the project is open."""
+        if self.answered()["met"]:
+            return "the question is answered"
+        if self.n >= self.settings["max_battles"]:
+            return "the project has all its battles"
+        if store is not None and store.queue_state(self.project.id)["unfinished"] == 0:
+            return "every battle has its judgments"
+        return None
+
+    # ------------------------------------------------------------------ the next battle
+    def pair_probabilities(self) -> np.ndarray:
+        """The rule's probability of each pair for the next battle (before restricting to one person's)."""
+        P = len(self.pairs)
+        if self.settings["allocation"] == "uniform":
+            return np.full(P, 1.0 / P)
+        index = {s: k for k, s in enumerate(self.systems)}
+        pa = np.array([index[a] for a, _ in self.pairs])
+        pb = np.array([index[b] for _, b in self.pairs])
+        idx = np.asarray(self.unit, dtype=int)
+        used = np.bincount(idx % P, minlength=P)
+        drawn = Battles.from_arrays(self.systems, self.units.a[idx], self.units.b[idx], np.asarray(self.y, float),
+                                    prob=self.n * np.asarray(self.q, float))
+        q, _ = pair_probabilities(drawn, pa, pb, used)
+        return q
+
+
+def draw(state: ArenaState, store: Store, annotator_id: int, rng) -> tuple[list[int], float] | None:
+    """The next battle for an annotator: ``([unit position], probability)``, or None when no battle is
+    open to them. Call inside the store transaction that leases it."""
+    P = len(state.pairs)
+    free = store.free_units(state.project.id, annotator_id, groups=P)
+    if not free:
+        return None
+    pi = state.pair_probabilities()
+    open_pairs = np.array(sorted(free))
+    p = pi[open_pairs] / pi[open_pairs].sum()
+    k = int(rng.choice(len(open_pairs), p=p))
+    units = store.free_units(state.project.id, annotator_id, groups=P, group=int(open_pairs[k]))
+    u = units[int(rng.integers(len(units)))]
+    return [u], float(p[k] / len(units))
+
+
+def status(state: ArenaState, store: Store) -> dict[str, Any]:
+    """The live leaderboard and the stop rule's state, for the admin page and the status API."""
+    st = state.settings
+    out: dict[str, Any] = {"systems": state.systems, "pairs": len(state.pairs), "prompts": len(state.items),
+                           "human_battles": state.n, "max_battles": st["max_battles"], "alpha": st["alpha"],
+                           "allocation": st["allocation"], "judges": list(state.units.judges),
+                           "assumption": ASSUMPTION}
+    stop = state.answered()
+    out["stop"] = stop
+    out["answered"] = stop["met"]
+    out["closed"] = state.done(store)  # why nobody is given more battles (None while open)
+    out["decided"] = out["closed"] is not None
+    try:
+        board = state.board()
+    except DataError as e:
+        out.update(models=[], reason=str(e))
+        return out
+    d = board.to_dict()
+    out.update(models=d["models"], judge_weights=d["judge_weights"], judge_agreement=d["judges"],
+               win_matrix=d["win_matrix"], model_order=d["model_order"],
+               coverage=f"live: per-system {1 - st['alpha']:.0%} intervals and simultaneous {1 - st['alpha']:.0%} "
+                        f"rank-sets on the {state.n} human battles so far; the stop rule's looks are at "
+                        f"{stop['alpha_per_look']:.3g} each")
+    if stop["met"]:
+        out["answer"] = (f"answered after {stop['at']} human battles: {st['stop']} holds"
+                         + (f"; the top: {', '.join(stop['top'])}" if stop["top"] else ""))
+    return out
+
+
+__all__ = ["ALLOCATIONS", "ArenaState", "JUDGE_KIND", "draw", "status"]

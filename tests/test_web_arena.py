@@ -1,0 +1,196 @@
+"""Arena projects in the annotation app: a real SQLite store, the Workspace, a real uvicorn server and
+the command line. The simulated people answer a synthetic league with known strengths."""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi", reason="the annotation app needs evalsift[web]")
+
+from evalsift.arena.bt import fit_bt_ppi  # noqa: E402
+from evalsift.errors import DataError, ParameterError  # noqa: E402
+from evalsift.oracle import Judgment  # noqa: E402
+from evalsift.store import Store  # noqa: E402
+from evalsift.web import Workspace  # noqa: E402
+
+from _web import LEAGUE, Server, call, league_pool, league_value  # noqa: E402
+
+
+def play(work, pid, who, n=None):
+    """A person answers battles through the Workspace until there is no work (or ``n`` answers)."""
+    k = 0
+    while n is None or k < n:
+        a = work.next_for(who)
+        if a.get("done"):
+            return k, a
+        row = work.store.assignment(a["assignment_id"])
+        first, second = (row["a"], row["b"]) if row["shown_order"] == "ab" else (row["b"], row["a"])
+        work.submit(who, a["assignment_id"], answer="1" if league_value(row["item_id"], first, second) else "2")
+        k += 1
+    return k, None
+
+
+def make(tmp_path, **kw):
+    work = Workspace(Store(tmp_path / "w.db"))
+    n, k = kw.pop("n", 30), kw.pop("k", 4)
+    pool = kw.pop("pool", None) or league_pool(n=n, k=k)
+    pid, admin = work.create_arena("league", pool, **kw)
+    aid, token = work.store.add_annotator(pid, "alice")
+    return work, pid, admin, work.store.annotator_by_token(token), token
+
+
+def test_units_are_every_prompt_for_every_pair_and_draws_keep_their_probability(tmp_path):
+    work, pid, _, who, _ = make(tmp_path, n=20, k=4, allocation="uniform", max_battles=30)
+    assert work.store.queue_state(pid)["units"] == 20 * 6
+    k, done = play(work, pid, who)
+    assert k == 30 and done["final"] and "all its battles" in done["reason"]
+    rows = [j for j in work.store.judgments(pid) if j.kind == "human"]
+    # uniform: a pair with probability 1/6 (every pair stays open), then a prompt among the pair's open ones
+    seen: dict = {}
+    for j in rows:
+        pair = (j.a, j.b)
+        assert j.detail["prob"] == pytest.approx(1 / (6 * (20 - seen.get(pair, 0))))
+        seen[pair] = seen.get(pair, 0) + 1
+    assert len({(j.item_id, j.a, j.b) for j in rows}) == 30  # nobody is given the same battle twice
+    assert {j.shown_order for j in rows} == {"ab", "ba"}  # sides randomised
+
+
+def test_the_live_leaderboard_is_the_weighted_fit_of_the_stored_battles(tmp_path):
+    work, pid, _, who, _ = make(tmp_path, n=30, k=4, max_battles=120, stop="rank-set:1")
+    play(work, pid, who)
+    ar = work.status(pid)["arena"]
+    assert ar["human_battles"] == 120 and ar["decided"] and not ar["answered"]
+    # the same fit from the stored records alone: each battle weighted by 1 / (T * its draw probability)
+    js = [j for j in work.store.judgments(pid) if j.kind == "human"]
+    from evalsift.arena.battles import Battles
+
+    systems = ["S0", "S1", "S2", "S3"]
+    b = Battles.from_arrays(systems, [systems.index(j.a) for j in js], [systems.index(j.b) for j in js],
+                            [{"a": 1.0, "b": 0.0, "tie": 0.5}[j.verdict] for j in js],
+                            prob=[len(js) * j.detail["prob"] for j in js])
+    fit = fit_bt_ppi(b, np.arange(b.n), [])
+    by_name = {m["name"]: m["score"] for m in ar["models"]}
+    assert [by_name[s] for s in systems] == pytest.approx(list(fit.scores), abs=0.01)
+    assert ar["models"][0]["name"] == "S0" and ar["models"][-1]["name"] == "S3"  # the league's order at the ends
+
+
+def test_the_stop_rule_answers_and_then_nobody_gets_more(tmp_path):
+    work, pid, _, who, _ = make(tmp_path, n=100, k=3, max_battles=300, first=25, stop="top-k:1")
+    k, done = play(work, pid, who)
+    ar = work.status(pid)["arena"]
+    assert ar["answered"] and done["final"] and done["reason"] == "the question is answered"
+    assert k == ar["stop"]["at"] in ar["stop"]["planned_looks"] and k < 300
+    assert ar["stop"]["top"] == ["S0"]
+    bob = work.store.annotator_by_token(work.store.add_annotator(pid, "bob")[1])
+    assert work.next_for(bob)["final"]
+
+
+def test_judges_verdicts_sharpen_the_board_and_are_not_human_battles(tmp_path):
+    pool = league_pool(n=40, k=4)
+    systems = list(pool.systems)
+    rng = np.random.default_rng(0)
+    judge = []  # a judge that agrees with the league's coin 80% of the time, on every battle
+    for i, a in enumerate(systems):
+        for b in systems[i + 1:]:
+            for item in pool.item_ids:
+                right = league_value(item, a, b) == 1.0
+                says_a = right if rng.random() < 0.8 else not right
+                judge.append(Judgment(item_id=item, a=a, b=b, verdict="a" if says_a else "b", annotator="j",
+                                      kind="llm"))
+    work, pid, _, who, _ = make(tmp_path, pool=pool, max_battles=80, allocation="uniform", judges={"judge:noisy": judge})
+    st = work.status(pid)
+    assert st["judgments"]["done"] == 0 and st["arena"]["judge_verdicts"] == 240
+    play(work, pid, who)
+    ar = work.status(pid)["arena"]
+    assert ar["human_battles"] == 80 and ar["judges"] == ["judge:noisy"]
+    assert 0 < ar["judge_weights"]["judge:noisy"] <= 1
+    assert 0.6 < ar["judge_agreement"]["judge:noisy"]["agreement"] < 1
+    # the judge narrows the intervals against the same people's battles alone
+    work2, pid2, _, who2, _ = make(tmp_path / "alone", pool=pool, max_battles=80, allocation="uniform")
+    play(work2, pid2, who2)
+    alone = {m["name"]: m["interval"][1] - m["interval"][0] for m in work2.status(pid2)["arena"]["models"]}
+    with_judge = {m["name"]: m["interval"][1] - m["interval"][0] for m in ar["models"]}
+    assert np.mean([with_judge[s] for s in systems]) < np.mean([alone[s] for s in systems])
+
+
+def test_undo_takes_a_battle_out_of_the_board(tmp_path):
+    work, pid, _, who, _ = make(tmp_path, n=20, k=3, max_battles=50)
+    play(work, pid, who, n=12)
+    assert work.status(pid)["arena"]["human_battles"] == 12
+    again = work.undo(who)
+    assert work.status(pid)["arena"]["human_battles"] == 11
+    row = work.store.assignment(again["assignment_id"])
+    work.submit(who, again["assignment_id"], answer="0")
+    js = [j for j in work.store.judgments(pid) if j.kind == "human"]
+    assert len(js) == 12 and js[-1].verdict == "tie" and js[-1].detail["prob"] == row["prob"]
+    assert work.status(pid)["arena"]["human_battles"] == 12
+
+
+def test_bad_arena_settings_are_refused_naming_the_field(tmp_path):
+    work = Workspace(Store(tmp_path / "w.db"))
+    pool = league_pool(n=5, k=4)
+    for kw, field in (({"systems": ["S0", "S1"]}, "systems"), ({"stop": "top-3"}, "stop"), ({"alpha": 1.5}, "alpha"),
+                      ({"allocation": "greedy"}, "allocation"), ({"first": 1}, "first"),
+                      ({"systems": ["S0", "S1", "S1"]}, "systems")):
+        with pytest.raises((ParameterError, DataError)) as e:
+            work.create_arena("x", pool, **kw)
+        assert e.value.to_dict().get("field") == field, (kw, e.value)
+    stray = [Judgment(item_id="nope", a="S0", b="S1", verdict="a", annotator="j", kind="llm")]
+    with pytest.raises(DataError, match="not a battle of this arena"):
+        work.create_arena("x", pool, judges={"judge:j": stray})
+    assert work.store.projects() == []  # nothing half-made
+
+
+def test_the_http_api_serves_battles_and_the_live_board(tmp_path):
+    work, pid, admin, who, token = make(tmp_path, n=20, k=4, max_battles=40)
+    with Server(tmp_path / "w.db") as srv:
+        for _ in range(40):
+            code, a = call("GET", f"{srv.url}/api/v1/next", token)
+            assert code == 200 and not a.get("done")
+            assert not ({"a", "b", "system", "systems"} & set(a))  # blind: the systems are never named
+            row = work.store.assignment(a["assignment_id"])
+            first, second = (row["a"], row["b"]) if row["shown_order"] == "ab" else (row["b"], row["a"])
+            code, _ = call("POST", f"{srv.url}/api/v1/judgments", token,
+                           {"assignment_id": a["assignment_id"], "verdict": "1" if league_value(row["item_id"], first,
+                                                                                             second) else "2"})
+            assert code == 200
+        code, a = call("GET", f"{srv.url}/api/v1/next", token)
+        assert a["done"] and a["final"]
+        code, st = call("GET", f"{srv.url}/api/v1/projects/{pid}/status", admin)
+    assert code == 200 and st["arena"]["human_battles"] == 40 and len(st["arena"]["models"]) == 4
+    assert all(m["rank_set"][0] <= m["rank"] <= m["rank_set"][1] for m in st["arena"]["models"])
+
+
+def test_annotate_new_arena_on_the_command_line_with_a_metric_judge(tmp_path, capsys, monkeypatch):
+    from evalsift.cli import main
+
+    monkeypatch.chdir(tmp_path)
+
+    def run(*argv):
+        code = main(list(argv))
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    code, out, err = run("annotate", "new", "--arena", "--data", "demo", "--name", "ar", "--proxy", "metric:token_f1",
+                         "--max-labels", "300", "--stop", "rank-set:1", "--json")
+    assert code == 0, err
+    assert "judge metric:token_f1: 900 verdicts on 900 battles" in err
+    pid = json.loads(out)["project"]
+    code, out, _ = run("annotate", "status", "--project", str(pid))
+    assert code == 0 and "arena of 3 systems" in out and "metric:token_f1" in out
+    assert "open: 0 of at most 300 human battles" in out
+    code, _, err = run("annotate", "new", "--arena", "--data", "demo", "--name", "ar2", "--a", "A")
+    assert code == 2 and "--systems" in err
+    code, _, err = run("annotate", "new", "--arena", "--data", "demo", "--name", "ar3", "--stop", "best")
+    assert code == 2 and "top-k:K" in err
+
+
+def test_the_league_is_ranked_within_its_rank_sets_by_the_active_rule(tmp_path):
+    """Five systems, 60 prompts, 300 battles by the active rule: the true order lies in every rank-set."""
+    work, pid, _, who, _ = make(tmp_path, pool=league_pool(n=60, k=5), max_battles=300, stop="rank-set:1")
+    play(work, pid, who)
+    models = work.status(pid)["arena"]["models"]
+    truth = {f"S{j}": j + 1 for j in range(5)}  # LEAGUE is in decreasing strength
+    assert LEAGUE == tuple(sorted(LEAGUE, reverse=True))
+    assert all(m["rank_set"][0] <= truth[m["name"]] <= m["rank_set"][1] for m in models)
