@@ -184,6 +184,9 @@ def test_annotate_new_arena_on_the_command_line_with_a_metric_judge(tmp_path, ca
     assert code == 2 and "--systems" in err
     code, _, err = run("annotate", "new", "--arena", "--data", "demo", "--name", "ar3", "--stop", "best")
     assert code == 2 and "top-k:K" in err
+    code, _, err = run("annotate", "new", "--pairwise", "--data", "demo", "--a", "A", "--b", "B", "--name", "p",
+                       "--stop", "top-k:1")
+    assert code == 2 and "--stop is an arena setting" in err
 
 
 def test_the_league_is_ranked_within_its_rank_sets_by_the_active_rule(tmp_path):

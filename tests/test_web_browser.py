@@ -44,6 +44,17 @@ def judge_by_keyboard(page, max_items=100):
     return n
 
 
+def sign_in_by_typing(browser, url, token, wait_for):
+    """An admin page at ``url``, signed in as a person does: click the token field, type it, press Enter."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(url)
+    page.locator("#token").click()
+    page.keyboard.type(token)
+    page.keyboard.press("Enter")
+    page.wait_for_selector(wait_for)
+    return page
+
+
 def test_one_annotator_by_keyboard_until_decided(browser, tmp_path):
     db = tmp_path / "w.db"
     work = Workspace(Store(db))
@@ -231,12 +242,7 @@ def test_a_live_project_with_a_proxy_by_keyboard_and_its_admin_page(browser, tmp
         page = browser.new_page()
         page.goto(f"{srv.url}/a/{token}")
         n = answer(page, 3)
-        admin_page = browser.new_page(viewport={"width": 1100, "height": 900})
-        admin_page.goto(f"{srv.url}/admin/px")
-        admin_page.locator("#token").click()
-        admin_page.keyboard.type(admin)
-        admin_page.keyboard.press("Enter")
-        admin_page.wait_for_selector("#decision")
+        admin_page = sign_in_by_typing(browser, f"{srv.url}/admin/px", admin, "#decision")
         open_text = " ".join(admin_page.locator("#decision").text_content().split())
         assert "with a proxy, how many depends on the items to come" in open_text and "at least" not in open_text
         assert admin_page.locator("#proxy").text_content().startswith("auto")
@@ -278,12 +284,7 @@ def test_an_arena_by_keyboard_with_its_live_leaderboard(browser, tmp_path):
         page = browser.new_page()
         page.goto(f"{srv.url}/a/{token}")
         n = sum(battle(page) for _ in range(40))
-        admin_page = browser.new_page(viewport={"width": 1100, "height": 900})
-        admin_page.goto(f"{srv.url}/admin/arena")
-        admin_page.locator("#token").click()
-        admin_page.keyboard.type(admin)
-        admin_page.keyboard.press("Enter")
-        admin_page.wait_for_selector("#leaderboard")
+        admin_page = sign_in_by_typing(browser, f"{srv.url}/admin/arena", admin, "#leaderboard")
         assert admin_page.locator("#leaderboard tbody tr").count() == 4
         assert " ".join(admin_page.locator("#decision").text_content().split()).startswith("Open: 40 of at most 800")
         while battle(page):

@@ -104,16 +104,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "the DiffUse paper's heuristic)")
     new.add_argument("--seed", type=seed_int, default=0, help="random seed")
     ar = new.add_argument_group("arena (with --arena)")
-    ar.add_argument("--stop", default="top-k:1", metavar="RULE",
+    ar.add_argument("--stop", metavar="RULE",
                     help="the question: top-k:K (the K best singled out) or rank-set:S (every rank-set spans at most S "
                          "ranks); default top-k:1")
-    ar.add_argument("--alpha", type=open_unit, default=0.1,
+    ar.add_argument("--alpha", type=open_unit,
                     help="the answer is wrong with probability at most this (over all the stop rule's looks); the live "
-                         "intervals and rank-sets are 1 - alpha")
-    ar.add_argument("--allocation", choices=["active", "uniform"], default="active",
-                    help="how the next battle's pair is picked: active (Chatbot Arena's rule) or uniform")
-    ar.add_argument("--first", type=positive_int, default=50,
-                    help="the stop rule looks after this many human battles, then twice as many, ... up to --max-labels")
+                         "intervals and rank-sets are 1 - alpha (default 0.1)")
+    ar.add_argument("--allocation", choices=["active", "uniform"],
+                    help="how the next battle's pair is picked: active (Chatbot Arena's rule, the default) or uniform")
+    ar.add_argument("--first", type=positive_int,
+                    help="the stop rule looks after this many human battles (default 50), then twice as many, ... up "
+                         "to --max-labels")
     add_proxy_opts(new)
     add_judge_opts(new, db=False, title="LLM judge of a judge:llm:MODEL proxy (its answers are cached in --db)")
     add_encoder(new)
@@ -228,6 +229,9 @@ def _create(args: argparse.Namespace) -> tuple[int, str]:
 
     if args.arena:
         return _create_arena(args)
+    for opt in ("stop", "alpha", "allocation", "first"):
+        if getattr(args, opt) is not None:
+            raise ParameterError(f"--{opt} is an arena setting: use it with --arena", field=opt)
     if args.pairwise:
         if not args.data:
             raise ParameterError("annotate new --pairwise needs --data SPEC: the dataset with the items and outputs "
@@ -315,8 +319,9 @@ def _create_arena(args: argparse.Namespace) -> tuple[int, str]:
         done = sum(j.status == "done" for j in verdicts)
         note(f"judge {spec}: {done} verdicts on {len(verdicts)} battles")
     work = Workspace(_store(args, must_exist=False))
-    return work.create_arena(args.name, pool, systems, alpha=args.alpha, stop=args.stop, first=args.first,
-                             max_battles=args.max_labels or 1000, allocation=args.allocation, overlap=args.overlap,
+    return work.create_arena(args.name, pool, systems, alpha=args.alpha or 0.1, stop=args.stop or "top-k:1",
+                             first=args.first or 50, max_battles=args.max_labels or 1000,
+                             allocation=args.allocation or "active", overlap=args.overlap,
                              lease_seconds=args.lease_seconds, seed=args.seed, judges=judges,
                              data={"spec": args.data}, guidelines=args.guidelines)
 
