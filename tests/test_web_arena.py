@@ -187,6 +187,10 @@ def test_annotate_new_arena_on_the_command_line_with_a_metric_judge(tmp_path, ca
     code, _, err = run("annotate", "new", "--pairwise", "--data", "demo", "--a", "A", "--b", "B", "--name", "p",
                        "--stop", "top-k:1")
     assert code == 2 and "--stop is an arena setting" in err
+    code, out, err = run("annotate", "new", "--pairwise", "--data", "demo", "--a", "A", "--b", "B", "--name", "p",
+                         "--json")  # the old form: --max-labels still 200 when not given
+    assert code == 0, err
+    assert Store("evalsift.db").project(json.loads(out)["project"]).settings["max_labels"] == 200
 
 
 def test_the_league_is_ranked_within_its_rank_sets_by_the_active_rule(tmp_path):

@@ -269,13 +269,18 @@ def test_an_arena_by_keyboard_with_its_live_leaderboard(browser, tmp_path):
     pid, admin = work.create_arena("arena", pool, max_battles=800, first=30, stop="top-k:1")
     aid, token = work.store.add_annotator(pid, "alice")
 
-    def battle(page):
-        """Answer the battle on the page with the key the simulated person chooses; False when there is none."""
+    def battle(page, mouse=False):
+        """Answer the battle on the page with the key (or, ``mouse``, the button) the simulated person chooses;
+        False when there is none."""
         if not wait_task_or_done(page):
             return False
         shown = "".join(page.locator(f"#{i}").text_content() for i in ("input", "out1", "out2"))
         assert not any(s in shown for s in pool.systems)  # blind: no system is named on the page
-        page.keyboard.press(league_key(work.store, pid, aid))
+        key = league_key(work.store, pid, aid)
+        if mouse:  # the buttons, as a person with a mouse answers
+            page.locator(f"#b{key}").click()
+        else:
+            page.keyboard.press(key)
         page.wait_for_function("(b) => document.getElementById('task').hidden || ['input', 'out1', 'out2']"
                                ".map((i) => document.getElementById(i).textContent).join('') !== b", arg=shown)
         return True
@@ -283,7 +288,7 @@ def test_an_arena_by_keyboard_with_its_live_leaderboard(browser, tmp_path):
     with Server(db) as srv:
         page = browser.new_page()
         page.goto(f"{srv.url}/a/{token}")
-        n = sum(battle(page) for _ in range(40))
+        n = sum(battle(page, mouse=k < 5) for k in range(40))  # the first five with the mouse, then the keys
         admin_page = sign_in_by_typing(browser, f"{srv.url}/admin/arena", admin, "#leaderboard")
         assert admin_page.locator("#leaderboard tbody tr").count() == 4
         assert " ".join(admin_page.locator("#decision").text_content().split()).startswith("Open: 40 of at most 800")

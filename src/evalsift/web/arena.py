@@ -68,6 +68,7 @@ class ArenaState:
     q: list[float] = field(default_factory=list)  # per human battle: the probability it was drawn with
     looks: dict[int, list[str] | None] = field(default_factory=dict)  # stop-rule look (battles) -> the top, if met
     pair_index: dict[tuple[str, str], int] = field(default_factory=dict)
+    rule: tuple[int, np.ndarray] | None = None  # (human battles, the rule's pair probabilities then): one fit per battle
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -198,6 +199,8 @@ class ArenaState:
         P = len(self.pairs)
         if self.settings["allocation"] == "uniform":
             return np.full(P, 1.0 / P)
+        if self.rule is not None and self.rule[0] == self.n:  # no battle since: the same probabilities
+            return self.rule[1]
         index = {s: k for k, s in enumerate(self.systems)}
         pa = np.array([index[a] for a, _ in self.pairs])
         pb = np.array([index[b] for _, b in self.pairs])
@@ -206,6 +209,7 @@ class ArenaState:
         drawn = Battles.from_arrays(self.systems, self.units.a[idx], self.units.b[idx], np.asarray(self.y, float),
                                     prob=self.n * np.asarray(self.q, float))
         q, _ = pair_probabilities(drawn, pa, pb, used)
+        self.rule = (self.n, q)
         return q
 
 
