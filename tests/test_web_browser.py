@@ -55,6 +55,15 @@ def sign_in_by_typing(browser, url, token, wait_for):
     return page
 
 
+def wait_for_decided(admin_page):
+    """Wait for the admin page's own refresh (every 4 s while open) to show the decision, as a person watching it
+    does. Reloading from the test instead races that refresh: a reload aborted by the page's own one fails with
+    net::ERR_ABORTED (seen once in CI)."""
+    from playwright.sync_api import expect
+
+    expect(admin_page.locator("#decision")).to_contain_text("Decided", timeout=30_000)
+
+
 def test_one_annotator_by_keyboard_until_decided(browser, tmp_path):
     db = tmp_path / "w.db"
     work = Workspace(Store(db))
@@ -248,8 +257,7 @@ def test_a_live_project_with_a_proxy_by_keyboard_and_its_admin_page(browser, tmp
         assert admin_page.locator("#proxy").text_content().startswith("auto")
         n += answer(page, 200)
         assert "decision is made" in page.locator("#status").text_content()
-        admin_page.reload()
-        admin_page.wait_for_selector("#decision")
+        wait_for_decided(admin_page)
         assert "Decided: A wins." in " ".join(admin_page.locator("#decision").text_content().split())
         admin_page.screenshot(path=str(tmp_path / "admin-proxy.png"), full_page=True)
     d = Session(pool, make_selector("random", seed=0), a="A", b="B", risk=0.2,
@@ -295,7 +303,7 @@ def test_an_arena_by_keyboard_with_its_live_leaderboard(browser, tmp_path):
         while battle(page):
             n += 1
         assert "the question is answered" in page.locator("#status").text_content()
-        admin_page.reload()
+        wait_for_decided(admin_page)
         admin_page.wait_for_selector("#leaderboard")
         text = " ".join(admin_page.locator("#decision").text_content().split())
         admin_page.screenshot(path=str(tmp_path / "arena-admin.png"), full_page=True)
