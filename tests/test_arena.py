@@ -90,6 +90,49 @@ def test_rank_sets_by_hand():
     assert rs.tolist() == [[1, 1], [2, 3], [2, 3]]
 
 
+def test_step_down_rank_sets_by_hand_and_never_wider():
+    """Three independent strengths with s.e. 0.1 (differences: s.e. 0.1414). The single step's critical
+    value is the studentized range q(0.95; 3, inf) / sqrt(2) = 3.314 / 1.414 = 2.343. Once model 0 is
+    surely above both others, the step-down recomputes c over the claims still standing -- the two
+    directions of (1, 2) and "1 or 2 above 0" -- which is smaller; a gap of 1 vs 2 between the two values
+    is separated by the step-down only."""
+    cov = np.eye(3) * 0.01
+    _, c1 = rank_sets(np.array([1.0, 0.0, 0.0]), alpha=0.05, cov=cov, stepdown=False)
+    assert abs(c1 - 2.343) < 0.03
+    _, c2 = rank_sets(np.array([1.0, 0.0, 0.0]), alpha=0.05, cov=cov)  # step 2: no new claim, c of that step
+    assert 1.96 < c2 < c1 - 0.05
+    gap = (c1 + c2) / 2 * 0.1414
+    one, _ = rank_sets(np.array([1.0, gap, 0.0]), alpha=0.05, cov=cov, stepdown=False)
+    down, _ = rank_sets(np.array([1.0, gap, 0.0]), alpha=0.05, cov=cov)
+    assert one.tolist() == [[1, 1], [2, 3], [2, 3]] and down.tolist() == [[1, 1], [2, 2], [3, 3]]
+    for s in range(20):  # never wider, on fitted leagues
+        battles, _ = league(400 + s, n=1500)
+        fit = fit_bt(battles)
+        one, _ = rank_sets(fit.coef, alpha=0.1, cov=fit.cov, seed=s, stepdown=False)
+        down, _ = rank_sets(fit.coef, alpha=0.1, cov=fit.cov, seed=s)
+        assert np.all(down[:, 0] >= one[:, 0]) and np.all(down[:, 1] <= one[:, 1])
+
+
+def test_step_down_rank_sets_keep_the_familywise_error():
+    """Normal estimates around known strengths with a block of exact ties (where any claim between tied
+    models is false) and clear gaps: over 2,000 draws the share with any false "i above j" claim stays at
+    most alpha = 0.1 (+ 2 s.e. of 2,000 draws: 0.013)."""
+    beta = np.array([0.0, 0.0, 0.0, 0.0, 0.3, 0.6, 0.6, 1.2])
+    K = len(beta)
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(K, K))
+    cov = 0.01 * (A @ A.T / K + np.eye(K))  # correlated estimates, as a fit's are
+    root = np.linalg.cholesky(cov)
+    wrong = 0
+    for s in range(2000):
+        est = beta + root @ rng.standard_normal(K)
+        rs, _ = rank_sets(est, alpha=0.1, cov=cov, seed=s, sims=4000)
+        r_best, r_worst = 1 + (beta[None, :] > beta[:, None]).sum(axis=1), K - (beta[None, :] < beta[:, None]).sum(axis=1)
+        # a false claim puts some true rank (any rank a tied model can take) outside its set
+        wrong += bool(np.any((rs[:, 0] > r_best) | (rs[:, 1] < r_worst)))
+    assert wrong / 2000 <= 0.1 + 2 * (0.09 / 2000) ** 0.5
+
+
 def test_judges_never_bias_and_a_good_judge_narrows():
     """PPI++ with a judge: on leagues with known strengths the estimate stays centred on the truth even
     with an adversarial judge (its weight goes to 0), and a judge that mostly agrees narrows the intervals."""

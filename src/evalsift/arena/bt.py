@@ -18,12 +18,13 @@ by the mean weight of a battle, so weighted battles get the same prior).
 battles' outer score products (robust to a misspecified model; the Moore-Penrose inverse gives the
 covariance of the centred strengths); ``bootstrap``: percentile intervals of ``B`` replicates.
 
-**Simultaneous rank-sets** (:func:`rank_sets`): every pairwise difference ``beta_i - beta_j`` gets
-an interval ``d_ij +- c * se_ij`` with one ``c`` for all pairs, the ``1 - alpha`` quantile of the
-largest standardised deviation over all pairs (max-|t|: simulated from the normal with the fit's
-covariance, or read from the bootstrap replicates). When all those intervals hold -- probability
-``1 - alpha`` -- model ``i``'s rank lies in ``[1 + #{j surely above i}, K - #{j surely below i}]`` for
-every ``i`` at once, so the rank-sets cover the true ranks jointly.
+**Simultaneous rank-sets** (:func:`rank_sets`): "``i`` is surely above ``j``" when ``d_ij - c * se_ij
+> 0``, with one ``c`` for all pairs, the ``1 - alpha`` quantile of the largest standardised deviation
+over all pairs (max-|t|: simulated from the normal with the fit's covariance, or read from the
+bootstrap replicates), then lowered step by step over the pairs not yet separated (step-down, Mogstad,
+Romano, Shaikh & Wilhelm 2024). With probability ``1 - alpha`` no claim is false, and then model
+``i``'s rank lies in ``[1 + #{j surely above i}, K - #{j surely below i}]`` for every ``i`` at once,
+so the rank-sets cover the true ranks jointly.
 
 **Judges: prediction-powered Bradley-Terry** (:func:`fit_bt_ppi`; PPI++, Angelopoulos, Duchi & Zrnic
 2023, for an M-estimator; AutoEval Done Right, Boyeau et al. 2024, for Bradley-Terry). ``n`` battles
@@ -492,11 +493,20 @@ def _pairs(K: int):
 
 
 def rank_sets(coef: np.ndarray, *, alpha: float, cov: np.ndarray | None = None, draws: np.ndarray | None = None,
-              seed: int = 0, sims: int = 20000) -> tuple[np.ndarray, float]:
+              seed: int = 0, sims: int = 20000, stepdown: bool = True) -> tuple[np.ndarray, float]:
     """Simultaneous ``1 - alpha`` rank-sets (K x 2: best and worst rank, 1 = best) from the strengths
-    ``coef`` and either their covariance ``cov`` (max-|t| simulated from the normal) or bootstrap
-    ``draws`` (B x K; max-|t| of the replicates, standardised by their spread). Returns
-    ``(rank_sets, c)``, ``c`` the critical value shared by all pairs.
+    ``coef`` and either their covariance ``cov`` (the null distribution simulated from the normal) or
+    bootstrap ``draws`` (B x K; the replicates' deviations, standardised by their spread). Returns
+    ``(rank_sets, c)``, ``c`` the critical value of the last step.
+
+    Every ordered pair ``(i, j)`` is a one-sided hypothesis "``i`` is not stronger than ``j``", rejected
+    when ``d_ij - c * se_ij > 0``; ``c`` is the ``1 - alpha`` quantile of the largest standardised
+    deviation ``(Z_i - Z_j) / se_ij`` over the hypotheses still standing. The first step's ``c``, over
+    all ordered pairs, is the max-|t| over all pairs (the single-step sets, ``stepdown=False``).
+    ``stepdown`` (default) then removes what was rejected and recomputes ``c`` over the rest until no
+    new pair is rejected: the step-down procedure of Mogstad, Romano, Shaikh & Wilhelm (2024, Review of
+    Economic Studies, Sec. 3.2), which keeps the familywise error at ``alpha``, so the rank-sets still
+    hold for every model at once, and is never wider than the single step.
 
     >>> rs, c = rank_sets(np.array([2.0, 0.0, -2.0]), alpha=0.05, cov=np.eye(3) * 0.01)
     >>> rs.tolist()                    # far apart, tightly known: each rank is certain
@@ -504,28 +514,37 @@ def rank_sets(coef: np.ndarray, *, alpha: float, cov: np.ndarray | None = None, 
     """
     K = len(coef)
     i, j = _pairs(K)
+    i, j = np.concatenate([i, j]), np.concatenate([j, i])  # every ordered pair: "i above j" is the claim
     d = coef[i] - coef[j]
     if draws is not None:
-        D = draws[:, i] - draws[:, j]
-        se = D.std(axis=0, ddof=1)
-        se = np.where(se > 0, se, np.inf)
-        T = np.max(np.abs(D - d) / se, axis=1)
+        Z = draws - coef  # deviations of the replicates from the estimate
+        se = (Z[:, i] - Z[:, j]).std(axis=0, ddof=1)
     elif cov is not None:
         var = np.diag(cov)[i] + np.diag(cov)[j] - 2 * cov[i, j]
         se = np.sqrt(np.maximum(var, 0.0))
         vals, vecs = np.linalg.eigh((cov + cov.T) / 2)
-        root = vecs * np.sqrt(np.maximum(vals, 0.0))
-        Z = np.random.default_rng(seed).standard_normal((sims, K)) @ root.T
-        safe = np.where(se > 0, se, np.inf)
-        T = np.max(np.abs(Z[:, i] - Z[:, j]) / safe, axis=1)
+        Z = np.random.default_rng(seed).standard_normal((sims, K)) @ (vecs * np.sqrt(np.maximum(vals, 0.0))).T
     else:
         raise ParameterError("rank_sets needs cov or draws", field="cov")
-    c = float(np.quantile(T, 1 - alpha))
+    safe = np.where(se > 0, se, np.inf)
+
+    def largest(keep: np.ndarray) -> np.ndarray:
+        """Per replicate, the largest standardised deviation over the ordered pairs ``keep`` (in blocks of
+        replicates, so memory stays small with many models)."""
+        a, b, s = i[keep], j[keep], safe[keep]
+        return np.concatenate([((Z[r:r + 1024, a] - Z[r:r + 1024, b]) / s).max(axis=1) for r in range(0, len(Z), 1024)])
+
+    standing = np.ones(len(d), bool)
+    while True:
+        c = float(np.quantile(largest(standing), 1 - alpha))
+        new = standing & (d - c * se > 0)
+        if not new.any():
+            break
+        standing &= ~new
+        if not stepdown or not standing.any():
+            break
     above = np.zeros((K, K), bool)  # above[x, y]: x is surely stronger than y
-    sure = d - c * se > 0
-    above[i[sure], j[sure]] = True
-    below = d + c * se < 0
-    above[j[below], i[below]] = True
+    above[i[~standing], j[~standing]] = True
     best = 1 + above.sum(axis=0)  # models surely above each
     worst = K - above.sum(axis=1)  # models surely below each
     return np.column_stack([best, worst]).astype(int), c
