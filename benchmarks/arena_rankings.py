@@ -3,7 +3,7 @@
 ``arena``: on ``../shared/data/arena-ppr`` (or ``$EVALSIFT_DATA``), the reference is the leaderboard
 from all 17,942 human battles (its scores and ranks). For each human budget (500 / 1,000 / 2,000 /
 5,000) and method, ``--draws`` seeded draws of the human battles (uniform, or Chatbot Arena's active
-rule simulated on the recorded battles), each through :func:`evalsift.arena.leaderboard.leaderboard`
+rule simulated on the recorded battles, or our judge-aware stratified ``neyman`` draw), each through :func:`evalsift.arena.leaderboard.leaderboard`
 exactly as ``evalsift arena`` runs it:
 
 - coverage of the rank-sets: the share of draws in which *every* model's reference rank lies in its
@@ -20,14 +20,15 @@ nears the file's size.
 ``synthetic``: leagues of 20 models with known strengths (normal, sd 0.6 in log-odds), 20,000 battles
 over uniformly random pairs with outcomes drawn from Bradley-Terry (no ties), and a judge that
 repeats the human verdict with probability 0.6 and otherwise answers from its own, distorted
-strengths: coverage against the *true* strengths and ranks.
+strengths (``--judge uneven``: right 90% of the time on a random half of the pairs, a coin on the
+rest): coverage against the *true* strengths and ranks.
 
 ``speed``: a fit and 1,000 bootstrap replicates on 10^6 synthetic battles, beside FastChat's
 ``compute_elo_mle_with_tie`` (``pip install fschat``: timed on the same battles when it imports; its
 bootstrap is one refit per replicate, timed on a few and scaled, said so in the table).
 
     EVALSIFT_DATA=../shared/data python benchmarks/arena_rankings.py arena [--draws 100] [--alpha 0.1]
-    python benchmarks/arena_rankings.py synthetic [--draws 100]
+    python benchmarks/arena_rankings.py synthetic [--draws 100] [--judge even|uneven]
     python benchmarks/arena_rankings.py speed
 """
 
@@ -50,10 +51,13 @@ JUDGES = ("gpt-4-0125-preview", "claude-3-opus-20240229", "gpt-3.5-turbo")
 
 
 def methods_for(judges: list[str]) -> dict[str, tuple[str, list[str]]]:
+    """Each method: (allocation, judges). "all judges" rows only when there are several."""
     first = judges[:1]
-    return {"human only, uniform": ("uniform", []), f"human + {first[0]}, uniform": ("uniform", first),
+    rows = {"human only, uniform": ("uniform", []), f"human + {first[0]}, uniform": ("uniform", first),
             "human + all judges, uniform": ("uniform", judges), "human only, active": ("active", []),
-            f"human + {first[0]}, active": ("active", first)}
+            f"human + {first[0]}, active": ("active", first), "human only, neyman": ("neyman", []),
+            f"human + {first[0]}, neyman": ("neyman", first), "human + all judges, neyman": ("neyman", judges)}
+    return {k: v for k, v in rows.items() if len(judges) > 1 or "all judges" not in k}
 
 
 def measure(battles: Battles, ref_scores: np.ndarray, ref_ranks: np.ndarray, judges: list[str], budgets, draws: int,
@@ -115,30 +119,41 @@ def arena(root: Path, draws: int, alpha: float) -> str:
                                       f"them; {draws} draws per cell, alpha {alpha}")
 
 
-def synthetic_league(seed: int, n: int = 20000, K: int = 20) -> tuple[Battles, np.ndarray]:
+def synthetic_league(seed: int, n: int = 20000, K: int = 20, judge: str = "even") -> tuple[Battles, np.ndarray]:
+    """A league with known strengths and one judge: ``even`` repeats the human verdict with probability 0.6
+    and otherwise answers from its own, distorted strengths; ``uneven`` repeats it with probability 0.9 on a
+    random half of the pairs and tosses a coin on the other half (a judge that knows some matchups only)."""
     rng = np.random.default_rng(seed)
     beta = rng.normal(0, 0.6, K)
     a = rng.integers(K, size=n)
     b = (a + rng.integers(1, K, size=n)) % K
     y = (rng.random(n) < 1 / (1 + np.exp(-(beta[a] - beta[b])))).astype(float)
-    judged = beta + rng.normal(0, 0.4, K)  # the judge's own, distorted strengths
-    own = (rng.random(n) < 1 / (1 + np.exp(-(judged[a] - judged[b])))).astype(float)
-    f = np.where(rng.random(n) < 0.6, y, own)
+    if judge == "even":
+        judged = beta + rng.normal(0, 0.4, K)  # the judge's own, distorted strengths
+        own = (rng.random(n) < 1 / (1 + np.exp(-(judged[a] - judged[b])))).astype(float)
+        f = np.where(rng.random(n) < 0.6, y, own)
+    else:
+        knows = rng.random((K, K)) < 0.5
+        knows = np.triu(knows, 1) | np.triu(knows, 1).T
+        coin = rng.integers(2, size=n).astype(float)
+        f = np.where(knows[a, b], np.where(rng.random(n) < 0.9, y, 1 - y), coin)
     return Battles.from_arrays([f"m{k:02d}" for k in range(K)], a, b, y, judges={"judge": f}, source="synthetic"), beta
 
 
-def synthetic(draws: int, alpha: float) -> str:
+def synthetic(draws: int, alpha: float, judge: str = "even") -> str:
     budgets = (500, 1000, 2000, 5000)
     out = {}
     for s in range(draws):
-        battles, beta = synthetic_league(s)
+        battles, beta = synthetic_league(s, judge=judge)
         true_scores = 1000 + ELO * (beta - beta.mean())
         r = measure(battles, true_scores, ranks(beta), ["judge"], budgets, 1, alpha)
         for k, v in r.items():
             out.setdefault(k, []).append(v)
     res = {k: {m: float(np.mean([x[m] for x in v])) for m in v[0]} for k, v in out.items()}
-    return table(res, budgets, alpha, f"Synthetic leagues (20 models, 20,000 battles, known strengths; {draws} leagues, one "
-                                      f"draw each; alpha {alpha}): coverage of the TRUE ranks and scores")
+    which = ("a judge right 60% of the time, else its own strengths" if judge == "even" else
+             "a judge right 90% of the time on half the pairs, a coin on the rest")
+    return table(res, budgets, alpha, f"Synthetic leagues (20 models, 20,000 battles, known strengths, {which}; {draws} "
+                                      f"leagues, one draw each; alpha {alpha}): coverage of the TRUE ranks and scores")
 
 
 def speed() -> str:
@@ -190,12 +205,14 @@ def main() -> int:
     ap.add_argument("what", choices=["arena", "synthetic", "speed"])
     ap.add_argument("--draws", type=int, default=100)
     ap.add_argument("--alpha", type=float, default=0.1)
+    ap.add_argument("--judge", choices=["even", "uneven"], default="even",
+                    help="synthetic: the judge's quality, the same on every pair (even) or good on half of them (uneven)")
     ap.add_argument("--out", help="also write the table (markdown) here")
     args = ap.parse_args()
     root = Path(os.environ.get("EVALSIFT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
     t0 = time.time()
     text = (arena(root, args.draws, args.alpha) if args.what == "arena" else
-            synthetic(args.draws, args.alpha) if args.what == "synthetic" else speed())
+            synthetic(args.draws, args.alpha, args.judge) if args.what == "synthetic" else speed())
     text += f"\n\n({time.time() - t0:.0f} s; command: python benchmarks/arena_rankings.py {' '.join(sys.argv[1:])})"
     print(text)
     if args.out:

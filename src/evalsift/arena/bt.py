@@ -115,16 +115,19 @@ class _Rows:
     t: np.ndarray  # rows x columns of targets (column 0: the verdict; then judges)
     count: np.ndarray
     weight: np.ndarray  # per battle of the row (1 / draw probability)
+    s: np.ndarray  # the stratum of the row's battles (all 0 for a draw without strata)
 
     def with_counts(self, count: np.ndarray) -> "_Rows":
-        return _Rows(self.a, self.b, self.t, count.astype(float), self.weight)
+        return _Rows(self.a, self.b, self.t, count.astype(float), self.weight, self.s)
 
 
-def _rows(a: np.ndarray, b: np.ndarray, targets: np.ndarray, weight: np.ndarray | None = None) -> _Rows:
-    """Aggregate battles into unique rows (vectorised)."""
+def _rows(a: np.ndarray, b: np.ndarray, targets: np.ndarray, weight: np.ndarray | None = None,
+          strata: np.ndarray | None = None) -> _Rows:
+    """Aggregate battles into unique rows (vectorised); ``strata``: each battle's stratum (a stratified draw)."""
     n = len(a)
     w = np.ones(n) if weight is None else np.asarray(weight, float)
-    cols = np.column_stack([a.astype(float), b.astype(float), targets, w])
+    h = np.zeros(n) if strata is None else np.asarray(strata, float)
+    cols = np.column_stack([a.astype(float), b.astype(float), targets, h, w])
     # each column's values coded 0..k-1 (1-D uniques are fast), then one mixed-radix integer key per battle
     key = np.zeros(n, dtype=np.int64)
     radix = 1
@@ -139,7 +142,8 @@ def _rows(a: np.ndarray, b: np.ndarray, targets: np.ndarray, weight: np.ndarray 
     else:
         _, first, counts = np.unique(key, return_index=True, return_counts=True)
         uniq = cols[first]
-    return _Rows(uniq[:, 0].astype(int), uniq[:, 1].astype(int), uniq[:, 2:-1], counts.astype(float), uniq[:, -1])
+    return _Rows(uniq[:, 0].astype(int), uniq[:, 1].astype(int), uniq[:, 2:-2], counts.astype(float), uniq[:, -1],
+                 uniq[:, -2].astype(int))
 
 
 def _xx(a: np.ndarray, b: np.ndarray, w: np.ndarray, K: int) -> np.ndarray:
@@ -332,24 +336,48 @@ def bootstrap_bt(battles: Battles, B: int = 1000, *, seed: int = 0, weighted: bo
     replacement (a multinomial redraw of the counted rows), each refitted from the full fit."""
     _check(battles)
     rows = _rows(battles.a, battles.b, battles.y[:, None], 1.0 / battles.prob if weighted else None)
-    return _redraws(rows, battles.K, battles.n, B, np.random.default_rng(seed))
+    return _redraws(rows, battles.K, B, np.random.default_rng(seed))
 
 
-def _redraws(rows: _Rows, K: int, n: int, B: int, rng) -> np.ndarray:
-    """``B`` maximum-likelihood refits of ``rows`` redrawn as ``n`` battles with replacement, each from the full fit."""
+def _resampler(rows: _Rows):
+    """A function of ``rng`` giving new counts for ``rows``: the battles resampled with replacement, within
+    each stratum of ``rows.s`` (as many as it had), in one multinomial call (strata padded to one length)."""
+    order = np.argsort(rows.s, kind="stable")
+    strata, start, size = np.unique(rows.s[order], return_index=True, return_counts=True)
+    L, width = len(strata), int(size.max())
+    slot = np.arange(len(order)) - np.repeat(start, size)  # each row's place within its stratum
+    P = np.zeros((L, width))
+    P[np.repeat(np.arange(L), size), slot] = rows.count[order]
+    n = P.sum(axis=1)
+    P /= n[:, None]
+    stratum_of = np.repeat(np.arange(L), size)
+
+    def redraw(rng) -> np.ndarray:
+        counts = np.empty(len(order))
+        counts[order] = rng.multinomial(n.astype(np.int64), P)[stratum_of, slot]
+        return counts
+
+    return redraw
+
+
+def _redraws(rows: _Rows, K: int, B: int, rng) -> np.ndarray:
+    """``B`` maximum-likelihood refits of ``rows`` resampled with replacement (within strata), each from
+    the full fit."""
     beta = _fit_rows(rows, K)
-    share = rows.count / rows.count.sum()
+    redraw = _resampler(rows)
     out = np.empty((B, K))
     for r in range(B):
-        out[r] = _fit_rows(rows.with_counts(rng.multinomial(n, share)), K, beta)
+        out[r] = _fit_rows(rows.with_counts(redraw(rng)), K, beta)
     return out
 
 
 # ---------------------------------------------------------------------------------------------- PPI++
-def _moments(rows: _Rows, beta: np.ndarray, K: int):
+def _moments(rows: _Rows, beta: np.ndarray, K: int, stratified: bool = False):
     """Per target column u: the score vectors ``g_u = (p - u) x``; returns ``(H, S)`` with
     ``S[u][v] = sum_r c_r w_r^2 (p - u)(p - v) x x^T - (1/n) m_u m_v^T`` (the centred cross-products,
-    summed) and ``H`` the summed Hessian."""
+    summed) and ``H`` the summed Hessian. ``stratified``: centred within each stratum of ``rows.s``
+    instead, each stratum's sum times ``n_h / (n_h - 1)`` -- the variance of a stratified sample's
+    weighted sum (a stratum with one battle adds nothing: it is taken whole)."""
     from scipy.special import expit
 
     p = expit(beta[rows.a] - beta[rows.b])
@@ -358,19 +386,30 @@ def _moments(rows: _Rows, beta: np.ndarray, K: int):
     H = _xx(rows.a, rows.b, c * w * p * (1 - p), K)
     cols = rows.t.shape[1]
     r = p[:, None] - rows.t  # rows x cols
-    m = [_xv(rows.a, rows.b, c * w * r[:, u], K) for u in range(cols)]
-    S = [[_xx(rows.a, rows.b, c * w * w * r[:, u] * r[:, v], K) - np.outer(m[u], m[v]) / n for v in range(cols)]
+    if not stratified:
+        m = [_xv(rows.a, rows.b, c * w * r[:, u], K) for u in range(cols)]
+        S = [[_xx(rows.a, rows.b, c * w * w * r[:, u] * r[:, v], K) - np.outer(m[u], m[v]) / n for v in range(cols)]
+             for u in range(cols)]
+        return H, S
+    h = rows.s
+    nh = np.bincount(h, c)
+    f = np.where(nh > 1, nh / np.maximum(nh - 1, 1), 0.0)  # n_h / (n_h - 1); 0 for a stratum of one
+    L = len(nh)
+    m = [(np.bincount(h * K + rows.a, c * w * r[:, u], L * K) - np.bincount(h * K + rows.b, c * w * r[:, u], L * K))
+         .reshape(L, K) for u in range(cols)]
+    scale = (f / np.maximum(nh, 1))[:, None]
+    S = [[_xx(rows.a, rows.b, f[h] * c * w * w * r[:, u] * r[:, v], K) - m[u].T @ (m[v] * scale) for v in range(cols)]
          for u in range(cols)]
     return H, S
 
 
-def _ppi_lam(lab: _Rows, all_rows: _Rows, beta: np.ndarray, K: int) -> np.ndarray:
+def _ppi_lam(lab: _Rows, all_rows: _Rows, beta: np.ndarray, K: int, stratified: bool = False) -> np.ndarray:
     """The judges' weights minimising the trace of the PPI covariance (a quadratic in lam), with
     ``lam >= 0`` and ``sum lam <= 1``."""
     from scipy.optimize import minimize
 
     H_all, S_all = _moments(all_rows, beta, K)
-    _, S_lab = _moments(lab, beta, K)
+    _, S_lab = _moments(lab, beta, K, stratified)
     Hi = _pinv(H_all)
     k = lab.t.shape[1] - 1
     tr = lambda A: float(np.trace(Hi @ A @ Hi))  # noqa: E731
@@ -396,9 +435,10 @@ def _ppi_fit(lab: _Rows, all_rows: _Rows, lam: np.ndarray, K: int, beta0=None) -
                    unit=_unit(lab))
 
 
-def _ppi_cov(lab: _Rows, all_rows: _Rows, lam: np.ndarray, beta: np.ndarray, K: int) -> np.ndarray:
+def _ppi_cov(lab: _Rows, all_rows: _Rows, lam: np.ndarray, beta: np.ndarray, K: int,
+             stratified: bool = False) -> np.ndarray:
     H_all, S_all = _moments(all_rows, beta, K)
-    _, S_lab = _moments(lab, beta, K)
+    _, S_lab = _moments(lab, beta, K, stratified)
     k = len(lam)
     V = S_lab[0][0].copy()
     for i in range(k):
@@ -433,14 +473,17 @@ def _drawn(battles: Battles, labelled: np.ndarray, prob, verdicts) -> Battles:
 
 
 def fit_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], *, prob: np.ndarray | None = None,
-               lam: Sequence[float] | None = None, weighted: bool = True, verdicts: np.ndarray | None = None) -> BTFit:
+               lam: Sequence[float] | None = None, weighted: bool = True, verdicts: np.ndarray | None = None,
+               strata: np.ndarray | None = None) -> BTFit:
     """Prediction-powered Bradley-Terry (module doc): the human verdicts of the battles at positions
     ``labelled`` (drawn from all; a position may repeat when draws were with replacement), each draw
     weighted by ``1 / prob`` (``prob``: per draw, default the battles' own ``prob``; ``n / N`` for a
     uniform draw), every judge of ``judges`` on all battles. ``lam``: the judges' weights; default
     the variance-minimising ones. With no judge it is the human-only fit (weighted MLE).
     ``verdicts``: the human verdict value of each draw, when it is not the battle's own ``y`` (the
-    annotation app: the battles are the (prompt, pair) units, judged by whoever drew them)."""
+    annotation app: the battles are the (prompt, pair) units, judged by whoever drew them).
+    ``strata``: each draw's stratum, for a stratified draw (``prob`` then ``n_h / N_h``): the variance
+    is the stratified one, centred within each stratum (:mod:`evalsift.arena.design`)."""
     labelled = np.asarray(labelled, dtype=int)
     lab_b = _drawn(battles, labelled, prob, verdicts)
     _check(lab_b)
@@ -448,41 +491,50 @@ def fit_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], *,
     Fm = _judge_matrix(battles, judges)
     K, n, N = battles.K, len(labelled), battles.n
     w_lab = 1.0 / lab_b.prob if weighted else None
-    lab = _rows(lab_b.a, lab_b.b, np.column_stack([lab_b.y, Fm[labelled]]), w_lab)
+    if strata is not None and len(strata) != n:
+        raise ParameterError(f"{len(strata)} strata for {n} human draws", field="strata")
+    lab = _rows(lab_b.a, lab_b.b, np.column_stack([lab_b.y, Fm[labelled]]), w_lab, strata)
     beta = _fit_rows(lab, K)
+    st = strata is not None
     if not judges:
-        return BTFit(battles.models, beta, _sandwich(lab, beta, K), "mle", {}, n, N)
+        if not st:
+            return BTFit(battles.models, beta, _sandwich(lab, beta, K), "mle", {}, n, N)
+        H, S = _moments(lab, beta, K, True)
+        Hi = _pinv(H)
+        return BTFit(battles.models, beta, Hi @ S[0][0] @ Hi, "mle", {}, n, N)
     all_rows = _rows(battles.a, battles.b, Fm)
-    lam_v = _ppi_lam(lab, all_rows, beta, K) if lam is None else np.asarray(lam, float)
+    lam_v = _ppi_lam(lab, all_rows, beta, K, st) if lam is None else np.asarray(lam, float)
     if len(lam_v) != len(judges) or (lam_v < 0).any() or lam_v.sum() > 1 + 1e-12:
         raise ParameterError(f"lam must give each of the {len(judges)} judge(s) a weight >= 0, summing to <= 1; "
                              f"got {list(lam_v)}", field="lam")
     beta = _ppi_fit(lab, all_rows, lam_v, K, beta)
-    return BTFit(battles.models, beta, _ppi_cov(lab, all_rows, lam_v, beta, K), "ppi",
+    return BTFit(battles.models, beta, _ppi_cov(lab, all_rows, lam_v, beta, K, st), "ppi",
                  {j: float(x) for j, x in zip(judges, lam_v)}, n, N)
 
 
 def bootstrap_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], lam: Sequence[float], B: int = 1000,
                      *, prob: np.ndarray | None = None, seed: int = 0, weighted: bool = True,
-                     verdicts: np.ndarray | None = None) -> np.ndarray:
+                     verdicts: np.ndarray | None = None, strata: np.ndarray | None = None) -> np.ndarray:
     """``B`` bootstrap replicates of :func:`fit_bt_ppi` with the weights ``lam`` held: the human
-    draws and all battles resampled separately (without judges: the human draws alone)."""
+    draws and all battles resampled separately (without judges: the human draws alone); ``strata``: the
+    human draws resampled within each stratum, as a stratified draw was made."""
     labelled = np.asarray(labelled, dtype=int)
     lab_b = _drawn(battles, labelled, prob, verdicts)
     Fm = _judge_matrix(battles, judges)
-    K, n, N = battles.K, len(labelled), battles.n
-    lab = _rows(lab_b.a, lab_b.b, np.column_stack([lab_b.y, Fm[labelled]]), 1.0 / lab_b.prob if weighted else None)
+    K, N = battles.K, battles.n
+    lab = _rows(lab_b.a, lab_b.b, np.column_stack([lab_b.y, Fm[labelled]]), 1.0 / lab_b.prob if weighted else None,
+                strata)
     all_rows = _rows(battles.a, battles.b, Fm)
     lam_v = np.asarray(lam, float)
     rng = np.random.default_rng(seed)
     if not judges:
-        return _redraws(lab, K, n, B, rng)
-    s_lab, s_all = lab.count / n, all_rows.count / N
+        return _redraws(lab, K, B, rng)
+    redraw_lab, s_all = _resampler(lab), all_rows.count / N
     out = np.empty((B, K))
     beta = _ppi_fit(lab, all_rows, lam_v, K, _fit_rows(lab, K))
     for r in range(B):
-        out[r] = _ppi_fit(lab.with_counts(rng.multinomial(n, s_lab)), all_rows.with_counts(rng.multinomial(N, s_all)),
-                          lam_v, K, beta)
+        out[r] = _ppi_fit(lab.with_counts(redraw_lab(rng)), all_rows.with_counts(rng.multinomial(N, s_all)), lam_v, K,
+                          beta)
     return out
 
 

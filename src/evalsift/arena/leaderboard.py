@@ -8,13 +8,15 @@ them) and returns a :class:`Leaderboard`: per model the Bradley-Terry score on t
   replacement; ``"active"``: in rounds by Chatbot Arena's rule (Chiang et al. 2024, Sec. 5: a pair is
   drawn with probability proportional to how much one more battle would shrink its interval,
   ``sqrt(v / n) - sqrt(v / (n + 1))``, mixed with 10% uniform), each battle with the probability it
-  was drawn with recorded and weighted by its inverse -- and the judges' verdicts on every battle
+  was drawn with recorded and weighted by its inverse; ``"neyman"`` (ours): a stratified draw by pair
+  and by what the judges said, allocated where people disagree with the judges and where a comparison
+  is close to being settled (:mod:`evalsift.arena.design`) -- and the judges' verdicts on every battle
   sharpen them (PPI++, :func:`~evalsift.arena.bt.fit_bt_ppi`). The other battles' human verdicts are
   never read.
 - without a budget: every human battle; judges then add nothing to the estimate (PPI would weight
   them 0) and are reported only as their agreement with the people.
 - ``intervals="sandwich"`` (normal, robust covariance) or ``"bootstrap"`` (percentile intervals and
-  bootstrap max-|t| rank-sets, ``B`` replicates).
+  bootstrap rank-sets, ``B`` replicates); the rank-sets are step-down max-|t| sets either way.
 - ``ties="half"`` (a tie is half a win: Chatbot Arena's and FastChat's count) or ``"davidson"``
   (Davidson's tie-aware model, :func:`~evalsift.arena.bt.fit_davidson`; the human battles alone).
 """
@@ -32,11 +34,10 @@ import numpy as np
 from ..errors import DataError, ParameterError, check_choice
 from .battles import Battles
 from .bt import ELO, TIES, BTFit, bootstrap_bt_ppi, fit_bt_ppi, fit_davidson, rank_sets, ranks
+from .design import draw_active, draw_neyman, draw_uniform, pair_probabilities, strata_note
 
-ALLOCATIONS = ("uniform", "active")
+ALLOCATIONS = ("uniform", "active", "neyman")
 INTERVALS = ("sandwich", "bootstrap")
-EXPLORE = 0.1  # the active rule's uniform share
-ROUNDS = 20  # the active rule refits this many times over the budget
 
 
 @dataclass
@@ -58,6 +59,7 @@ class Leaderboard:
     source: str = ""
     pair_counts: np.ndarray | None = None  # human battles used per pair
     stop: dict | None = None  # with a stop rule: the looks and whether it was met
+    strata: str | None = None  # a stratified draw (neyman): how many strata and battles in each
 
     def order(self) -> np.ndarray:
         """Model indices, strongest first."""
@@ -80,7 +82,7 @@ class Leaderboard:
                 "tie_propensity": self.fit.lam.get("tie_propensity"), "judges": self.judges, "critical_value": round(self.critical, 4),
                 "scale": "Elo: 1000 + 400 * log10-odds, centred on the models' mean", "seed": self.seed,
                 "source": self.source, "win_matrix": np.round(self.fit.win_matrix(), 4).tolist(),
-                "model_order": list(self.models), "stop": self.stop,
+                "model_order": list(self.models), "stop": self.stop, "strata": self.strata,
                 "assumption": ASSUMPTION}
 
     def csv(self) -> str:
@@ -100,6 +102,7 @@ class Leaderboard:
                + (f", judges {', '.join(f'{k} (weight {v:.2f})' for k, v in d['judge_weights'].items())}"
                   if d["judge_weights"] else "")
                + (f", Davidson's ties (propensity {d['tie_propensity']:.2f})" if d["tie_propensity"] else "")
+               + (f", drawn by {self.allocation} ({self.strata})" if self.strata else "")
                + f"; {1 - self.alpha:.0%} intervals ({self.intervals}) and simultaneous rank-sets",
                f"{'rank':>4}  {'model':<{width}}  {'score':>7}  {'interval':>17}  rank-set"]
         for m in d["models"]:
@@ -115,72 +118,10 @@ class Leaderboard:
 
 
 ASSUMPTION = ("the human battles used are every battle of the file, or a draw from them with recorded probabilities "
-              "(uniform, or the active rule's), independent of the verdicts; the judges may be anything (a poor "
-              "judge lowers the gain, never the validity); intervals and rank-sets are asymptotic (normal or "
-              "bootstrap)")
-
-
-def _draw_uniform(n_total: int, budget: int, rng) -> tuple[np.ndarray, np.ndarray]:
-    idx = np.sort(rng.choice(n_total, size=budget, replace=False))
-    return idx, np.full(budget, budget / n_total)
-
-
-def pair_probabilities(battles: Battles, pa: np.ndarray, pb: np.ndarray, used: np.ndarray, *,
-                       explore: float = EXPLORE, beta0: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Chatbot Arena's active rule (Chiang et al. 2024, Sec. 5) for the next battle: over the pairs
-    ``(pa[p], pb[p])``, probabilities ``(1 - explore) * gain / sum(gain) + explore / P`` with ``gain =
-    sqrt(v / n) - sqrt(v / (n + 1))`` -- how much one more battle would shrink the pair's interval --
-    where ``n = used[p]`` battles of the pair were drawn so far and ``v / n`` is the variance of the
-    pair's difference in the weighted human-only fit of ``battles`` (the draws so far, weighted by
-    their ``prob``). A pair never drawn gains ``sqrt(v)``; with no battles yet every pair is equal.
-    Returns ``(probabilities, the fit's strengths)``."""
-    from scipy.special import expit
-
-    from .bt import RIDGE, _fit_rows, _rows, _xx
-
-    K, P = battles.K, len(pa)
-    used = np.asarray(used, float)
-    beta = np.zeros(K) if beta0 is None else beta0
-    if battles.n:
-        rows = _rows(battles.a, battles.b, battles.y[:, None], 1.0 / battles.prob)
-        beta = _fit_rows(rows, K, beta0)
-        p = expit(beta[rows.a] - beta[rows.b])
-        cov = np.linalg.inv(_xx(rows.a, rows.b, rows.count * p * (1 - p), K) + RIDGE * np.eye(K))
-        v = np.maximum(cov[pa, pa] + cov[pb, pb] - 2 * cov[pa, pb], 1e-12) * np.maximum(used, 1)
-    else:
-        v = np.ones(P)
-    gain = np.sqrt(v / np.maximum(used, 1)) - np.sqrt(v / (used + 1))
-    gain = np.where(used == 0, np.sqrt(v), gain)  # an unseen pair: as much as a first battle can give
-    return (1 - explore) * gain / gain.sum() + explore / P, beta
-
-
-def _draw_active(battles: Battles, budget: int, rng) -> tuple[np.ndarray, np.ndarray]:
-    """Chatbot Arena's active rule (:func:`pair_probabilities`), simulated on the recorded battles: in
-    ``ROUNDS`` rounds, pairs drawn by the rule refitted on the draws so far, then a battle drawn
-    uniformly within the pair (with replacement: the same recorded vote may be drawn twice). Each
-    draw's weight is the inverse of its probability ``T * P(battle)``, so the weighted sum of any
-    battle quantity is unbiased for its sum over all battles."""
-    K = battles.K
-    key = np.minimum(battles.a, battles.b) * K + np.maximum(battles.a, battles.b)
-    pairs, inverse, sizes = np.unique(key, return_inverse=True, return_counts=True)
-    members = np.split(np.argsort(inverse, kind="stable"), np.cumsum(sizes)[:-1])
-    P = len(pairs)
-    pa, pb = pairs // K, pairs % K
-    chosen, probs = [], []
-    used = np.zeros(P)
-    per_round = [budget // ROUNDS + (1 if r < budget % ROUNDS else 0) for r in range(ROUNDS)]
-    beta = np.zeros(K)
-    for r, m in enumerate(per_round):
-        if m == 0:
-            continue
-        q, beta = pair_probabilities(battles.subset(chosen, prob=probs), pa, pb, used, beta0=beta)
-        draws = rng.choice(P, size=m, p=q)
-        for d in draws:
-            i = members[d][rng.integers(sizes[d])]
-            chosen.append(int(i))
-            probs.append(float(budget * q[d] / sizes[d]))  # T * P(this battle at this draw)
-            used[d] += 1
-    return np.asarray(chosen, dtype=int), np.asarray(probs)
+              "(uniform; the active rule's; or neyman's, strata fixed before the draw and battles drawn uniformly "
+              "within each), where a draw may depend on verdicts already seen but not on those still to come; the "
+              "judges may be anything (a poor judge lowers the gain, never the validity); intervals and rank-sets are "
+              "asymptotic (normal or bootstrap)")
 
 
 def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_budget: int | None = None,
@@ -216,9 +157,14 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
                              field="human_budget")
     if stop is not None:
         return _stopped(battles, judges, int(human_budget), allocation, alpha, seed, intervals, B, ties, stop, first)
-    labelled, prob = (_draw_uniform(battles.n, human_budget, rng) if allocation == "uniform"
-                      else _draw_active(battles, human_budget, rng))
-    return _board(battles, labelled, prob, judges, judges, alpha, seed, intervals, B, ties, allocation)
+    strata = None
+    if allocation == "uniform":
+        labelled, prob = draw_uniform(battles.n, human_budget, rng)
+    elif allocation == "active":
+        labelled, prob = draw_active(battles, human_budget, rng)
+    else:
+        labelled, prob, strata = draw_neyman(battles, human_budget, rng, judges, alpha=alpha)
+    return _board(battles, labelled, prob, judges, judges, alpha, seed, intervals, B, ties, allocation, strata=strata)
 
 
 def parse_stop(stop: str, K: int) -> tuple[str, int]:
@@ -295,10 +241,14 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
 
 
 def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties, allocation,
-           verdicts=None) -> Leaderboard:
+           verdicts=None, strata=None) -> Leaderboard:
     """The leaderboard from the human draws ``labelled`` (with probabilities ``prob``; ``verdicts``: each
-    draw's own verdict, default the battle's) and the judges ``use``."""
+    draw's own verdict, default the battle's; ``strata``: each draw's stratum, for a stratified draw) and
+    the judges ``use``."""
     if ties == "davidson":
+        if strata is not None:
+            raise ParameterError("--ties davidson fits battles drawn uniformly: use --allocation uniform or active, "
+                                 "or --ties half", field="ties")
         if intervals == "bootstrap" or use:
             raise ParameterError("--ties davidson fits the human battles alone with sandwich intervals: leave out "
                                  "--judge (with --human-budget) and --intervals bootstrap, or use --ties half",
@@ -307,10 +257,10 @@ def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties
 
         fit = fit_davidson(_drawn(battles, np.asarray(labelled, dtype=int), prob, verdicts))
     else:
-        fit = fit_bt_ppi(battles, labelled, use, prob=prob, verdicts=verdicts)
+        fit = fit_bt_ppi(battles, labelled, use, prob=prob, verdicts=verdicts, strata=strata)
     if intervals == "bootstrap":
         draws = bootstrap_bt_ppi(battles, labelled, use, list(fit.lam.values()), B, prob=prob, seed=seed,
-                                 verdicts=verdicts)
+                                 verdicts=verdicts, strata=strata)
         lo, hi = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
         interval = np.column_stack([lo, hi])
         rs, c = rank_sets(fit.coef, alpha=alpha, draws=draws)
@@ -319,7 +269,8 @@ def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties
         rs, c = rank_sets(fit.coef, alpha=alpha, cov=fit.cov, seed=seed)
     return Leaderboard(battles.models, fit, 1000.0 + ELO * interval, rs, c, float(alpha), intervals, allocation,
                        len(labelled), battles.n, {j: _agreement(battles, j, labelled, verdicts) for j in judges}, seed,
-                       battles.source, battles.pair_counts(labelled))
+                       battles.source, battles.pair_counts(labelled),
+                       strata=strata_note(np.asarray(strata)) if strata is not None else None)
 
 
 def _agreement(battles: Battles, judge: str, labelled=None, verdicts=None) -> dict[str, Any]:
@@ -351,5 +302,5 @@ def write_leaderboard(board: Leaderboard, out: str | Path) -> dict[str, Path]:
     return paths
 
 
-__all__ = ["ALLOCATIONS", "ASSUMPTION", "INTERVALS", "Leaderboard", "leaderboard", "pair_probabilities", "parse_stop",
+__all__ = ["ALLOCATIONS", "ASSUMPTION", "INTERVALS", "Leaderboard", "leaderboard", "parse_stop",
            "planned_looks", "stop_met", "write_leaderboard"]

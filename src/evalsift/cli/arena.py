@@ -22,10 +22,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "question_id); repeat for several (stacked). Used with --human-budget")
     p.add_argument("--human-budget", type=positive_int, metavar="N",
                    help="use only N of the human battles (drawn per --allocation) and the judges on all of them")
-    p.add_argument("--allocation", choices=["uniform", "active"], default="uniform",
+    p.add_argument("--allocation", choices=["uniform", "active", "neyman"], default="uniform",
                    help="with --human-budget: uniform draws at random; active draws pairs by Chatbot Arena's rule "
                         "(where one more battle shrinks an interval most), each battle weighted by the inverse of its "
-                        "draw probability")
+                        "draw probability; neyman (ours) draws a stratified sample, strata by pair and by what the "
+                        "judges said, with more battles where people disagree with the judges and where a comparison "
+                        "is close to being settled")
     p.add_argument("--stop", metavar="RULE",
                    help="with --human-budget (the most it may use): draw human battles in a random order and stop once "
                         "the question is answered -- top-k:K (the K best are singled out) or rank-set:S (every rank-set "

@@ -7,7 +7,7 @@ next battle; the live leaderboard is :mod:`evalsift.arena`'s, computed from the 
 order, answered 1, 2 or 0, the verdict stored in terms of the systems.
 
 **The next battle** (:meth:`ArenaState.pair_probabilities`, :func:`draw`): a pair is drawn with the
-rule's probability -- ``active``: Chatbot Arena's (:func:`evalsift.arena.leaderboard.pair_probabilities`,
+rule's probability -- ``active``: Chatbot Arena's (:func:`evalsift.arena.design.pair_probabilities`,
 from the human battles so far), ``uniform``: equal -- renormalised over the pairs that still have a
 battle for this person, then a prompt uniformly among that pair's battles still open to them. The
 probability of the whole draw, ``q = pi(pair) / open prompts``, is kept with the assignment and with
@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 
 from ..arena.battles import Battles
-from ..arena.leaderboard import _board, pair_probabilities, parse_stop, planned_looks, stop_met
+from ..arena.design import pair_probabilities
+from ..arena.leaderboard import _board, parse_stop, planned_looks, stop_met
 from ..errors import DataError
 from ..stats.sequential import VALUES
 from ..store import Project, Store
