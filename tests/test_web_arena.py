@@ -180,6 +180,10 @@ def test_annotate_new_arena_on_the_command_line_with_a_metric_judge(tmp_path, ca
     code, out, _ = run("annotate", "status", "--project", str(pid))
     assert code == 0 and "arena of 3 systems" in out and "metric:token_f1" in out
     assert "open: 0 of at most 300 human battles" in out
+    code, out, err = run("annotate", "new", "--arena", "--data", "demo", "--name", "ney", "--proxy", "metric:token_f1",
+                         "--allocation", "neyman", "--json")
+    assert code == 0, err
+    assert Store("evalsift.db").project(json.loads(out)["project"]).settings["arena"]["allocation"] == "neyman"
     code, _, err = run("annotate", "new", "--arena", "--data", "demo", "--name", "ar2", "--a", "A")
     assert code == 2 and "--systems" in err
     code, _, err = run("annotate", "new", "--arena", "--data", "demo", "--name", "ar3", "--stop", "best")
@@ -201,3 +205,47 @@ def test_the_league_is_ranked_within_its_rank_sets_by_the_active_rule(tmp_path):
     truth = {f"S{j}": j + 1 for j in range(5)}  # LEAGUE is in decreasing strength
     assert LEAGUE == tuple(sorted(LEAGUE, reverse=True))
     assert all(m["rank_set"][0] <= truth[m["name"]] <= m["rank_set"][1] for m in models)
+
+
+def test_a_neyman_arena_fills_its_strata_and_weights_them_post_stratified(tmp_path):
+    """--allocation neyman in the app: a judge right on some pairs and a coin on the others, 5 systems, 60
+    prompts, 300 battles. Every stratum gets its pilot share (2, or the whole stratum) before Neyman's
+    rule takes over; the board equals a fit from the stored records alone with each stratum's battles
+    weighted by units / battles (the post-stratified weights) and the stratified variance; the true
+    order lies in every rank-set."""
+    from evalsift.arena.design import design_strata, pilot_allocation
+
+    pool = league_pool(n=60, k=5)
+    systems = list(pool.systems)
+    rng = np.random.default_rng(1)
+    judge = []  # right on pairs with an even sum of indices, a coin on the others
+    for i, a in enumerate(systems):
+        for b in systems[i + 1:]:
+            for item in pool.item_ids:
+                right = league_value(item, a, b) == 1.0
+                says_a = right if (i + systems.index(b)) % 2 == 0 else rng.random() < 0.5
+                judge.append(Judgment(item_id=item, a=a, b=b, verdict="a" if says_a else "b", annotator="j",
+                                      kind="llm"))
+    work, pid, _, who, _ = make(tmp_path, pool=pool, max_battles=300, allocation="neyman", stop="rank-set:1",
+                                judges={"judge:half": judge})
+    k, done = play(work, pid, who)
+    assert k == 300 and "all its battles" in done["reason"]
+    ar = work.status(pid)["arena"]
+    assert ar["allocation"] == "neyman" and ar["strata"].endswith("each")
+    state = work.arena(pid)
+    label, N = design_strata(state.units, ["judge:half"], 300)
+    assert np.array_equal(label, state.strata()[0])
+    have = np.bincount(label[np.asarray(state.unit)], minlength=len(N))
+    assert np.all(have >= pilot_allocation(N, 300))  # every stratum had its pilot share
+    # the same board from the stored records: units per stratum over battles per stratum as the weight
+    js = [j for j in work.store.judgments(pid) if j.kind == "human"]
+    assert len(js) == 300 and all(0 < j.detail["prob"] <= 1 for j in js)
+    fit = fit_bt_ppi(state.units, np.asarray(state.unit), ["judge:half"], verdicts=np.asarray(state.y),
+                     prob=(have / N)[label[state.unit]], strata=label[state.unit])
+    by_name = {m["name"]: m["score"] for m in ar["models"]}
+    assert [by_name[s] for s in systems] == pytest.approx(list(fit.scores), abs=0.01)
+    truth = {f"S{j}": j + 1 for j in range(5)}
+    assert all(m["rank_set"][0] <= truth[m["name"]] <= m["rank_set"][1] for m in ar["models"])
+    # people went where the judge tosses coins more than those pairs' share of the units
+    odd = np.array([(systems.index(j.a) + systems.index(j.b)) % 2 == 1 for j in js])
+    assert odd.mean() > 4 / 10 + 0.05  # 4 of the 10 pairs have an odd index sum

@@ -267,45 +267,59 @@ def _relevance(battles: Battles, fit, shrink: float, alpha: float, label: np.nda
     return np.bincount(label, gx, len(N)) / N
 
 
-def draw_neyman(battles: Battles, budget: int, rng, judges: Sequence[str] = (), *, alpha: float = 0.05,
-                pilot: float = PILOT, rounds: int = NEYMAN_ROUNDS,
-                per_stratum: int = PER_STRATUM) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The ``neyman`` draw (module doc): ``budget`` battles without replacement, stratified by
-    :func:`design_strata`. A pilot of ``pilot * budget`` battles (at least 2 per stratum) is allocated in
-    proportion to the strata's sizes; then, in ``rounds`` rounds, the leaderboard is refitted on the draws
-    so far (with the judges, by PPI++) and the allocation recomputed by Neyman's rule for the rank-sets,
-    ``n_h`` proportional to ``N_h sqrt(v_h g_h)`` (:func:`_residual_variance`, :func:`_relevance`), never
-    taking back a battle already drawn. Returns ``(positions, inclusion probabilities n_h / N_h, stratum
-    per draw)``; each stratum's draws are a simple random sample of it."""
+def neyman_allocation(battles: Battles, idx: np.ndarray, y: np.ndarray, label: np.ndarray, N: np.ndarray,
+                      judges: Sequence[str], total: int, budget: int, alpha: float) -> np.ndarray:
+    """The next allocation of a ``neyman`` draw: given the human draws so far (positions ``idx`` with
+    verdicts ``y``) in the strata ``label`` (sizes ``N``), refit the leaderboard (with the judges, by
+    PPI++) and return integers ``n_h`` summing to ``total``, proportional to ``N_h sqrt(v_h g_h)``
+    (:func:`_residual_variance`, :func:`_relevance`) within the bounds: never fewer than drawn so far,
+    never more than the stratum holds. While some model has no battle yet there is nothing to steer by
+    and the allocation is proportional to ``N_h``. ``budget``: the draw's whole budget."""
     from scipy.special import expit
 
     from .bt import _judge_matrix, fit_bt_ppi
 
-    judges = list(judges)
-    label, N = design_strata(battles, judges, budget, per_stratum=per_stratum)
-    cls = judge_class(battles, judges)
+    strata = label[idx]
+    n = np.bincount(strata, minlength=len(N))
+    try:
+        fit = fit_bt_ppi(battles, idx, judges, prob=(n / N)[strata], strata=strata, verdicts=y)
+    except DataError:
+        return integer_allocation(N.astype(float), total, n, N)
     F = _judge_matrix(battles, judges)
-    members = [rng.permutation(m) for m in np.split(np.argsort(label, kind="stable"), np.cumsum(N)[:-1])]
+    lam = np.array([fit.lam.get(j, 0.0) for j in judges])
+    p = expit(fit.coef[battles.a[idx]] - fit.coef[battles.b[idx]])
+    resid = y - p - ((F[idx] - p[:, None]) @ lam if len(judges) else 0.0)
+    v = _residual_variance(battles, idx, strata, fit.coef, resid, judge_class(battles, judges), label, N)
+    g = _relevance(battles, fit, min(n.sum() / budget, 1.0), alpha, label, N)
+    return integer_allocation(N * np.sqrt(v * g), total, n, N)
+
+
+def pilot_allocation(N: np.ndarray, budget: int, pilot: float = PILOT) -> np.ndarray:
+    """A ``neyman`` draw's pilot: ``pilot * budget`` battles (at least 2 per stratum, or the whole stratum
+    when smaller) in proportion to the strata's sizes ``N``."""
     floor = np.minimum(N, 2)
     first = min(int(max(floor.sum(), round(pilot * budget))), budget)
-    n = integer_allocation(N.astype(float), first, floor, N)
+    return integer_allocation(N.astype(float), first, floor, N)
+
+
+def draw_neyman(battles: Battles, budget: int, rng, judges: Sequence[str] = (), *, alpha: float = 0.05,
+                pilot: float = PILOT, rounds: int = NEYMAN_ROUNDS,
+                per_stratum: int = PER_STRATUM) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``neyman`` draw (module doc), simulated on recorded battles: ``budget`` battles without
+    replacement, stratified by :func:`design_strata`. The pilot (:func:`pilot_allocation`) first; then, in
+    ``rounds`` rounds, the allocation recomputed on the draws so far (:func:`neyman_allocation`), never
+    taking back a battle already drawn. Returns ``(positions, inclusion probabilities n_h / N_h, stratum
+    per draw)``; each stratum's draws are a simple random sample of it."""
+    judges = list(judges)
+    label, N = design_strata(battles, judges, budget, per_stratum=per_stratum)
+    members = [rng.permutation(m) for m in np.split(np.argsort(label, kind="stable"), np.cumsum(N)[:-1])]
+    n = pilot_allocation(N, budget, pilot)
+    first = int(n.sum())
     for r in range(rounds):
         total = first + int(round((budget - first) * (r + 1) / rounds))
-        if total <= n.sum():
-            continue
-        idx = np.concatenate([m[:k] for m, k in zip(members, n)])
-        strata = label[idx]
-        try:
-            fit = fit_bt_ppi(battles, idx, judges, prob=(n / N)[strata], strata=strata)
-        except DataError:  # some model not in a battle yet: no fit to steer by, so this round is proportional
-            n = integer_allocation(N.astype(float), total, n, N)
-            continue
-        lam = np.array([fit.lam.get(j, 0.0) for j in judges])
-        p = expit(fit.coef[battles.a[idx]] - fit.coef[battles.b[idx]])
-        resid = battles.y[idx] - p - ((F[idx] - p[:, None]) @ lam if judges else 0.0)
-        v = _residual_variance(battles, idx, strata, fit.coef, resid, cls, label, N)
-        g = _relevance(battles, fit, n.sum() / budget, alpha, label, N)
-        n = integer_allocation(N * np.sqrt(v * g), total, n, N)
+        if total > n.sum():
+            idx = np.concatenate([m[:k] for m, k in zip(members, n)])
+            n = neyman_allocation(battles, idx, battles.y[idx], label, N, judges, total, budget, alpha)
     idx = np.sort(np.concatenate([m[:k] for m, k in zip(members, n)]))
     return idx, (n / N)[label[idx]], label[idx]
 
@@ -317,5 +331,6 @@ def strata_note(strata: np.ndarray) -> str:
     return f"{len(k)} strata, {int(k.min())}-{int(k.max())} human battles each" if len(k) else "no strata"
 
 
-__all__ = ["EXPLORE", "NEYMAN_ROUNDS", "PER_STRATUM", "PILOT", "ROUNDS", "design_strata", "draw_active",
-           "draw_neyman", "draw_uniform", "integer_allocation", "judge_class", "pair_probabilities", "strata_note"]
+__all__ = ["EXPLORE", "NEYMAN_ROUNDS", "PAIR_PRIOR", "PER_STRATUM", "PILOT", "ROUNDS", "design_strata", "draw_active",
+           "draw_neyman", "draw_uniform", "integer_allocation", "judge_class", "neyman_allocation", "pair_probabilities",
+           "pilot_allocation", "strata_note"]

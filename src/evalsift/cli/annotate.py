@@ -110,8 +110,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     ar.add_argument("--alpha", type=open_unit,
                     help="the answer is wrong with probability at most this (over all the stop rule's looks); the live "
                          "intervals and rank-sets are 1 - alpha (default 0.1)")
-    ar.add_argument("--allocation", choices=["active", "uniform"],
-                    help="how the next battle's pair is picked: active (Chatbot Arena's rule, the default) or uniform")
+    ar.add_argument("--allocation", choices=["active", "uniform", "neyman"],
+                    help="how the next battle is picked: active (Chatbot Arena's rule, the default), uniform, or neyman "
+                         "(strata by pair and by what the --proxy judges said; more battles where people disagree with "
+                         "the judges and where a comparison is close to being settled)")
     ar.add_argument("--first", type=positive_int,
                     help="the stop rule looks after this many human battles (default 50), then twice as many, ... up "
                          "to --max-labels")

@@ -16,6 +16,15 @@ its weighted sums estimate sums over every (prompt, pair), whatever the rule did
 is the probability among the battles still open to the person; while each person judges a small share
 of any pair's prompts that is the probability among all of them.
 
+``neyman`` (:meth:`ArenaState.target`, :func:`evalsift.arena.design`): the units are cut into strata
+at creation, by pair and by what the judges said (:func:`~evalsift.arena.design.design_strata` with
+``max_battles`` as the budget); a target number of human battles per stratum is recomputed after every
+new battle (the pilot's proportional share first, then Neyman's rule for the rank-sets,
+:func:`~evalsift.arena.design.neyman_allocation`), and the next battle comes from a stratum drawn in
+proportion to how far it is below its target, a unit uniformly among its open ones. The leaderboard
+weights a stratum's battles by ``N_h / n_h`` (units over battles so far) and uses the stratified
+variance; the draw's probability is still stored, for the record.
+
 **Judges.** Verdicts of judges (an LLM asked through the judge client, with its answers cached in the
 store; a metric; recorded judgments) on every unit are stored with the project at creation as
 judgments of kind ``judge`` (annotator = the judge's spec). They sharpen the leaderboard by PPI++
@@ -36,14 +45,14 @@ from typing import Any
 import numpy as np
 
 from ..arena.battles import Battles
-from ..arena.design import pair_probabilities
+from ..arena.design import design_strata, neyman_allocation, pair_probabilities, pilot_allocation
 from ..arena.leaderboard import _board, parse_stop, planned_looks, stop_met
 from ..errors import DataError
 from ..stats.sequential import VALUES
 from ..store import Project, Store
 from ..store.schema import arena_pairs
 
-ALLOCATIONS = ("active", "uniform")
+ALLOCATIONS = ("active", "uniform", "neyman")
 ASSUMPTION = ("each human battle was drawn by the project's rule with the probability stored with it (among the "
               "battles still open to that person), and people's verdicts do not depend on which battles were drawn; "
               "the judges may be anything (a poor judge lowers the gain, never the validity); intervals and "
@@ -70,6 +79,8 @@ class ArenaState:
     looks: dict[int, list[str] | None] = field(default_factory=dict)  # stop-rule look (battles) -> the top, if met
     pair_index: dict[tuple[str, str], int] = field(default_factory=dict)
     rule: tuple[int, np.ndarray] | None = None  # (human battles, the rule's pair probabilities then): one fit per battle
+    plan: tuple[int, np.ndarray] | None = None  # neyman: (human battles, the target per stratum then)
+    design: tuple[np.ndarray, np.ndarray] | None = None  # neyman: (stratum per unit, units per stratum)
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -148,10 +159,43 @@ class ArenaState:
         if n < 2:
             raise DataError(f"{n} human battle(s) so far: the leaderboard needs every system in a battle", field="battles")
         st = self.settings
-        T = float(n)
-        return _board(self.units, np.asarray(self.unit[:n]), T * np.asarray(self.q[:n]), list(self.units.judges),
-                      list(self.units.judges), st["alpha"] if alpha is None else alpha, st.get("seed", 0), "sandwich",
-                      0, "half", st["allocation"], verdicts=np.asarray(self.y[:n]))
+        idx = np.asarray(self.unit[:n], dtype=int)
+        strata = None
+        if st["allocation"] == "neyman":  # post-stratified: a stratum's battles stand for its units
+            label, N = self.strata()
+            strata = label[idx]
+            prob = (np.bincount(strata, minlength=len(N)) / N)[strata]
+        else:
+            prob = float(n) * np.asarray(self.q[:n])
+        return _board(self.units, idx, prob, list(self.units.judges), list(self.units.judges),
+                      st["alpha"] if alpha is None else alpha, st.get("seed", 0), "sandwich", 0, "half",
+                      st["allocation"], verdicts=np.asarray(self.y[:n]), strata=strata)
+
+    def strata(self) -> tuple[np.ndarray, np.ndarray]:
+        """``neyman``: the stratum of every unit and the units per stratum, fixed by the judges' verdicts
+        stored at creation and ``max_battles``."""
+        if self.design is None:
+            self.design = design_strata(self.units, list(self.units.judges), self.settings["max_battles"])
+        return self.design
+
+    def target(self) -> np.ndarray:
+        """``neyman``: how many human battles each stratum should have by ``max_battles``, recomputed once per
+        new human battle: the pilot's proportional share until every stratum has it, then Neyman's rule on
+        the leaderboard so far (never below what a stratum has)."""
+        if self.plan is not None and self.plan[0] == self.n:
+            return self.plan[1]
+        label, N = self.strata()
+        budget = self.settings["max_battles"]
+        idx = np.asarray(self.unit, dtype=int)
+        have = np.bincount(label[idx], minlength=len(N))
+        pilot = pilot_allocation(N, budget)
+        if np.any(have < pilot):
+            plan = np.maximum(pilot, have)
+        else:
+            plan = neyman_allocation(self.units, idx, np.asarray(self.y, float), label, N, list(self.units.judges),
+                                     max(budget, int(have.sum())), budget, self.settings["alpha"])
+        self.plan = (self.n, plan)
+        return plan
 
     def answered(self) -> dict[str, Any]:
         """The stop rule's looks so far: ``{"rule", "met", "at", "top", "looks", "planned_looks",
@@ -217,6 +261,8 @@ class ArenaState:
 def draw(state: ArenaState, store: Store, annotator_id: int, rng) -> tuple[list[int], float] | None:
     """The next battle for an annotator: ``([unit position], probability)``, or None when no battle is
     open to them. Call inside the store transaction that leases it."""
+    if state.settings["allocation"] == "neyman":
+        return _draw_stratum(state, store, annotator_id, rng)
     P = len(state.pairs)
     free = store.free_units(state.project.id, annotator_id, groups=P)
     if not free:
@@ -228,6 +274,22 @@ def draw(state: ArenaState, store: Store, annotator_id: int, rng) -> tuple[list[
     units = store.free_units(state.project.id, annotator_id, groups=P, group=int(open_pairs[k]))
     u = units[int(rng.integers(len(units)))]
     return [u], float(p[k] / len(units))
+
+
+def _draw_stratum(state: ArenaState, store: Store, annotator_id: int, rng) -> tuple[list[int], float] | None:
+    """``neyman``: a stratum with a battle open to this person, drawn in proportion to how far it is below
+    its target (in proportion to its size once none is below), then one of its open units uniformly."""
+    free = np.asarray(store.free_units(state.project.id, annotator_id, groups=1, group=0), dtype=int)
+    if not len(free):
+        return None
+    label, N = state.strata()
+    have = np.bincount(label[np.asarray(state.unit, dtype=int)], minlength=len(N))
+    open_strata = np.unique(label[free])
+    short = np.maximum(state.target()[open_strata] - have[open_strata], 0).astype(float)
+    weight = short if short.sum() > 0 else N[open_strata].astype(float)
+    k = int(rng.choice(len(open_strata), p=weight / weight.sum()))
+    units = free[label[free] == open_strata[k]]
+    return [int(units[int(rng.integers(len(units)))])], float(weight[k] / weight.sum() / len(units))
 
 
 def status(state: ArenaState, store: Store) -> dict[str, Any]:
@@ -248,7 +310,7 @@ def status(state: ArenaState, store: Store) -> dict[str, Any]:
         out.update(models=[], reason=str(e))
         return out
     d = board.to_dict()
-    out.update(models=d["models"], judge_weights=d["judge_weights"], judge_agreement=d["judges"],
+    out.update(models=d["models"], judge_weights=d["judge_weights"], judge_agreement=d["judges"], strata=d["strata"],
                win_matrix=d["win_matrix"], model_order=d["model_order"],
                coverage=f"live: per-system {1 - st['alpha']:.0%} intervals and simultaneous {1 - st['alpha']:.0%} "
                         f"rank-sets on the {state.n} human battles so far; the stop rule's looks are at "
