@@ -2,9 +2,9 @@
 
 ``arena``: on ``../shared/data/arena-ppr`` (or ``$EVALSIFT_DATA``), the reference is the leaderboard
 from all 17,942 human battles (its scores and ranks). For each human budget (500 / 1,000 / 2,000 /
-5,000) and method, ``--draws`` seeded draws of the human battles (uniform, or Chatbot Arena's active
-rule simulated on the recorded battles, or our judge-aware stratified ``neyman`` draw), each through :func:`evalsift.arena.leaderboard.leaderboard`
-exactly as ``evalsift arena`` runs it:
+5,000 / 10,000) and method, ``--draws`` seeded draws of the human battles (uniform; Chatbot Arena's
+active rule simulated on the recorded battles; our judge-aware stratified ``neyman`` draw), each
+through :func:`evalsift.arena.leaderboard.leaderboard` exactly as ``evalsift arena`` runs it:
 
 - coverage of the rank-sets: the share of draws in which *every* model's reference rank lies in its
   rank-set (they are simultaneous, nominal ``1 - alpha``); per-model coverage of the score intervals
@@ -46,7 +46,7 @@ from evalsift.arena import Battles, bootstrap_bt, fit_bt, ranks, read_battles
 from evalsift.arena.bt import ELO
 from evalsift.arena.leaderboard import leaderboard
 
-BUDGETS = (500, 1000, 2000, 5000)
+BUDGETS = (500, 1000, 2000, 5000, 10000)
 JUDGES = ("gpt-4-0125-preview", "claude-3-opus-20240229", "gpt-3.5-turbo")
 
 
@@ -141,7 +141,7 @@ def synthetic_league(seed: int, n: int = 20000, K: int = 20, judge: str = "even"
 
 
 def synthetic(draws: int, alpha: float, judge: str = "even") -> str:
-    budgets = (500, 1000, 2000, 5000)
+    budgets = BUDGETS
     out = {}
     for s in range(draws):
         battles, beta = synthetic_league(s, judge=judge)

@@ -377,7 +377,9 @@ def _moments(rows: _Rows, beta: np.ndarray, K: int, stratified: bool = False):
     ``S[u][v] = sum_r c_r w_r^2 (p - u)(p - v) x x^T - (1/n) m_u m_v^T`` (the centred cross-products,
     summed) and ``H`` the summed Hessian. ``stratified``: centred within each stratum of ``rows.s``
     instead, each stratum's sum times ``n_h / (n_h - 1)`` -- the variance of a stratified sample's
-    weighted sum (a stratum with one battle adds nothing: it is taken whole)."""
+    weighted sum (a stratum with one battle adds nothing: it is taken whole) -- plus the spread of the
+    strata's means, ``sum_h N_h (m_h - m)(m_h - m)^T``: the strata's make-up is itself a draw from the
+    process that made the battles, and a target beyond these battles (true strengths) varies with it."""
     from scipy.special import expit
 
     p = expit(beta[rows.a] - beta[rows.b])
@@ -398,7 +400,10 @@ def _moments(rows: _Rows, beta: np.ndarray, K: int, stratified: bool = False):
     m = [(np.bincount(h * K + rows.a, c * w * r[:, u], L * K) - np.bincount(h * K + rows.b, c * w * r[:, u], L * K))
          .reshape(L, K) for u in range(cols)]
     scale = (f / np.maximum(nh, 1))[:, None]
-    S = [[_xx(rows.a, rows.b, f[h] * c * w * w * r[:, u] * r[:, v], K) - m[u].T @ (m[v] * scale) for v in range(cols)]
+    size = np.maximum(np.bincount(h, c * w, L), 1e-300)[:, None]  # each stratum's estimated size, N_h
+    total = [mu.sum(axis=0) for mu in m]
+    S = [[_xx(rows.a, rows.b, f[h] * c * w * w * r[:, u] * r[:, v], K) - m[u].T @ (m[v] * scale)
+          + m[u].T @ (m[v] / size) - np.outer(total[u], total[v]) / size.sum() for v in range(cols)]
          for u in range(cols)]
     return H, S
 

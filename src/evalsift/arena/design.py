@@ -189,18 +189,19 @@ def integer_allocation(z: np.ndarray, total: int, lower: np.ndarray, upper: np.n
     return n
 
 
-def _contrast_weights(coef: np.ndarray, cov: np.ndarray, shrink: float, alpha: float) -> np.ndarray:
+def _contrast_weights(diff: np.ndarray, cov: np.ndarray, shrink: float, alpha: float) -> np.ndarray:
     """``A``: how much the variance of each pairwise difference matters for the rank-sets at the end of the
     budget (variances ``shrink`` times today's): ``sum_ij w_ij c_ij c_ij^T`` with ``w_ij = phi(t - c) *
-    max(t, 1/2) / var_ij``, ``t`` the difference in standard errors then and ``c`` Bonferroni's critical
-    value over the ordered pairs (a stand-in for the rank-sets' own, good enough to weigh by). This is the
-    rate at which lowering ``var_ij`` raises the chance that the pair ends up separated."""
+    max(t, 1/2) / var_ij``, ``t = |diff_ij|`` in standard errors then (``diff``: per pair ``i < j`` in
+    ``np.triu_indices`` order) and ``c`` Bonferroni's critical value over the ordered pairs (a stand-in for
+    the rank-sets' own, good enough to weigh by). This is the rate at which lowering ``var_ij`` raises the
+    chance that the pair ends up separated."""
     from scipy.stats import norm
 
-    K = len(coef)
+    K = len(cov)
     i, j = np.triu_indices(K, 1)
     var = np.maximum(cov[i, i] + cov[j, j] - 2 * cov[i, j], 1e-12) * shrink
-    t = np.abs(coef[i] - coef[j]) / np.sqrt(var)
+    t = np.abs(diff) / np.sqrt(var)
     c = float(norm.ppf(1 - alpha / (K * (K - 1))))
     w = norm.pdf(t - c) * np.maximum(t, 0.5) / var + 1e-6 / var.mean()
     A = np.zeros((K, K))
@@ -211,26 +212,20 @@ def _contrast_weights(coef: np.ndarray, cov: np.ndarray, shrink: float, alpha: f
     return A
 
 
-def _residual_variance(battles: Battles, idx: np.ndarray, strata: np.ndarray, beta: np.ndarray, resid: np.ndarray,
+def _residual_variance(battles: Battles, idx: np.ndarray, strata: np.ndarray, resid: np.ndarray, p: np.ndarray,
                        cls: np.ndarray, label: np.ndarray, N: np.ndarray) -> np.ndarray:
     """Per stratum, the variance of people's verdicts beyond what the fit and the judges predict (``resid``,
     the PPI residual of each draw). A model fitted to all the draws so far gives the within-stratum variance
-    ``theta_c + phi_c p (1 - p)`` for the judges' class ``c`` and the fitted win probability ``p``; each pair
-    then gets its own level against that model, from all of the pair's draws shrunk toward 1 as if
-    ``PAIR_PRIOR`` more draws had matched the model -- a pair where the judges disagree with people more
-    than elsewhere gets more battles. Averaged over the stratum's battles. Not the stratum's own sample
-    variance: with two or three draws that is noise, and steering by it sends fewer battles where a few
-    draws happened to agree, leaving the variance there underestimated (measured: interval coverage 0.87
-    on Chatbot Arena where this gives 0.89-0.95)."""
-    from scipy.special import expit
-
+    ``theta_c + phi_c p (1 - p)`` for the judges' class ``c`` and the win probability ``p`` of each battle
+    (the left-out one, :func:`_left_out_differences`); with ``PAIR_PRIOR`` finite, each pair then gets its
+    own level against that model, from all of the pair's draws shrunk toward 1 as if ``PAIR_PRIOR`` more
+    draws had matched the model. Averaged over the stratum's battles."""
     H = len(N)
     e = np.where(battles.a[idx] < battles.b[idx], resid, -resid)  # oriented to the pair, as the strata are
     k = np.bincount(strata, minlength=H)
     mean = np.bincount(strata, e, H) / np.maximum(k, 1)
     keep = k[strata] >= 2
     r2 = (e - mean[strata]) ** 2 / np.where(keep, 1.0 - 1.0 / np.maximum(k[strata], 2), 1.0)  # unbiased, per draw
-    p = expit(beta[battles.a] - beta[battles.b])
     X = np.zeros((len(e), 8))
     X[np.arange(len(e)), cls[idx]] = 1.0
     X[np.arange(len(e)), 4 + cls[idx]] = (p * (1 - p))[idx]
@@ -239,30 +234,52 @@ def _residual_variance(battles: Battles, idx: np.ndarray, strata: np.ndarray, be
     theta = np.linalg.lstsq(X[keep], r2[keep], rcond=None)[0]
     floor = max(0.05 * float(r2[keep].mean()), 1e-4)
     per_battle = np.maximum(theta[cls] + theta[4 + cls] * p * (1 - p), floor)
-    # each pair's own level against the model, from all its draws and shrunk toward 1 by PAIR_PRIOR draws:
-    # where the judges disagree with people on this pair more than on others, more battles go there
-    pair, _, _ = _pair_index(battles)
-    P = int(pair.max()) + 1
-    got = np.bincount(pair[idx][keep], r2[keep], P)
-    expected = np.bincount(pair[idx][keep], per_battle[idx][keep], P)
-    count = np.bincount(pair[idx][keep], minlength=P)
-    mean_v = expected / np.maximum(count, 1)
-    level = (got + PAIR_PRIOR * mean_v) / np.maximum(expected + PAIR_PRIOR * mean_v, 1e-12)
-    per_battle = per_battle * np.where(count > 0, level, 1.0)[pair]
+    if np.isfinite(PAIR_PRIOR):
+        pair, _, _ = _pair_index(battles)
+        P = int(pair.max()) + 1
+        got = np.bincount(pair[idx][keep], r2[keep], P)
+        expected = np.bincount(pair[idx][keep], per_battle[idx][keep], P)
+        count = np.bincount(pair[idx][keep], minlength=P)
+        mean_v = expected / np.maximum(count, 1)
+        level = (got + PAIR_PRIOR * mean_v) / np.maximum(expected + PAIR_PRIOR * mean_v, 1e-12)
+        per_battle = per_battle * np.where(count > 0, level, 1.0)[pair]
     return np.maximum(np.bincount(label, per_battle, H) / N, floor)
 
 
-def _relevance(battles: Battles, fit, shrink: float, alpha: float, label: np.ndarray, N: np.ndarray) -> np.ndarray:
-    """Per stratum, the mean over its battles (drawn or not) of ``x^T H^+ A H^+ x``: how much one battle
-    there lowers the variances that decide the rank-sets (``A``: :func:`_contrast_weights`; ``H``: the
-    Hessian over every battle at the fit; ``x = e_a - e_b``)."""
+def _left_out_differences(battles: Battles, idx: np.ndarray, resid: np.ndarray, weight: np.ndarray, share: float,
+                          coef: np.ndarray, Hi: np.ndarray) -> np.ndarray:
+    """Per pair ``i < j`` (``np.triu_indices`` order), the difference ``beta_i - beta_j`` with that pair's own
+    human draws left out: one Newton step from the fit, ``d - S a / (1 - h a)``, where ``S`` is the pair's
+    weighted residual sum (oriented to ``i``), ``h`` its weighted information ``(1 - share) p (1 - p)`` and
+    ``a = x^T H^+ x``. Pairs with no draws, or whose draws are the only link between their models, keep
+    the fit's difference. A pair's own verdicts so steer neither its share of the battles nor its weight
+    in the estimate: steering by them sends more battles where a pair happened to look close and fewer
+    where it happened to look settled, and the settled-looking ones stay too far apart."""
     from scipy.special import expit
 
-    from .bt import _pinv, _xx
+    K = len(coef)
+    i, j = np.triu_indices(K, 1)
+    code = np.full((K, K), -1)
+    code[i, j] = np.arange(len(i))
+    a, b = battles.a[idx], battles.b[idx]
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    pair = code[lo, hi]
+    sign = np.where(a < b, 1.0, -1.0)
+    p = expit(coef[a] - coef[b])
+    S = np.bincount(pair, weight * resid * sign, len(i))
+    h = np.bincount(pair, weight * (1.0 - share) * p * (1 - p), len(i))
+    ax = Hi[i, i] + Hi[j, j] - 2 * Hi[i, j]
+    room = 1.0 - h * ax
+    d = coef[i] - coef[j]
+    return np.where((h > 0) & (room > 0.05), d - S * ax / np.maximum(room, 0.05), d)
 
-    p = expit(fit.coef[battles.a] - fit.coef[battles.b])
-    Hi = _pinv(_xx(battles.a, battles.b, p * (1 - p), battles.K))
-    G = Hi @ _contrast_weights(fit.coef, fit.cov, shrink, alpha) @ Hi
+
+def _relevance(battles: Battles, Hi: np.ndarray, diff: np.ndarray, cov: np.ndarray, shrink: float, alpha: float,
+               label: np.ndarray, N: np.ndarray) -> np.ndarray:
+    """Per stratum, the mean over its battles (drawn or not) of ``x^T H^+ A H^+ x``: how much one battle
+    there lowers the variances that decide the rank-sets (``A``: :func:`_contrast_weights` at the pairs'
+    differences ``diff``; ``Hi``: ``H^+``, ``H`` the Hessian over every battle at the fit; ``x = e_a - e_b``)."""
+    G = Hi @ _contrast_weights(diff, cov, shrink, alpha) @ Hi
     gx = G[battles.a, battles.a] + G[battles.b, battles.b] - 2 * G[battles.a, battles.b]
     return np.bincount(label, gx, len(N)) / N
 
@@ -277,7 +294,7 @@ def neyman_allocation(battles: Battles, idx: np.ndarray, y: np.ndarray, label: n
     and the allocation is proportional to ``N_h``. ``budget``: the draw's whole budget."""
     from scipy.special import expit
 
-    from .bt import _judge_matrix, fit_bt_ppi
+    from .bt import _judge_matrix, _pinv, _xx, fit_bt_ppi
 
     strata = label[idx]
     n = np.bincount(strata, minlength=len(N))
@@ -289,8 +306,17 @@ def neyman_allocation(battles: Battles, idx: np.ndarray, y: np.ndarray, label: n
     lam = np.array([fit.lam.get(j, 0.0) for j in judges])
     p = expit(fit.coef[battles.a[idx]] - fit.coef[battles.b[idx]])
     resid = y - p - ((F[idx] - p[:, None]) @ lam if len(judges) else 0.0)
-    v = _residual_variance(battles, idx, strata, fit.coef, resid, judge_class(battles, judges), label, N)
-    g = _relevance(battles, fit, min(n.sum() / budget, 1.0), alpha, label, N)
+    p_all = expit(fit.coef[battles.a] - fit.coef[battles.b])
+    Hi = _pinv(_xx(battles.a, battles.b, p_all * (1 - p_all), battles.K))
+    diff = _left_out_differences(battles, idx, resid, (N / np.maximum(n, 1))[strata], float(lam.sum()), fit.coef, Hi)
+    K = battles.K
+    code = np.zeros((K, K), dtype=int)
+    iu, ju = np.triu_indices(K, 1)
+    code[iu, ju] = np.arange(len(iu))
+    lo, hi = np.minimum(battles.a, battles.b), np.maximum(battles.a, battles.b)
+    d_out = np.where(battles.a < battles.b, 1.0, -1.0) * diff[code[lo, hi]]
+    v = _residual_variance(battles, idx, strata, resid, expit(d_out), judge_class(battles, judges), label, N)
+    g = _relevance(battles, Hi, diff, fit.cov, min(n.sum() / budget, 1.0), alpha, label, N)
     return integer_allocation(N * np.sqrt(v * g), total, n, N)
 
 
