@@ -23,12 +23,16 @@ repeats the human verdict with probability 0.6 and otherwise answers from its ow
 strengths (``--judge uneven``: right 90% of the time on a random half of the pairs, a coin on the
 rest): coverage against the *true* strengths and ranks.
 
+``stops``: ``--stop top-k:1`` on six-model leagues where the answer is known (a dead heat at the top, where
+any stop is wrong; a clear best), ``--draws`` leagues each, and on Chatbot Arena with GPT-4 as the judge.
+
 ``speed``: a fit and 1,000 bootstrap replicates on 10^6 synthetic battles, beside FastChat's
 ``compute_elo_mle_with_tie`` (``pip install fschat``: timed on the same battles when it imports; its
 bootstrap is one refit per replicate, timed on a few and scaled, said so in the table).
 
     EVALSIFT_DATA=../shared/data python benchmarks/arena_rankings.py arena [--draws 100] [--alpha 0.1]
     python benchmarks/arena_rankings.py synthetic [--draws 100] [--judge even|uneven]
+    python benchmarks/arena_rankings.py stops [--draws 200]
     python benchmarks/arena_rankings.py speed
 """
 
@@ -156,6 +160,52 @@ def synthetic(draws: int, alpha: float, judge: str = "even") -> str:
                                       f"leagues, one draw each; alpha {alpha}): coverage of the TRUE ranks and scores")
 
 
+def six_model_league(seed: int, strengths, n: int = 20000) -> Battles:
+    rng = np.random.default_rng(seed)
+    beta = np.asarray(strengths, float)
+    a = rng.integers(len(beta), size=n)
+    b = (a + rng.integers(1, len(beta), size=n)) % len(beta)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(beta[a] - beta[b])))).astype(float)
+    return Battles.from_arrays([f"m{k}" for k in range(len(beta))], a, b, y, source="league")
+
+
+def stops(root: Path, leagues: int) -> str:
+    """``--stop top-k:1`` where the answer is known: six models, 20,000 battles each league, looks after
+    100, 200, 400, ... and at 20,000. A dead heat at the top (the two best exactly level): any stop names a
+    wrong best, so the share of leagues that stop is the observed risk. A clear best (0.6 log-odds ahead):
+    how often it stops, names the right model, and after how many battles. Then Chatbot Arena with GPT-4
+    as the judge."""
+    heat = [0.8, 0.8, 0.0, -0.3, -0.6, -0.9]
+    clear = [1.4, 0.8, 0.0, -0.3, -0.6, -0.9]
+    lines = ["### Stop rule top-k:1 on six-model leagues (20,000 battles each, looks from 100 doubling)", "",
+             "| league | alpha | leagues | stopped | stopped and right | median battles at the stop |",
+             "|---|---|---|---|---|---|"]
+    for name, strengths in (("dead heat at the top", heat), ("clear best, 0.6 ahead", clear)):
+        for alpha in (0.1, 0.2):
+            met, right, at = 0, 0, []
+            for s in range(leagues):
+                L = leaderboard(six_model_league(3000 + s, strengths), judges=[], human_budget=20000, stop="top-k:1",
+                                first=100, alpha=alpha, seed=s)
+                if L.stop["met"]:
+                    met += 1
+                    right += L.to_dict()["models"][0]["name"] == "m0" and strengths[0] > strengths[1]
+                    at.append(L.stop["looks"][-1]["battles"])
+            med = f"{int(np.median(at)):,}" if at else "-"
+            lines.append(f"| {name} | {alpha} | {leagues} | {met} ({met / leagues:.3f}) | {right} | {med} |")
+    folder = root / "arena-ppr"
+    battles = read_battles(str(folder / "human.jsonl"), [str(folder / "gpt-4-0125-preview.jsonl")])
+    lines += ["", "Chatbot Arena, human + gpt-4-0125-preview, alpha 0.1, --first 100, at most all 17,942 human battles:", ""]
+    for rule in ("top-k:1", "top-k:4", "rank-set:3"):
+        L = leaderboard(battles, human_budget=battles.n, stop=rule, first=100, alpha=0.1, seed=0)
+        d = L.to_dict()
+        got = (f"met after {L.stop['looks'][-1]['battles']:,} human battles"
+               + (f"; the top: {', '.join(m['name'] for m in d['models'][:int(rule.split(':')[1])])}"
+                  if rule.startswith("top") else "") if L.stop["met"] else
+               f"not met within {L.stop['looks'][-1]['battles']:,}")
+        lines.append(f"- `{rule}`: {got}")
+    return "\n".join(lines)
+
+
 def speed() -> str:
     n, K = 1_000_000, 20
     rng = np.random.default_rng(0)
@@ -202,7 +252,7 @@ def speed() -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=["arena", "synthetic", "speed"])
+    ap.add_argument("what", choices=["arena", "synthetic", "stops", "speed"])
     ap.add_argument("--draws", type=int, default=100)
     ap.add_argument("--alpha", type=float, default=0.1)
     ap.add_argument("--judge", choices=["even", "uneven"], default="even",
@@ -212,7 +262,8 @@ def main() -> int:
     root = Path(os.environ.get("EVALSIFT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
     t0 = time.time()
     text = (arena(root, args.draws, args.alpha) if args.what == "arena" else
-            synthetic(args.draws, args.alpha, args.judge) if args.what == "synthetic" else speed())
+            synthetic(args.draws, args.alpha, args.judge) if args.what == "synthetic" else
+            stops(root, args.draws) if args.what == "stops" else speed())
     text += f"\n\n({time.time() - t0:.0f} s; command: python benchmarks/arena_rankings.py {' '.join(sys.argv[1:])})"
     print(text)
     if args.out:

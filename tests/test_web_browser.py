@@ -13,7 +13,7 @@ from evalsift.select import make_selector  # noqa: E402
 from evalsift.store import Store  # noqa: E402
 from evalsift.web import Workspace  # noqa: E402
 
-from _web import Server, browser_missing, chromium, league_key, league_pool, open_page, pair_pool  # noqa: E402
+from _web import Server, browser_missing, chromium, league_key, league_pool, league_value, open_page, pair_pool  # noqa: E402
 
 _MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(_MISSING is not None, reason=_MISSING or "")
@@ -62,6 +62,23 @@ def wait_for_decided(admin_page):
     from playwright.sync_api import expect
 
     expect(admin_page.locator("#decision")).to_contain_text("Decided", timeout=30_000)
+
+
+def answer_battle(page, store, pid, aid, systems, mouse=False):
+    """Answer the arena battle on the page with the key (or, ``mouse``, the button) the simulated person of
+    the league chooses; False when there is none. Checks that no system is named on the page."""
+    if not wait_task_or_done(page):
+        return False
+    shown = "".join(page.locator(f"#{i}").text_content() for i in ("input", "out1", "out2"))
+    assert not any(s in shown for s in systems)  # blind: no system is named on the page
+    key = league_key(store, pid, aid)
+    if mouse:  # the buttons, as a person with a mouse answers
+        page.locator(f"#b{key}").click()
+    else:
+        page.keyboard.press(key)
+    page.wait_for_function("(b) => document.getElementById('task').hidden || ['input', 'out1', 'out2']"
+                           ".map((i) => document.getElementById(i).textContent).join('') !== b", arg=shown)
+    return True
 
 
 def test_one_annotator_by_keyboard_until_decided(browser, tmp_path):
@@ -278,20 +295,7 @@ def test_an_arena_by_keyboard_with_its_live_leaderboard(browser, tmp_path):
     aid, token = work.store.add_annotator(pid, "alice")
 
     def battle(page, mouse=False):
-        """Answer the battle on the page with the key (or, ``mouse``, the button) the simulated person chooses;
-        False when there is none."""
-        if not wait_task_or_done(page):
-            return False
-        shown = "".join(page.locator(f"#{i}").text_content() for i in ("input", "out1", "out2"))
-        assert not any(s in shown for s in pool.systems)  # blind: no system is named on the page
-        key = league_key(work.store, pid, aid)
-        if mouse:  # the buttons, as a person with a mouse answers
-            page.locator(f"#b{key}").click()
-        else:
-            page.keyboard.press(key)
-        page.wait_for_function("(b) => document.getElementById('task').hidden || ['input', 'out1', 'out2']"
-                               ".map((i) => document.getElementById(i).textContent).join('') !== b", arg=shown)
-        return True
+        return answer_battle(page, work.store, pid, aid, pool.systems, mouse)
 
     with Server(db) as srv:
         page = browser.new_page()
@@ -311,3 +315,28 @@ def test_an_arena_by_keyboard_with_its_live_leaderboard(browser, tmp_path):
     assert ar["answered"] and ar["stop"]["at"] == n and ar["stop"]["top"] == ["S0"]
     assert text == f"Decided: answered after {n} human battles: top-k:1 holds; the top: S0."
     assert (tmp_path / "arena-admin.png").stat().st_size > 10_000
+
+
+def test_a_neyman_arena_by_keyboard_names_its_strata(browser, tmp_path):
+    """--allocation neyman with a judge: a person answers 20 blind battles with the keys; the admin, signed
+    in by typing, sees the live board and how the battles are drawn (the rule and its strata)."""
+    from evalsift.oracle import Judgment
+
+    db = tmp_path / "w.db"
+    work = Workspace(Store(db))
+    pool = league_pool(n=40, k=4)
+    systems = list(pool.systems)
+    judge = [Judgment(item_id=item, a=a, b=b, verdict="a" if league_value(item, a, b) else "b", annotator="j",
+                      kind="llm") for i, a in enumerate(systems) for b in systems[i + 1:] for item in pool.item_ids]
+    pid, admin = work.create_arena("ney", pool, max_battles=100, allocation="neyman", stop="rank-set:1",
+                                   judges={"judge:exact": judge})
+    aid, token = work.store.add_annotator(pid, "alice")
+    with Server(db) as srv:
+        page = browser.new_page()
+        page.goto(f"{srv.url}/a/{token}")
+        assert sum(answer_battle(page, work.store, pid, aid, systems) for _ in range(20)) == 20
+        admin_page = sign_in_by_typing(browser, f"{srv.url}/admin/ney", admin, "#leaderboard")
+        drawn = " ".join(admin_page.locator("#battles").text_content().split())
+        assert admin_page.locator("#leaderboard tbody tr").count() == 4
+    strata = Workspace(Store(db)).status(pid)["arena"]["strata"]
+    assert drawn.startswith("20 (drawn by the neyman rule: ") and strata in drawn and "strata" in strata

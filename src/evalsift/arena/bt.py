@@ -372,14 +372,10 @@ def _redraws(rows: _Rows, K: int, B: int, rng) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------- PPI++
-def _moments(rows: _Rows, beta: np.ndarray, K: int, stratified: bool = False):
+def _moments(rows: _Rows, beta: np.ndarray, K: int):
     """Per target column u: the score vectors ``g_u = (p - u) x``; returns ``(H, S)`` with
     ``S[u][v] = sum_r c_r w_r^2 (p - u)(p - v) x x^T - (1/n) m_u m_v^T`` (the centred cross-products,
-    summed) and ``H`` the summed Hessian. ``stratified``: centred within each stratum of ``rows.s``
-    instead, each stratum's sum times ``n_h / (n_h - 1)`` -- the variance of a stratified sample's
-    weighted sum (a stratum with one battle adds nothing: it is taken whole) -- plus the spread of the
-    strata's means, ``sum_h N_h (m_h - m)(m_h - m)^T``: the strata's make-up is itself a draw from the
-    process that made the battles, and a target beyond these battles (true strengths) varies with it."""
+    summed) and ``H`` the summed Hessian."""
     from scipy.special import expit
 
     p = expit(beta[rows.a] - beta[rows.b])
@@ -388,24 +384,46 @@ def _moments(rows: _Rows, beta: np.ndarray, K: int, stratified: bool = False):
     H = _xx(rows.a, rows.b, c * w * p * (1 - p), K)
     cols = rows.t.shape[1]
     r = p[:, None] - rows.t  # rows x cols
-    if not stratified:
-        m = [_xv(rows.a, rows.b, c * w * r[:, u], K) for u in range(cols)]
-        S = [[_xx(rows.a, rows.b, c * w * w * r[:, u] * r[:, v], K) - np.outer(m[u], m[v]) / n for v in range(cols)]
-             for u in range(cols)]
-        return H, S
-    h = rows.s
-    nh = np.bincount(h, c)
-    f = np.where(nh > 1, nh / np.maximum(nh - 1, 1), 0.0)  # n_h / (n_h - 1); 0 for a stratum of one
-    L = len(nh)
-    m = [(np.bincount(h * K + rows.a, c * w * r[:, u], L * K) - np.bincount(h * K + rows.b, c * w * r[:, u], L * K))
-         .reshape(L, K) for u in range(cols)]
-    scale = (f / np.maximum(nh, 1))[:, None]
-    size = np.maximum(np.bincount(h, c * w, L), 1e-300)[:, None]  # each stratum's estimated size, N_h
-    total = [mu.sum(axis=0) for mu in m]
-    S = [[_xx(rows.a, rows.b, f[h] * c * w * w * r[:, u] * r[:, v], K) - m[u].T @ (m[v] * scale)
-          + m[u].T @ (m[v] / size) - np.outer(total[u], total[v]) / size.sum() for v in range(cols)]
+    m = [_xv(rows.a, rows.b, c * w * r[:, u], K) for u in range(cols)]
+    S = [[_xx(rows.a, rows.b, c * w * w * r[:, u] * r[:, v], K) - np.outer(m[u], m[v]) / n for v in range(cols)]
          for u in range(cols)]
     return H, S
+
+
+def _strata_moments(rows: _Rows, beta: np.ndarray, K: int):
+    """The moments of a stratified draw (``rows.s``; each battle of stratum ``h`` weighted ``N_h / n_h``).
+    Per pair of target columns, with ``A_h`` the sample covariance of the score vectors within stratum
+    ``h``: ``W[u][v] = sum_h N_h^2 / n_h (1 - n_h / N_h) A_h[u][v]``, the sampling variance of the weighted
+    sums over the draws (with the finite-population correction), and ``P[u][v] = sum_h N_h A_h[u][v] +
+    sum_h N_h (gbar_h - gbar)(gbar_h - gbar)^T``, the battles' own spread -- how a sum over all the battles
+    varies with the process that made them, which a target beyond these battles (true strengths) adds.
+    A stratum of one battle is taken whole. Returns ``(H, W, P)``, ``H`` the summed Hessian."""
+    from scipy.special import expit
+
+    p = expit(beta[rows.a] - beta[rows.b])
+    c, w = rows.count, rows.weight
+    H = _xx(rows.a, rows.b, c * w * p * (1 - p), K)
+    cols = rows.t.shape[1]
+    r = p[:, None] - rows.t
+    h = rows.s
+    nh = np.bincount(h, c)
+    L = len(nh)
+    Nh = np.maximum(np.bincount(h, c * w, L), 1e-300)  # each stratum's size, estimated (exact for N_h / n_h weights)
+    f = np.where(nh > 1, nh / np.maximum(nh - 1, 1), 0.0)  # n_h / (n_h - 1); 0 for a stratum of one
+    share = np.minimum(nh / Nh, 1.0)  # the sampling fraction n_h / N_h
+    m = [(np.bincount(h * K + rows.a, c * w * r[:, u], L * K) - np.bincount(h * K + rows.b, c * w * r[:, u], L * K))
+         .reshape(L, K) for u in range(cols)]
+    total = [mu.sum(axis=0) for mu in m]
+
+    def within(scale: np.ndarray, u: int, v: int) -> np.ndarray:
+        """``sum_h scale_h n_h / (n_h - 1) [sum_i w^2 g_u g_v^T - m_u m_v^T / n_h]``."""
+        k = scale * f
+        return _xx(rows.a, rows.b, k[h] * c * w * w * r[:, u] * r[:, v], K) - m[u].T @ (m[v] * (k / np.maximum(nh, 1))[:, None])
+
+    W = [[within(1.0 - share, u, v) for v in range(cols)] for u in range(cols)]
+    P = [[within(share, u, v) + m[u].T @ (m[v] / Nh[:, None]) - np.outer(total[u], total[v]) / Nh.sum()
+          for v in range(cols)] for u in range(cols)]
+    return H, W, P
 
 
 def _ppi_lam(lab: _Rows, all_rows: _Rows, beta: np.ndarray, K: int, stratified: bool = False) -> np.ndarray:
@@ -414,7 +432,11 @@ def _ppi_lam(lab: _Rows, all_rows: _Rows, beta: np.ndarray, K: int, stratified: 
     from scipy.optimize import minimize
 
     H_all, S_all = _moments(all_rows, beta, K)
-    _, S_lab = _moments(lab, beta, K, stratified)
+    if stratified:  # the battles' own spread does not depend on lam: only the sampling variance is at stake
+        S_lab = _strata_moments(lab, beta, K)[1]
+        S_all = [[np.zeros((K, K))] * len(S_all) for _ in S_all]
+    else:
+        S_lab = _moments(lab, beta, K)[1]
     Hi = _pinv(H_all)
     k = lab.t.shape[1] - 1
     tr = lambda A: float(np.trace(Hi @ A @ Hi))  # noqa: E731
@@ -442,10 +464,20 @@ def _ppi_fit(lab: _Rows, all_rows: _Rows, lam: np.ndarray, K: int, beta0=None) -
 
 def _ppi_cov(lab: _Rows, all_rows: _Rows, lam: np.ndarray, beta: np.ndarray, K: int,
              stratified: bool = False) -> np.ndarray:
+    """The PPI covariance ``H^+ V H^+``. Without strata, ``V`` is the human draws' part (the residual
+    ``g_y - sum lam g_f``) plus the judges' part over all battles. With strata, ``V`` is the sampling
+    variance of the residual's stratified sums plus the spread of the human scores over the battles
+    (:func:`_strata_moments`): the judges' part is known on every battle, so only what it leaves of the
+    people's scores is sampled."""
     H_all, S_all = _moments(all_rows, beta, K)
-    _, S_lab = _moments(lab, beta, K, stratified)
     k = len(lam)
-    V = S_lab[0][0].copy()
+    if stratified:
+        _, S_lab, P = _strata_moments(lab, beta, K)
+        V = S_lab[0][0] + P[0][0]
+        S_all = [[np.zeros((K, K))] * k for _ in range(k)]
+    else:
+        S_lab = _moments(lab, beta, K)[1]
+        V = S_lab[0][0].copy()
     for i in range(k):
         V -= lam[i] * (S_lab[0][i + 1] + S_lab[i + 1][0])
         for j in range(k):
@@ -504,9 +536,9 @@ def fit_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], *,
     if not judges:
         if not st:
             return BTFit(battles.models, beta, _sandwich(lab, beta, K), "mle", {}, n, N)
-        H, S = _moments(lab, beta, K, True)
+        H, W, P = _strata_moments(lab, beta, K)
         Hi = _pinv(H)
-        return BTFit(battles.models, beta, Hi @ S[0][0] @ Hi, "mle", {}, n, N)
+        return BTFit(battles.models, beta, Hi @ (W[0][0] + P[0][0]) @ Hi, "mle", {}, n, N)
     all_rows = _rows(battles.a, battles.b, Fm)
     lam_v = _ppi_lam(lab, all_rows, beta, K, st) if lam is None else np.asarray(lam, float)
     if len(lam_v) != len(judges) or (lam_v < 0).any() or lam_v.sum() > 1 + 1e-12:

@@ -40,7 +40,7 @@ ROUNDS = 20  # the active rule refits this many times over the budget
 PER_STRATUM = 4  # a cell is its own stratum when a proportional share of the budget gives it this many battles
 PILOT = 0.25  # neyman: the share of the budget drawn proportionally before the strata's variances are known
 NEYMAN_ROUNDS = 4  # neyman: the allocation is recomputed this many times after the pilot
-PAIR_PRIOR = 30.0  # neyman: a pair's own residual variance counts as much as this many draws at the model's
+PAIR_PRIOR = 100.0  # neyman: a pair's own residual variance counts as much as this many draws at the model's
 
 
 def draw_uniform(n_total: int, budget: int, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -317,7 +317,7 @@ def neyman_allocation(battles: Battles, idx: np.ndarray, y: np.ndarray, label: n
     d_out = np.where(battles.a < battles.b, 1.0, -1.0) * diff[code[lo, hi]]
     v = _residual_variance(battles, idx, strata, resid, expit(d_out), judge_class(battles, judges), label, N)
     g = _relevance(battles, Hi, diff, fit.cov, min(n.sum() / budget, 1.0), alpha, label, N)
-    return integer_allocation(N * np.sqrt(v * g), total, n, N)
+    return integer_allocation(N * np.sqrt(np.maximum(v * g, 0.0)), total, n, N)
 
 
 def pilot_allocation(N: np.ndarray, budget: int, pilot: float = PILOT) -> np.ndarray:

@@ -429,8 +429,9 @@ def _arena_lines(ar: dict) -> str:
             f"open: {ar['human_battles']} of at most {ar['max_battles']} human battles; {stop['rule']} not settled yet "
             f"(looks at {', '.join(map(str, stop['planned_looks']))})")
     weights = ar.get("judge_weights") or {}
-    lines = [head, "judges: " + (", ".join(f"{k} (weight {weights[k]:.2f})" if k in weights else k for k in ar["judges"])
-                                 or "none")]
+    lines = [head, f"allocation: {ar['allocation']}" + (f" ({ar['strata']})" if ar.get("strata") else ""),
+             "judges: " + (", ".join(f"{k} (weight {weights[k]:.2f})" if k in weights else k for k in ar["judges"])
+                           or "none")]
     if not ar["models"]:
         lines.append(f"leaderboard: not yet ({ar.get('reason', '')})")
     else:

@@ -54,7 +54,8 @@ from ..store.schema import arena_pairs
 
 ALLOCATIONS = ("active", "uniform", "neyman")
 ASSUMPTION = ("each human battle was drawn by the project's rule with the probability stored with it (among the "
-              "battles still open to that person), and people's verdicts do not depend on which battles were drawn; "
+              "battles still open to that person; with neyman, uniformly among its stratum's open battles, weighted by "
+              "the stratum's units over its battles), and people's verdicts do not depend on which battles were drawn; "
               "the judges may be anything (a poor judge lowers the gain, never the validity); intervals and "
               "rank-sets are asymptotic (normal)")
 JUDGE_KIND = "judge"
