@@ -157,6 +157,8 @@ def test_neyman_from_the_command_line_on_the_arena_files(tmp_path, capsys):
     assert "drawn by neyman" in printed and "strata" in printed
     from evalsift.arena import read_battles
 
+    assert main(["arena", "--data", str(folder / "human.jsonl"), "--allocation", "neyman", "--out", str(tmp_path / "x")]) == 2
+    assert "--allocation neyman chooses which human battles to use: give --human-budget N" in capsys.readouterr().err
     with pytest.raises(ParameterError, match="--ties davidson fits battles drawn uniformly"):
         leaderboard(read_battles(str(folder / "human.jsonl")), judges=[], human_budget=500, allocation="neyman",
                     ties="davidson")

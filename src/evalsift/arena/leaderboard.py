@@ -143,7 +143,7 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
     rng = np.random.default_rng(seed)
     if human_budget is None:
         if allocation != "uniform":
-            raise ParameterError("--allocation active chooses which human battles to use: give --human-budget N",
+            raise ParameterError(f"--allocation {allocation} chooses which human battles to use: give --human-budget N",
                                  field="allocation")
         if stop is not None:
             raise ParameterError("--stop needs --human-budget N: the most human battles it may use", field="stop")
