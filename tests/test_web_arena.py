@@ -218,7 +218,7 @@ def test_a_neyman_arena_fills_its_strata_and_weights_them_post_stratified(tmp_pa
     pool = league_pool(n=60, k=5)
     systems = list(pool.systems)
     rng = np.random.default_rng(1)
-    judge = []  # right on pairs with an even sum of indices, a coin on the others
+    judge = []  # right on the 4 pairs with an even sum of indices, a coin on the 6 others
     for i, a in enumerate(systems):
         for b in systems[i + 1:]:
             for item in pool.item_ids:
@@ -248,4 +248,6 @@ def test_a_neyman_arena_fills_its_strata_and_weights_them_post_stratified(tmp_pa
     assert all(m["rank_set"][0] <= truth[m["name"]] <= m["rank_set"][1] for m in ar["models"])
     # people went where the judge tosses coins more than those pairs' share of the units
     odd = np.array([(systems.index(j.a) + systems.index(j.b)) % 2 == 1 for j in js])
-    assert odd.mean() > 4 / 10 + 0.05  # 4 of the 10 pairs have an odd index sum
+    # 6 of the 10 pairs have an odd index sum: 60% of the units; a proportional draw of 300 is off by about
+    # 0.028 (one s.e.); measured 0.75
+    assert odd.mean() > 0.6 + 0.08
