@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -372,6 +372,14 @@ def _redraws(rows: _Rows, K: int, B: int, rng) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------- PPI++
+def _hessian(rows: _Rows, beta: np.ndarray, K: int) -> np.ndarray:
+    """The summed Hessian of the rows' weighted logistic loss at ``beta``."""
+    from scipy.special import expit
+
+    p = expit(beta[rows.a] - beta[rows.b])
+    return _xx(rows.a, rows.b, rows.count * rows.weight * p * (1 - p), K)
+
+
 def _moments(rows: _Rows, beta: np.ndarray, K: int):
     """Per target column u: the score vectors ``g_u = (p - u) x``; returns ``(H, S)`` with
     ``S[u][v] = sum_r c_r w_r^2 (p - u)(p - v) x x^T - (1/n) m_u m_v^T`` (the centred cross-products,
@@ -381,7 +389,7 @@ def _moments(rows: _Rows, beta: np.ndarray, K: int):
     p = expit(beta[rows.a] - beta[rows.b])
     c, w = rows.count, rows.weight
     n = c.sum()
-    H = _xx(rows.a, rows.b, c * w * p * (1 - p), K)
+    H = _hessian(rows, beta, K)
     cols = rows.t.shape[1]
     r = p[:, None] - rows.t  # rows x cols
     m = [_xv(rows.a, rows.b, c * w * r[:, u], K) for u in range(cols)]
@@ -402,7 +410,7 @@ def _strata_moments(rows: _Rows, beta: np.ndarray, K: int):
 
     p = expit(beta[rows.a] - beta[rows.b])
     c, w = rows.count, rows.weight
-    H = _xx(rows.a, rows.b, c * w * p * (1 - p), K)
+    H = _hessian(rows, beta, K)
     cols = rows.t.shape[1]
     r = p[:, None] - rows.t
     h = rows.s
@@ -426,22 +434,30 @@ def _strata_moments(rows: _Rows, beta: np.ndarray, K: int):
     return H, W, P
 
 
+def _ppi_parts(lab: _Rows, all_rows: _Rows, beta: np.ndarray, K: int, stratified: bool):
+    """The pieces of the PPI variance, ``V(lam) = base + L[0][0] - sum_i lam_i (L[0][i] + L[i][0]) +
+    sum_ij lam_i lam_j (L[i][j] + J[i][j])`` (target columns: 0 the people, i >= 1 the judges), and ``H^+``
+    of the Hessian over all battles. Without strata ``L`` is the human draws' moments and ``J`` the
+    judges' part over all battles (``base`` 0). With strata (:func:`_strata_moments`) ``L`` is the
+    sampling variance of the stratified sums and ``base`` the people's scores' own spread over the battles;
+    the judges' verdicts are known on every battle, so there is no ``J`` (None). Returns ``(Hi, L, J, base)``."""
+    if stratified:
+        _, L, P = _strata_moments(lab, beta, K)
+        return _pinv(_hessian(all_rows, beta, K)), L, None, P[0][0]
+    H_all, J = _moments(all_rows, beta, K)
+    return _pinv(H_all), _moments(lab, beta, K)[1], J, np.zeros((K, K))
+
+
 def _ppi_lam(lab: _Rows, all_rows: _Rows, beta: np.ndarray, K: int, stratified: bool = False) -> np.ndarray:
-    """The judges' weights minimising the trace of the PPI covariance (a quadratic in lam), with
-    ``lam >= 0`` and ``sum lam <= 1``."""
+    """The judges' weights minimising the trace of the PPI covariance (a quadratic in lam, :func:`_ppi_parts`),
+    with ``lam >= 0`` and ``sum lam <= 1``."""
     from scipy.optimize import minimize
 
-    H_all, S_all = _moments(all_rows, beta, K)
-    if stratified:  # the battles' own spread does not depend on lam: only the sampling variance is at stake
-        S_lab = _strata_moments(lab, beta, K)[1]
-        S_all = [[np.zeros((K, K))] * len(S_all) for _ in S_all]
-    else:
-        S_lab = _moments(lab, beta, K)[1]
-    Hi = _pinv(H_all)
+    Hi, S_lab, J, _ = _ppi_parts(lab, all_rows, beta, K, stratified)
     k = lab.t.shape[1] - 1
     tr = lambda A: float(np.trace(Hi @ A @ Hi))  # noqa: E731
     b = np.array([tr(S_lab[0][j + 1]) for j in range(k)])
-    C = np.array([[tr(S_lab[i + 1][j + 1]) + tr(S_all[i][j]) for j in range(k)] for i in range(k)])
+    C = np.array([[tr(S_lab[i + 1][j + 1]) + (tr(J[i][j]) if J else 0.0) for j in range(k)] for i in range(k)])
     scale = max(float(np.abs(C).max()), 1e-300)
     b, C = b / scale, C / scale
     res = minimize(lambda x: -2 * x @ b + x @ C @ x, np.full(k, 0.5 / k), jac=lambda x: -2 * b + 2 * C @ x,
@@ -464,25 +480,13 @@ def _ppi_fit(lab: _Rows, all_rows: _Rows, lam: np.ndarray, K: int, beta0=None) -
 
 def _ppi_cov(lab: _Rows, all_rows: _Rows, lam: np.ndarray, beta: np.ndarray, K: int,
              stratified: bool = False) -> np.ndarray:
-    """The PPI covariance ``H^+ V H^+``. Without strata, ``V`` is the human draws' part (the residual
-    ``g_y - sum lam g_f``) plus the judges' part over all battles. With strata, ``V`` is the sampling
-    variance of the residual's stratified sums plus the spread of the human scores over the battles
-    (:func:`_strata_moments`): the judges' part is known on every battle, so only what it leaves of the
-    people's scores is sampled."""
-    H_all, S_all = _moments(all_rows, beta, K)
-    k = len(lam)
-    if stratified:
-        _, S_lab, P = _strata_moments(lab, beta, K)
-        V = S_lab[0][0] + P[0][0]
-        S_all = [[np.zeros((K, K))] * k for _ in range(k)]
-    else:
-        S_lab = _moments(lab, beta, K)[1]
-        V = S_lab[0][0].copy()
-    for i in range(k):
-        V -= lam[i] * (S_lab[0][i + 1] + S_lab[i + 1][0])
-        for j in range(k):
-            V += lam[i] * lam[j] * (S_lab[i + 1][j + 1] + S_all[i][j])
-    Hi = _pinv(H_all)
+    """The PPI covariance ``H^+ V(lam) H^+`` (:func:`_ppi_parts`)."""
+    Hi, S_lab, J, base = _ppi_parts(lab, all_rows, beta, K, stratified)
+    V = base + S_lab[0][0]
+    for i in range(len(lam)):
+        V = V - lam[i] * (S_lab[0][i + 1] + S_lab[i + 1][0])
+        for j in range(len(lam)):
+            V = V + lam[i] * lam[j] * (S_lab[i + 1][j + 1] + (J[i][j] if J else 0.0))
     return Hi @ V @ Hi
 
 

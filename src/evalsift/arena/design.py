@@ -146,8 +146,24 @@ def design_strata(battles: Battles, judges: Sequence[str] | None, budget: int, *
     if small.any():
         rest_size = np.bincount(inverse[small], minlength=inverse.max() + 1)[inverse]
         label = np.where(small & (rest_size < least), -(inverse.max() + 2), label)  # the one stratum of small rests
-    codes, label = np.unique(label, return_inverse=True)
+    _, label = np.unique(label, return_inverse=True)
     return label.astype(int), np.bincount(label)
+
+
+def stratum_probabilities(strata: np.ndarray, N: np.ndarray) -> np.ndarray:
+    """Each draw's inclusion probability in a stratified draw: ``n_h / N_h`` for its stratum ``h``, ``n_h``
+    the draws of that stratum (its weight, ``N_h / n_h``, is the post-stratified one)."""
+    strata = np.asarray(strata, dtype=int)
+    return (np.bincount(strata, minlength=len(N)) / N)[strata]
+
+
+def _triu_pairs(a: np.ndarray, b: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each battle's pair as its position in ``np.triu_indices(K, 1)`` order, and +1 where ``a`` is the
+    pair's lower-numbered model (-1 where it is the higher)."""
+    code = np.zeros((K, K), dtype=int)
+    i, j = np.triu_indices(K, 1)
+    code[i, j] = np.arange(len(i))
+    return code[np.minimum(a, b), np.maximum(a, b)], np.where(a < b, 1.0, -1.0)
 
 
 def integer_allocation(z: np.ndarray, total: int, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -217,9 +233,9 @@ def _residual_variance(battles: Battles, idx: np.ndarray, strata: np.ndarray, re
     """Per stratum, the variance of people's verdicts beyond what the fit and the judges predict (``resid``,
     the PPI residual of each draw). A model fitted to all the draws so far gives the within-stratum variance
     ``theta_c + phi_c p (1 - p)`` for the judges' class ``c`` and the win probability ``p`` of each battle
-    (the left-out one, :func:`_left_out_differences`); with ``PAIR_PRIOR`` finite, each pair then gets its
-    own level against that model, from all of the pair's draws shrunk toward 1 as if ``PAIR_PRIOR`` more
-    draws had matched the model. Averaged over the stratum's battles."""
+    (the left-out one, :func:`_left_out_differences`); each pair then gets its own level against that
+    model, from all of the pair's draws shrunk toward 1 as if ``PAIR_PRIOR`` more draws had matched the
+    model. Averaged over the stratum's battles."""
     H = len(N)
     e = np.where(battles.a[idx] < battles.b[idx], resid, -resid)  # oriented to the pair, as the strata are
     k = np.bincount(strata, minlength=H)
@@ -234,15 +250,14 @@ def _residual_variance(battles: Battles, idx: np.ndarray, strata: np.ndarray, re
     theta = np.linalg.lstsq(X[keep], r2[keep], rcond=None)[0]
     floor = max(0.05 * float(r2[keep].mean()), 1e-4)
     per_battle = np.maximum(theta[cls] + theta[4 + cls] * p * (1 - p), floor)
-    if np.isfinite(PAIR_PRIOR):
-        pair, _, _ = _pair_index(battles)
-        P = int(pair.max()) + 1
-        got = np.bincount(pair[idx][keep], r2[keep], P)
-        expected = np.bincount(pair[idx][keep], per_battle[idx][keep], P)
-        count = np.bincount(pair[idx][keep], minlength=P)
-        mean_v = expected / np.maximum(count, 1)
-        level = (got + PAIR_PRIOR * mean_v) / np.maximum(expected + PAIR_PRIOR * mean_v, 1e-12)
-        per_battle = per_battle * np.where(count > 0, level, 1.0)[pair]
+    pair, _, _ = _pair_index(battles)
+    P = int(pair.max()) + 1
+    got = np.bincount(pair[idx][keep], r2[keep], P)
+    expected = np.bincount(pair[idx][keep], per_battle[idx][keep], P)
+    count = np.bincount(pair[idx][keep], minlength=P)
+    mean_v = expected / np.maximum(count, 1)
+    level = (got + PAIR_PRIOR * mean_v) / np.maximum(expected + PAIR_PRIOR * mean_v, 1e-12)
+    per_battle = per_battle * np.where(count > 0, level, 1.0)[pair]
     return np.maximum(np.bincount(label, per_battle, H) / N, floor)
 
 
@@ -259,12 +274,8 @@ def _left_out_differences(battles: Battles, idx: np.ndarray, resid: np.ndarray, 
 
     K = len(coef)
     i, j = np.triu_indices(K, 1)
-    code = np.full((K, K), -1)
-    code[i, j] = np.arange(len(i))
     a, b = battles.a[idx], battles.b[idx]
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
-    pair = code[lo, hi]
-    sign = np.where(a < b, 1.0, -1.0)
+    pair, sign = _triu_pairs(a, b, K)
     p = expit(coef[a] - coef[b])
     S = np.bincount(pair, weight * resid * sign, len(i))
     h = np.bincount(pair, weight * (1.0 - share) * p * (1 - p), len(i))
@@ -299,7 +310,7 @@ def neyman_allocation(battles: Battles, idx: np.ndarray, y: np.ndarray, label: n
     strata = label[idx]
     n = np.bincount(strata, minlength=len(N))
     try:
-        fit = fit_bt_ppi(battles, idx, judges, prob=(n / N)[strata], strata=strata, verdicts=y)
+        fit = fit_bt_ppi(battles, idx, judges, prob=stratum_probabilities(strata, N), strata=strata, verdicts=y)
     except DataError:
         return integer_allocation(N.astype(float), total, n, N)
     F = _judge_matrix(battles, judges)
@@ -309,13 +320,9 @@ def neyman_allocation(battles: Battles, idx: np.ndarray, y: np.ndarray, label: n
     p_all = expit(fit.coef[battles.a] - fit.coef[battles.b])
     Hi = _pinv(_xx(battles.a, battles.b, p_all * (1 - p_all), battles.K))
     diff = _left_out_differences(battles, idx, resid, (N / np.maximum(n, 1))[strata], float(lam.sum()), fit.coef, Hi)
-    K = battles.K
-    code = np.zeros((K, K), dtype=int)
-    iu, ju = np.triu_indices(K, 1)
-    code[iu, ju] = np.arange(len(iu))
-    lo, hi = np.minimum(battles.a, battles.b), np.maximum(battles.a, battles.b)
-    d_out = np.where(battles.a < battles.b, 1.0, -1.0) * diff[code[lo, hi]]
-    v = _residual_variance(battles, idx, strata, resid, expit(d_out), judge_class(battles, judges), label, N)
+    pair, sign = _triu_pairs(battles.a, battles.b, battles.K)
+    v = _residual_variance(battles, idx, strata, resid, expit(sign * diff[pair]), judge_class(battles, judges), label,
+                           N)
     g = _relevance(battles, Hi, diff, fit.cov, min(n.sum() / budget, 1.0), alpha, label, N)
     return integer_allocation(N * np.sqrt(np.maximum(v * g, 0.0)), total, n, N)
 
@@ -347,7 +354,7 @@ def draw_neyman(battles: Battles, budget: int, rng, judges: Sequence[str] = (), 
             idx = np.concatenate([m[:k] for m, k in zip(members, n)])
             n = neyman_allocation(battles, idx, battles.y[idx], label, N, judges, total, budget, alpha)
     idx = np.sort(np.concatenate([m[:k] for m, k in zip(members, n)]))
-    return idx, (n / N)[label[idx]], label[idx]
+    return idx, stratum_probabilities(label[idx], N), label[idx]
 
 
 def strata_note(strata: np.ndarray) -> str:
@@ -359,4 +366,4 @@ def strata_note(strata: np.ndarray) -> str:
 
 __all__ = ["EXPLORE", "NEYMAN_ROUNDS", "PAIR_PRIOR", "PER_STRATUM", "PILOT", "ROUNDS", "design_strata", "draw_active",
            "draw_neyman", "draw_uniform", "integer_allocation", "judge_class", "neyman_allocation", "pair_probabilities",
-           "pilot_allocation", "strata_note"]
+           "pilot_allocation", "strata_note", "stratum_probabilities"]

@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import DataError, ParameterError, check_choice
 from .battles import Battles
 from .bt import ELO, TIES, BTFit, bootstrap_bt_ppi, fit_bt_ppi, fit_davidson, rank_sets, ranks
-from .design import draw_active, draw_neyman, draw_uniform, pair_probabilities, strata_note
+from .design import draw_active, draw_neyman, draw_uniform, strata_note
 
 ALLOCATIONS = ("uniform", "active", "neyman")
 INTERVALS = ("sandwich", "bootstrap")

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..arena.battles import Battles
-from ..arena.design import design_strata, neyman_allocation, pair_probabilities, pilot_allocation
+from ..arena.design import design_strata, neyman_allocation, pair_probabilities, pilot_allocation, stratum_probabilities
 from ..arena.leaderboard import _board, parse_stop, planned_looks, stop_met
 from ..errors import DataError
 from ..stats.sequential import VALUES
@@ -165,7 +165,7 @@ class ArenaState:
         if st["allocation"] == "neyman":  # post-stratified: a stratum's battles stand for its units
             label, N = self.strata()
             strata = label[idx]
-            prob = (np.bincount(strata, minlength=len(N)) / N)[strata]
+            prob = stratum_probabilities(strata, N)
         else:
             prob = float(n) * np.asarray(self.q[:n])
         return _board(self.units, idx, prob, list(self.units.judges), list(self.units.judges),
