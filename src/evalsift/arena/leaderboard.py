@@ -34,6 +34,7 @@ import numpy as np
 from ..errors import DataError, ParameterError, check_choice
 from .battles import Battles
 from .bt import ELO, TIES, BTFit, bootstrap_bt_ppi, fit_bt_ppi, fit_davidson, rank_sets, ranks
+from .design import EXPLORE, ROUNDS, pair_probabilities  # noqa: F401 - their old home; they live in design now
 from .design import draw_active, draw_neyman, draw_uniform, strata_note
 
 ALLOCATIONS = ("uniform", "active", "neyman")
@@ -302,5 +303,5 @@ def write_leaderboard(board: Leaderboard, out: str | Path) -> dict[str, Path]:
     return paths
 
 
-__all__ = ["ALLOCATIONS", "ASSUMPTION", "INTERVALS", "Leaderboard", "leaderboard", "parse_stop",
+__all__ = ["ALLOCATIONS", "ASSUMPTION", "INTERVALS", "Leaderboard", "leaderboard", "pair_probabilities", "parse_stop",
            "planned_looks", "stop_met", "write_leaderboard"]
