@@ -32,11 +32,11 @@ class Server:
         import uvicorn
 
         from evalsift.web import create_app
+        from evalsift.web.app import server_config
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(create_app(db), host="127.0.0.1", port=self.port,
-                                                    log_level="warning"))
+        self.server = uvicorn.Server(server_config(create_app(db), "127.0.0.1", self.port))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> "Server":

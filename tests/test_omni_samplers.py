@@ -156,6 +156,19 @@ def test_sigint_stops_between_steps_and_resumes_exactly(tmp_path):
     assert np.array_equal(whole.ln_rho, resumed.ln_rho) and whole.evaluations == resumed.evaluations
 
 
+def test_a_torn_checkpoint_is_named_with_the_step_to_recover(tmp_path):
+    name, steps = "pt", SPECS["pt"][0]["steps"]
+    sampler = lambda: make_sampler(name, bin_width=1.0, seed=2, **SPECS[name][0])  # noqa: E731
+    with pytest.raises(Interrupted):
+        sampler().run(small_model(), SPACE, quiet=True, checkpoint=tmp_path, stop_at=steps // 2)
+    ck = tmp_path / "checkpoint.npz"
+    ck.write_bytes(ck.read_bytes()[: ck.stat().st_size // 2])  # a copy cut short, a disk that filled up
+    with pytest.raises(DataError, match=r"checkpoint is torn or damaged.*BadZipFile.*delete .*checkpoint.npz"):
+        sampler().run(small_model(), SPACE, quiet=True, checkpoint=tmp_path)
+    ck.unlink()  # the step the message names: the run starts over and finishes
+    assert sampler().run(small_model(), SPACE, quiet=True, checkpoint=tmp_path).evaluations > 0
+
+
 def test_other_settings_in_the_same_folder_are_refused(tmp_path):
     run_ = lambda **kw: make_sampler("pt", bin_width=1.0, **{**SPECS["pt"][0], **kw}).run(  # noqa: E731
         small_model(), SPACE, quiet=True, checkpoint=tmp_path)

@@ -20,6 +20,11 @@ library reports about your input. Each also derives from the matching built-in (
 - :class:`ConflictError` (a :class:`DataError`) -- a write contradicts what is stored: an
   idempotency key reused with a different answer, a second answer to an assignment, an undo of an
   item that went to someone else (the app answers 409 and names the conflict).
+- :class:`StoreMovedError` (a :class:`StoreBusyError`) -- the store's path no longer names the file
+  this process opened (deleted, or replaced by ``mv``); nothing was written, and nothing is until
+  the file is back or the process restarts (the app answers 503 and logs the cause).
+- :class:`StoreFullError` (a :class:`DataError`) -- the disk (or SQLite's page limit) is full, or the
+  disk failed, during a write; nothing was written (the app answers 507).
 
 Every error carries **structured context** besides its message, for programs (the web app) that
 want to point at the cause: ``field``, ``item_id``, ``system`` and ``hint`` attributes (None when not
@@ -102,6 +107,14 @@ class StoreBusyError(DataError):
 
 class ConflictError(DataError):
     """A write that contradicts what the store holds (and is refused, so nothing stored changes)."""
+
+
+class StoreMovedError(StoreBusyError):
+    """The store's path names another file (or none) than the one this process opened; nothing was written."""
+
+
+class StoreFullError(DataError):
+    """The disk was full (or failed) during a write; the transaction was rolled back, nothing was written."""
 
 
 class DataWarning(UserWarning):

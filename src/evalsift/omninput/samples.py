@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -228,7 +229,7 @@ class OmniSamples:
                 raise DataError(f"{meta_path}: format {d.get('format')!r} is not {FORMAT!r}", field="samples")
             with np.load(folder / CANDIDATES_FILE) as z:
                 cand = Candidates(z["x"], z["z"], z["bin"], z["slot"], z["log_weight"])
-        except (OSError, ValueError, KeyError) as e:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
             raise DataError(f"--samples {folder}: cannot read the samples ({type(e).__name__}: {e}); run "
                             "'evalsift omni sample' again into a new folder", field="samples") from None
         chains = np.array([[np.nan if v is None else v for v in row] for row in d["ln_rho_chains"]], dtype=np.float64)

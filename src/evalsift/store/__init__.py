@@ -6,6 +6,12 @@ Safety rules (each one tested in ``tests/test_store.py``):
 - **Durable acknowledgements.** The file runs in WAL mode with ``synchronous=FULL``: when
   :meth:`Store.record_judgment` returns, the judgment is committed and survives a crash or
   ``kill -9`` of the process. Nothing is acknowledged before its commit.
+- **The file it opened, or nothing.** Every write first checks that the store's path still names the
+  file it opened (device and inode) and checks again before its COMMIT: a file deleted or replaced
+  under a running process (``rm``, ``mv backup.db work.db``) makes writes fail with StoreMovedError
+  (the app's 503, logged) instead of going into an unlinked file that vanishes with the process. A
+  full disk is StoreFullError (the app's 507, one ``error:`` line in the CLI), never masked by the
+  ROLLBACK that follows a failed COMMIT.
 - **One writer at a time, without "database is locked".** Every write is a ``BEGIN IMMEDIATE``
   transaction (it takes the write lock before reading, so two writers never deadlock), and a
   connection waits up to ``busy_timeout`` seconds for the lock.
@@ -13,8 +19,9 @@ Safety rules (each one tested in ``tests/test_store.py``):
   triggers): a correction is a new judgment.
 - **Idempotent submissions.** A judgment may carry an ``idempotency_key``, which names one submission
   of one annotator for one assignment: the same submission sent twice is stored once and both calls
-  get the same id; the key sent again with a different answer is refused (ConflictError, the app's
-  409), and the same key from another annotator or for another assignment is another submission.
+  get the same id; the key sent again with a different answer, or after its judgment was undone, is
+  refused (ConflictError, the app's 409: an undone submission is over, a new answer needs a new key),
+  and the same key from another annotator or for another assignment is another submission.
 - **One answer per assignment; undo is a mark, not a delete.** A second answer to an assignment is
   refused; :meth:`Store.retract_last` withdraws a person's latest judgment (a row in ``retractions``:
   the judgment stays stored, exports show when it was undone) and leases the item back to them.

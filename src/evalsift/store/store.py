@@ -17,7 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from ..errors import ConflictError, DataError, ParameterError, StoreBusyError, check_choice
+from ..errors import (ConflictError, DataError, ParameterError, StoreBusyError, StoreFullError, StoreMovedError,
+                      check_choice)
 from ..oracle.base import Judgment
 from .schema import LATEST, MIGRATIONS
 
@@ -78,6 +79,7 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self.busy_timeout = float(busy_timeout)
         self._local = threading.local()
+        self._ident: tuple[int, int] | None = None  # (device, inode) of the file this Store opened first
         self._check_file()
         if self.read_only:
             self._check_readable_schema()
@@ -113,7 +115,32 @@ class Store:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
+        try:
+            self._check_same_file()  # a later thread's connection must open the file the first one did
+        except StoreMovedError:
+            conn.close()
+            raise
         return conn
+
+    def _check_same_file(self) -> None:
+        """StoreMovedError unless :attr:`path` still names the file this Store opened first (same device and
+        inode). A file deleted or replaced (``rm``, ``mv backup.db work.db``) under a running process would
+        otherwise take writes into an unlinked inode that vanish when the process ends."""
+        try:
+            st = os.stat(self.path)
+            now: tuple[int, int] | None = (st.st_dev, st.st_ino)
+        except FileNotFoundError:
+            now = None
+        if self._ident is None and now is not None:
+            self._ident = now
+            return
+        if now == self._ident:
+            return
+        what = "was deleted" if now is None else f"was replaced by another file (inode {now[1]}, was {self._ident[1]})"
+        raise StoreMovedError(
+            f"{self.path} {what} while this process had it open; nothing was written, and nothing will be until "
+            f"the file this process opened is back at {self.path} or the process (evalsift serve) is restarted on "
+            "the file you want", field="db", hint="restart")
 
     def _damaged(self, e: Exception) -> DataError:
         """The error for a file SQLite cannot read: not a store at all, or a damaged one (with the recovery)."""
@@ -160,17 +187,31 @@ class Store:
         except sqlite3.DatabaseError as e:
             raise self._damaged(e) from None
         try:
+            self._check_same_file()  # before anything is read for the write: the fault is named first
             yield conn
+            self._check_same_file()  # never acknowledge a write into a file that is no longer at the path
+        except sqlite3.OperationalError as e:
+            _rollback(conn)
+            raise self._write_failed(e) from None
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
         try:
             conn.execute("COMMIT")
         except sqlite3.OperationalError as e:
-            conn.execute("ROLLBACK")
-            raise self._busy(e) from None
+            _rollback(conn)  # SQLite may have rolled back already: a failing ROLLBACK must not hide the cause
+            raise self._write_failed(e) from None
 
     _write = transaction  # the name the rest of the package has used
+
+    def _write_failed(self, e: sqlite3.OperationalError) -> DataError:
+        """The error for a write SQLite refused: the disk (full or failing), a lock, or something else."""
+        text = str(e).lower()
+        if "full" in text or "disk i/o" in text:
+            why = "the disk is full" if "full" in text else "the disk failed"
+            return StoreFullError(f"{self.path}: the write failed because {why} ({e}); nothing was written. Free space on the disk that holds {self.path.parent} "
+                                  "(or move the store), then try again", field="db", hint="free disk space")
+        return self._busy(e)
 
     def _busy(self, e: Exception) -> DataError:
         if "locked" in str(e) or "busy" in str(e):
@@ -599,6 +640,11 @@ class Store:
                     "AND idempotency_key = ?", (project_id, judgment.annotator, assignment_id or 0,
                                                 idempotency_key)).fetchone()
                 if row is not None:
+                    if conn.execute("SELECT 1 FROM retractions WHERE judgment_id = ?", (row["id"],)).fetchone():
+                        raise ConflictError(  # the key's submission was undone: a key names one submission only
+                            f"idempotency_key {idempotency_key!r} was used for judgment {row['id']}, which was undone; "
+                            "nothing was stored: send the answer again with a new key", field="idempotency_key",
+                            item_id=row["item_id"])
                     _same_submission(row, judgment, idempotency_key)
                     return int(row["id"])
             state = None
@@ -754,6 +800,16 @@ class LLMResponseCache:
         with self.store._write() as conn:
             conn.execute("INSERT OR REPLACE INTO llm_cache (key, response, created_at) VALUES (?, ?, ?)",
                          (key, _dumps(value), _now()))
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open; a failure here (SQLite already rolled back, the disk is
+    gone) is not the error the caller needs to see, so it is dropped."""
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
 
 
 def _expire(conn: sqlite3.Connection, project_id: int, now: float) -> int:

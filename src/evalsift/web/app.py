@@ -18,9 +18,12 @@ JSON API (documented in ``docs/annotation.md``), used by the pages and by any ot
 - ``GET /api/v1/projects/{project}/status`` -- ``Authorization: Bearer <admin token>``.
 
 Status codes: 401 (no or unknown token), 403 (not yours), 404, 409 (a conflict with what is stored:
-an idempotency key reused with another answer, a second answer to an assignment), 413 (a body over
-:data:`MAX_BODY` bytes), 422 (a malformed body or answer; the ``field`` names what), 503 with
-``Retry-After`` (the store was locked by another writer too long; nothing was written, send again).
+an idempotency key reused with another answer or after its judgment was undone, a second answer to an
+assignment), 404 (no such assignment: ids are ASCII digits from 1), 408 (the request's headers or body
+came too slowly), 413 (a body over :data:`MAX_BODY` bytes), 422 (a malformed body or answer; the ``field``
+names what; a score is a JSON number), 503 with ``Retry-After`` (the store was locked by another writer
+too long, or its file was deleted or replaced under the server -- then the server logs it and writes
+nothing until restarted; nothing was written, send again), 507 (the disk is full; nothing was written).
 
 Security: one annotator's token cannot read or answer another's assignment (403); admin pages and
 the status API need the project's admin token; every input, output and comment is rendered escaped
@@ -30,13 +33,15 @@ Content-Security-Policy (no inline script, no framing), ``X-Content-Type-Options
 """
 
 import json
+import re
 import socket
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote
 
-from ..errors import ConflictError, DataError, EvalsiftError, StoreBusyError, missing_dependency
+from ..errors import (ConflictError, DataError, EvalsiftError, StoreBusyError, StoreFullError, StoreMovedError,
+                      missing_dependency)
 from ..io._common import plain_json as _plain
 from ..store import Store
 from ..store.store import INT64
@@ -48,6 +53,11 @@ MAX_BODY = 64 * 1024
 DRAIN_BODY = 1024 * 1024
 """A refused body up to this size is read and dropped before the 413, so the client reads the answer
 instead of a reset connection (the kernel resets a connection closed with unread data in it)."""
+HEADER_DEADLINE = 10.0
+"""Seconds a client has to send a request's headers, from the connection (or the previous answer) on;
+a slower one is answered 408 and closed, so trickling clients cannot hold connections open."""
+BODY_DEADLINE = 20.0
+"""Seconds a client has to send a request's body once its headers arrived (408 past it)."""
 WEB_BUSY_TIMEOUT = 5.0
 """How long a request waits for another writer's lock before answering 503 (seconds)."""
 SECURITY_HEADERS = {
@@ -87,8 +97,11 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
         length = request.headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
             if length.isdigit() and int(length) <= DRAIN_BODY:
-                async for _ in request.stream():  # read and drop: see DRAIN_BODY
-                    pass
+                import anyio
+
+                with anyio.move_on_after(BODY_DEADLINE):
+                    async for _ in request.stream():  # read and drop: see DRAIN_BODY
+                        pass
             response = JSONResponse({"error": f"the body is larger than {MAX_BODY} bytes", "field": "body"},
                                     status_code=413)
         else:
@@ -113,6 +126,12 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
             return error(403, str(e))
         extra = {k: v for k, v in e.to_dict().items() if k in ("field", "item_id", "system")} \
             if isinstance(e, EvalsiftError) else {}
+        if isinstance(e, StoreMovedError):  # the operator must act: say it where they look, not only to the client
+            print(f"evalsift serve: error: {e}", file=sys.stderr, flush=True)
+            return error(503, str(e), **extra)
+        if isinstance(e, StoreFullError):
+            print(f"evalsift serve: error: {e}", file=sys.stderr, flush=True)
+            return error(507, str(e), **extra)
         if isinstance(e, StoreBusyError):
             return error(503, str(e), **extra)
         if isinstance(e, ConflictError):
@@ -156,7 +175,7 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
                     scale=project.settings.get("scale"), question=project.settings.get("question"),
                     graded=bool(project.settings.get("graded")), guidelines=project.settings.get("guidelines"))
 
-    @app.get("/admin/{ref}", response_class=HTMLResponse)
+    @app.get("/admin/{ref:path}", response_class=HTMLResponse)
     def admin_page(ref: str, request: Request):
         project = find_project(ref)
         if project is None:
@@ -164,24 +183,27 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
         query_token = request.query_params.get("token")
         if query_token is not None:  # an old link: sign in, then drop the token from the address
             if not store.is_admin(project.id, query_token):
-                return page("admin_login.html", 403, project=project.name, path=f"/admin/{ref}",
+                return page("admin_login.html", 403, project=project.name, path=_admin_path(ref),
                             message="That admin token is not this project's.")
-            return signed_in(request, RedirectResponse(f"/admin/{ref}", status_code=303), project.id, query_token)
+            return signed_in(request, RedirectResponse(_admin_path(ref), status_code=303), project.id, query_token)
         if not store.is_admin(project.id, request.cookies.get(cookie_name(project.id))):
-            return page("admin_login.html", 200, project=project.name, path=f"/admin/{ref}", message=None)
+            return page("admin_login.html", 200, project=project.name, path=_admin_path(ref), message=None)
         return page("admin.html", status=_plain(work.status(project.id)))
 
-    @app.post("/admin/{ref}/login")
+    @app.post("/admin/{ref:path}/login")
     async def admin_login(ref: str, request: Request):
         project = find_project(ref)
         if project is None:
             return page("forbidden.html", 404, what="There is no such project.")
-        body = (await _read_body(request)).decode("utf-8", "replace")
+        try:
+            body = (await _read_body(request)).decode("utf-8", "replace")
+        except _BadRequest as e:
+            return failure(e)
         token = (parse_qs(body).get("token") or [""])[0].strip()
         if not store.is_admin(project.id, token):
-            return page("admin_login.html", 403, project=project.name, path=f"/admin/{ref}",
+            return page("admin_login.html", 403, project=project.name, path=_admin_path(ref),
                         message="That admin token is not this project's.")
-        return signed_in(request, RedirectResponse(f"/admin/{ref}", status_code=303), project.id, token)
+        return signed_in(request, RedirectResponse(_admin_path(ref), status_code=303), project.id, token)
 
     @app.get("/api/v1/next")
     async def next_item(request: Request) -> JSONResponse:
@@ -199,6 +221,8 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
             who = await _in_thread(annotator, request)
             body = await _read_json(request)
             aid = _assignment_id(body)
+            if await _in_thread(store.assignment, aid) is None:
+                raise _BadRequest(404, f"no assignment {aid}", field="assignment_id")
             jid = await _in_thread(lambda: work.submit(
                 who, aid, answer=body.get("verdict"), score=body.get("score"),
                 skip=body.get("skip", False), comment=body.get("comment"), idempotency_key=body.get("idempotency_key")))
@@ -218,7 +242,7 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
             return failure(e)
         return JSONResponse(_plain(out), headers={"Cache-Control": "no-store"})
 
-    @app.get("/api/v1/projects/{ref}/status")
+    @app.get("/api/v1/projects/{ref:path}/status")
     def project_status(ref: str, request: Request) -> JSONResponse:
         project = find_project(ref)
         if project is None:
@@ -234,18 +258,33 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
     return app
 
 
+def _admin_path(ref: str) -> str:
+    """The admin page's address for a project name or id, quoted whole (a name may hold '/', '?', '#')."""
+    return "/admin/" + quote(str(ref), safe="")
+
+
 async def _read_body(request) -> bytes:
-    """The request body, refusing more than :data:`MAX_BODY` bytes (413) even without a Content-Length."""
+    """The request body, refusing more than :data:`MAX_BODY` bytes (413) even without a Content-Length,
+    and a body still arriving after :data:`BODY_DEADLINE` seconds (408)."""
+    import anyio
+
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > DRAIN_BODY:
-            break  # too much even to drain: answer now (the client may see the connection reset)
-        if size <= MAX_BODY:
-            chunks.append(chunk)
+    try:
+        with anyio.fail_after(BODY_DEADLINE):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > DRAIN_BODY:
+                    break  # too much even to drain: answer now (the client may see the connection reset)
+                if size <= MAX_BODY:
+                    chunks.append(chunk)
+    except TimeoutError:
+        raise _BadRequest(408, f"the body did not arrive within {BODY_DEADLINE:g} s", field="body") from None
     if size > MAX_BODY:
         raise _BadRequest(413, f"the body is larger than {MAX_BODY} bytes", field="body")
     return b"".join(chunks)
+
+
+_ASCII_INT = re.compile(r"-?[0-9]+")
 
 
 def _no_constant(name: str):
@@ -273,12 +312,12 @@ def _assignment_id(body: dict[str, Any]) -> int:
     if "assignment_id" not in body:
         raise _BadRequest(422, "the body needs assignment_id", field="assignment_id")
     value = body["assignment_id"]
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and _ASCII_INT.fullmatch(value.strip()):  # only 0-9: '١٢' is no id
         value = int(value.strip())
     if isinstance(value, bool) or not isinstance(value, int):
         raise _BadRequest(422, f"assignment_id must be an integer (from /api/v1/next), got {value!r}",
                           field="assignment_id")
-    if not INT64[0] <= value <= INT64[1]:
+    if not 1 <= value <= INT64[1]:  # ids start at 1: 0 and negative ids name nothing
         raise _BadRequest(404, f"no assignment {value}", field="assignment_id")
     return value
 
@@ -307,6 +346,62 @@ def check_port_free(host: str, port: int) -> None:
                             "(maybe another evalsift serve) uses it: choose another --port", field="port") from None
 
 
+def _deadline_protocol():
+    """uvicorn's h11 protocol with a deadline for each request's headers (:data:`HEADER_DEADLINE`): uvicorn
+    times out idle keep-alive connections but not a client that connects and trickles its headers."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class DeadlineH11Protocol(H11Protocol):
+        _header_timer = None
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._header_timer = self.loop.call_later(HEADER_DEADLINE, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _too_slow(self) -> None:
+            self._header_timer = None
+            if not self.transport.is_closing():
+                self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain\r\n"
+                                     b"connection: close\r\ncontent-length: 34\r\n\r\n"
+                                     b"the request headers came too slowly")
+                self.transport.close()
+
+        def connection_made(self, transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def handle_events(self) -> None:
+            before = self.cycle
+            super().handle_events()
+            if self.cycle is not before:  # a whole request line and headers arrived
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()  # the next request's headers get the same deadline
+
+        def connection_lost(self, exc) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return DeadlineH11Protocol
+
+
+def server_config(app: Any, host: str, port: int, *, log_level: str = "warning") -> Any:
+    """The ``uvicorn.Config`` every evalsift server runs with: h11 with header deadlines, the app's body
+    deadline, idle keep-alive connections closed after 5 s."""
+    import uvicorn
+
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, http=_deadline_protocol(),
+                          timeout_keep_alive=5)
+
+
 def serve(db: str | Path, host: str = "127.0.0.1", port: int = 8000, *, log_level: str = "warning") -> None:
     """Run the app with uvicorn until interrupted. The server is registered in the store while it runs;
     when another ``evalsift serve`` already uses the same file, a note says so (both are safe: leases are
@@ -324,7 +419,7 @@ def serve(db: str | Path, host: str = "127.0.0.1", port: int = 8000, *, log_leve
               f"{o['started_at']}) uses {db}; both hand out work safely (each lease is one atomic step in the store, "
               "so no item goes to more people than its overlap)", file=sys.stderr)
     try:
-        uvicorn.run(app, host=host, port=port, log_level=log_level)
+        uvicorn.Server(server_config(app, host, port, log_level=log_level)).run()
     finally:
         try:
             store.unregister_server(server_id)

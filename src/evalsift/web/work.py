@@ -471,9 +471,9 @@ class Workspace:
         """Store one answer to an assignment; returns the judgment id once committed.
 
         ``answer``: '1' (the first output shown), '2' (the second) or '0' (tie) for pairwise work (the
-        integers 1, 2, 0 too); ``score`` for score work, a finite number on the project's scale (on a
-        label project -- one with a ``question`` -- only 1 for yes and 0 for no, as numbers or the strings
-        "1" / "0"; on a graded label project any number from 0 to 1); ``skip=True`` (a real boolean) to decline. ``idempotency_key`` names this submission:
+        integers 1, 2, 0 too); ``score`` for score work, a finite number on the project's scale (a number,
+        never a string; on a label project -- one with a ``question`` -- only 1 for yes and 0 for no; on a
+        graded label project any number from 0 to 1); ``skip=True`` (a real boolean) to decline. ``idempotency_key`` names this submission:
         sent again with the same answer, the first id comes back and nothing is stored; with another
         answer, ConflictError. A second answer to an assignment is a ConflictError (undo the first).
         """
@@ -512,20 +512,20 @@ class Workspace:
         elif project.settings.get("question") and project.settings.get("graded"):  # graded: anything in [0, 1]
             value = _score(score)
             if value is None or not 0 <= value <= 1:
-                raise ParameterError(f"answer the question with a score from 0 (no) to 1 (yes), got {score!r}",
+                raise ParameterError(f"answer the question with a score from 0 (no) to 1 (yes), got {_got(score)}",
                                      field="score", item_id=row["item_id"])
             j = Judgment(verdict=None, detail={**detail, "score": value}, **common)
         elif project.settings.get("question"):  # a yes/no label project: 1 or 0, nothing in between
             value = _label(score)
             if value is None:
-                raise ParameterError(f"answer yes (1) or no (0) to the question, got {score!r}", field="score",
+                raise ParameterError(f"answer yes (1) or no (0) to the question, got {_got(score)}", field="score",
                                      item_id=row["item_id"])
             j = Judgment(verdict=None, detail={**detail, "score": value}, **common)
         else:
             lo, hi = project.settings["scale"]
             value = _score(score)
             if value is None or not lo <= value <= hi:
-                raise ParameterError(f"score must be a number from {lo:g} to {hi:g}, got {score!r}", field="score",
+                raise ParameterError(f"score must be a number from {lo:g} to {hi:g}, got {_got(score)}", field="score",
                                      item_id=row["item_id"])
             j = Judgment(verdict=None, detail={**detail, "score": value}, **common)
         with self._lock(pid):
@@ -656,14 +656,24 @@ def _answer_key(answer: Any) -> str | None:
 
 
 def _score(score: Any) -> float | None:
-    """A finite float from a number or a numeric string; None for booleans, non-numbers, NaN and infinities."""
-    if isinstance(score, (bool, np.bool_)) or score is None:
+    """A finite float from a number (a JSON number: int or float); None for strings (even "70"), booleans,
+    NaN, infinities and anything else."""
+    if isinstance(score, (bool, np.bool_)) or not isinstance(score, (int, float, np.integer, np.floating)):
         return None
     try:
         value = float(score)
-    except (TypeError, ValueError, OverflowError):
+    except OverflowError:
         return None
     return value if math.isfinite(value) else None
+
+
+def _got(score: Any) -> str:
+    """How an unusable score is named in a message: nothing sent, a string (with the fix), or the value."""
+    if score is None:
+        return "nothing (the body has no score)"
+    if isinstance(score, str):
+        return f"the string {score!r} (send a JSON number, without quotes)"
+    return repr(score)
 
 
 def _shown_order(project_id: int, annotator_id: int, item: str, a: str) -> str:
@@ -673,10 +683,8 @@ def _shown_order(project_id: int, annotator_id: int, item: str, a: str) -> str:
 
 
 def _label(score: Any) -> float | None:
-    """A yes/no answer as 1.0 / 0.0: the numbers 1 and 0 or the strings "1" and "0"; None for anything
-    else (0.5, 2, true, "yes", missing)."""
-    if isinstance(score, str):
-        return {"1": 1.0, "0": 0.0}.get(score)
+    """A yes/no answer as 1.0 / 0.0: the numbers 1 and 0; None for anything else (0.5, 2, true, "1", "yes",
+    missing)."""
     if isinstance(score, (int, float, np.integer, np.floating)) and not isinstance(score, (bool, np.bool_)):
         return (1.0 if score == 1 else 0.0) if score in (0, 1) else None
     return None

@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import threading
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +61,10 @@ def load_checkpoint(folder: Path, settings: dict) -> dict | None:
         with np.load(arrays_path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
         saved = json.loads(str(arrays.pop(META))) if META in arrays else json.loads(meta.read_text(encoding="utf-8"))
-    except (OSError, ValueError, KeyError) as e:
-        raise DataError(f"{folder}: the checkpoint cannot be read ({type(e).__name__}: {e}); delete "
-                        f"{arrays_path.name} to start over, or use another --out", field="out") from None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:  # torn (a full disk, a copy cut short)
+        raise DataError(f"{arrays_path}: the checkpoint is torn or damaged and cannot be read ({type(e).__name__}: "
+                        f"{e}). To recover: delete {arrays_path} and run the same 'evalsift omni sample' command "
+                        "again (it starts that run over), or give another --out folder", field="out") from None
     if saved["settings"] != settings:
         diff = [k for k in ("sampler", "model", "space") if saved["settings"].get(k) != settings.get(k)]
         diff += [f"{k}={saved['settings']['params'].get(k)!r} (now {v!r})" for k, v in settings["params"].items()
