@@ -292,3 +292,80 @@ def test_stop_rules_stop_early_when_clear_and_rarely_when_wrong():
         leaderboard(battles, stop="top-k:1")
     with pytest.raises(ParameterError, match="--allocation uniform"):
         leaderboard(battles, human_budget=1000, allocation="active", stop="top-k:1")
+
+
+def test_explain_stop_says_why_by_hand():
+    """The one sentence the admin page, ``annotate status`` and ``arena --stop`` give, on hand-made
+    rank-sets. Looks: planned_looks(50, 1600) = 50, 100, 200, 400, 800, 1600, so L = 6 and each look is
+    at alpha / L = 0.1 / 6 = 0.01667: the rule reads 1 - 0.01667 = 98.33% -> '98.3%' rank-sets. After
+    420 human battles the looks at 50 ... 400 have been made; the next is at 800 (the issue's case)."""
+    from evalsift.arena.leaderboard import explain_stop, level_text, planned_looks
+
+    looks = planned_looks(50, 1600)
+    assert looks == [50, 100, 200, 400, 800, 1600]
+    models = ["gpt-4", "claude-v1", "vicuna-13b"]
+    at90 = np.array([[1, 1], [2, 3], [2, 3]])  # gpt-4 alone at the top of the 90% board
+    at_look = np.array([[1, 2], [1, 3], [2, 3]])  # at 98.3% claude-v1 may still be first
+    why = explain_stop("top-k:1", models, 0.1, looks, 420, rank_set=at90, look_rank_set=at_look)
+    assert why["sentence"] == ("gpt-4 looks best at 90%; the stop needs 98.3% (alpha 0.1 / 6 planned looks) at a "
+                               "planned look, and at 98.3% the 420 human battles do not settle it; next look at 800 "
+                               "human battles (420 now)")
+    assert (why["level"], why["look_level"], why["next_look"], why["planned_looks"]) == ("90%", "98.3%", 800, 6)
+    assert why["alpha_per_look"] == pytest.approx(0.1 / 6) and why["leaders"] == ["gpt-4"]
+    assert why["settled"] is True and why["settled_at_look_level"] is False
+    # the 98.3% sets separate it too: the rule still waits for its look at 800
+    why = explain_stop("top-k:1", models, 0.1, looks, 420, rank_set=at90, look_rank_set=at90)
+    assert ("at 98.3% the 420 human battles settle it too, but the rule looks only at its planned looks; next look "
+            "at 800 human battles (420 now)") in why["sentence"]
+    # top-k:2 names the two in the board's order (strongest first); rank-set:1 is not met by 2-3
+    sets = np.array([[1, 2], [1, 2], [3, 3]])
+    why = explain_stop("top-k:2", models, 0.05, looks, 420, rank_set=sets, order=[1, 0, 2])
+    assert why["sentence"].startswith("claude-v1, gpt-4 look like the top 2 at 95%; the stop needs 99.2% (alpha 0.05 "
+                                      "/ 6 planned looks)")  # 1 - 0.05 / 6 = 0.99167 -> 99.2%
+    why = explain_stop("rank-set:1", models, 0.1, looks, 420, rank_set=sets)
+    assert why["sentence"].startswith("some rank-set spans more than 1 rank at 90%;") and why["settled"] is False
+    assert explain_stop("top-k:1", models, 0.1, looks, 420, rank_set=sets)["sentence"].startswith(
+        "no system is singled out as the best at 90%;")
+    # no board yet, met, no look left, closed early
+    assert explain_stop("top-k:1", models, 0.1, looks, 30)["sentence"] == (
+        "the stop needs 98.3% (alpha 0.1 / 6 planned looks) at a planned look; next look at 50 human battles (30 now)")
+    met = explain_stop("top-k:1", models, 0.1, looks, 430, met_at=400)
+    assert met["sentence"] == ("top-k:1 was met at the planned look at 400 human battles, at 98.3% (alpha 0.1 / 6 "
+                               "planned looks)") and met["next_look"] is None
+    assert explain_stop("top-k:1", models, 0.1, looks, 1600, rank_set=at90)["sentence"].endswith(
+        "; no planned look is left (the last was at 1600 human battles)")
+    assert explain_stop("top-k:1", models, 0.1, looks, 420, rank_set=at90, closed="every battle has its judgments"
+                        )["sentence"].endswith("; no more battles will come: every battle has its judgments (420 human "
+                                               "battles)")
+    # levels: 1 - 0.05 / 7 = 0.992857 -> 99.3%; 1 - 0.001 / 10 = 0.9999 -> 99.99% (never '100.0%')
+    assert (level_text(0.05 / 7), level_text(0.001 / 10), level_text(0.05)) == ("99.3%", "99.99%", "95%")
+
+
+def test_arena_stop_that_did_not_stop_says_why(tmp_path, capsys):
+    """``evalsift arena --stop`` that ends unmet prints the same sentence (and keeps it in results.json).
+    600 battles among A (0.4 log-odds), B (0) and C (-0.1), seed 9: --first 150 --human-budget 600 gives
+    looks 150, 300, 600 (L = 3), each at 0.1 / 3 = 0.0333, i.e. 96.7% rank-sets; none meets top-k:1, and
+    at 90% the 600 battles single out A (measured)."""
+    rng = np.random.default_rng(9)
+    strengths = np.array([0.4, 0.0, -0.1])
+    a = rng.integers(3, size=600)
+    b = (a + rng.integers(1, 3, size=600)) % 3
+    y = rng.random(600) < 1 / (1 + np.exp(-(strengths[a] - strengths[b])))
+    names = ["A", "B", "C"]
+    data = tmp_path / "battles.jsonl"
+    data.write_text("".join(json.dumps({"question_id": str(k), "model_a": names[a[k]], "model_b": names[b[k]],
+                                        "winner": "model_a" if y[k] else "model_b"}) + "\n" for k in range(600)))
+    base = ["arena", "--data", str(data), "--human-budget", "600", "--first", "150", "--alpha", "0.1"]
+    assert main([*base, "--stop", "top-k:1", "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    sentence = ("A looks best at 90%; the stop needs 96.7% (alpha 0.1 / 3 planned looks) at a planned look, and at "
+                "96.7% the 600 human battles do not settle it; no planned look is left (the last was at 600 human "
+                "battles)")
+    assert "stop rule top-k:1: not met within 600 human battles (look 3 of 3)" in out
+    assert f"why: {sentence}" in out
+    res = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert res["stop"]["explanation"]["sentence"] == sentence and res["stop"]["explanation"]["next_look"] is None
+    # a rule that is met prints no 'why'
+    assert main([*base, "--stop", "rank-set:3", "--out", str(tmp_path / "m")]) == 0
+    out = capsys.readouterr().out
+    assert "stop rule rank-set:3: met after 150 human battles" in out and "why:" not in out

@@ -86,6 +86,9 @@ def test_bad_input_is_named():
         BestOf(pool, ["A", "E"])
     with pytest.raises(ParameterError, match="at least 2 distinct systems"):
         BestOf(pool, ["A"])
+    with pytest.raises(ParameterError, match="systems names 'A' twice; name each system once") as e:
+        BestOf(pool, ["A", "A", "B"])  # three names, two systems: said as a duplicate, not as too few
+    assert e.value.system == "A" and e.value.field == "systems"
     with pytest.raises(ParameterError, match="risk"):
         BestOf(pool, risk=1.0)
     with pytest.raises(ParameterError, match="Did you mean 'leader'"):

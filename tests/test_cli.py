@@ -375,3 +375,104 @@ def test_bench_calibration_proxy_given_once_or_twice_the_same_is_the_old_form(ca
         results.append(json.loads((out / "results.json").read_text()))
     assert results[0]["proxy"] == results[1]["proxy"] == "metric:token_f1"
     assert results[0]["real"]["cells"] == results[1]["real"]["cells"]
+
+
+# ------------------------------------------------------------------ issue 29: small things a user trips on
+def test_budget_above_the_pool_is_capped_with_a_note(capsys, tmp_path):
+    out = tmp_path / "p.jsonl"
+    code, _, err = run(capsys, "select", "random", "--data", "demo", "--budget", "1000", "--out", str(out))
+    assert code == 0 and len(out.read_text().splitlines()) == 300  # the demo has 300 items
+    assert "note: --budget 1000 is more than the 300 items in the pool; using all 300" in err
+    code, out_, err = run(capsys, "compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", "metric:human",
+                          "--budget", "1000", "--json")
+    d = json.loads(out_)
+    assert code == 0 and d["labels_used"] == d["decision_set"] == 300
+    assert "note: --budget 1000 is more than the 300 items in the pool (A vs B" in err
+    code, _, err = run(capsys, "select", "random", "--data", "demo", "--budget", "300", "--out", str(out))
+    assert code == 0 and "note:" not in err  # the whole pool, asked for exactly: nothing to say
+
+
+def test_out_into_a_missing_folder_says_it_created_it(capsys, tmp_path):
+    picks = tmp_path / "new" / "sub" / "picks.jsonl"
+    code, _, err = run(capsys, "select", "random", "--data", "demo", "--budget", "5", "--out", str(picks))
+    assert code == 0 and picks.is_file() and f"note: created folder {picks.parent}" in err
+    code, _, err = run(capsys, "select", "random", "--data", "demo", "--budget", "5", "--out", str(picks))
+    assert code == 0 and "created folder" not in err  # it exists now
+    bench = ["--quiet", "bench", "pairwise", "--data", "demo", "--oracle-metric", "human", "--methods", "random",
+             "--budgets", "5", "--seeds", "1", "--max-pairs", "1"]
+    code, _, err = run(capsys, *bench, "--out", str(tmp_path / "runs" / "first"))
+    assert code == 0 and f"note: created folder {tmp_path / 'runs'}" in err  # the folder --out DIR goes into
+    code, _, err = run(capsys, *bench, "--out", str(tmp_path / "runs" / "second"))
+    assert code == 0 and "created folder" not in err  # --out DIR itself is made silently, as asked
+
+
+def test_data_info_on_a_judge_file_counts_its_verdicts(capsys, tmp_path):
+    path = tmp_path / "pairs.csv"
+    path.write_text("item_id,system_a,system_b,verdict,annotator,kind\n"
+                    "1,X,Y,a,ann,human\n1,Y,X,tie,bob,human\n2,X,Z,2,ann,human\n3,Y,Z,b,gpt-4,llm\n3,Z,Y,1,gpt-4,llm\n")
+    code, out, _ = run(capsys, "data", "info", str(path))
+    # verdicts: a = rows 1 and 5 ('1' is a), b = rows 3 ('2') and 4, tie = row 2; judges ann 2, gpt-4 2, bob 1;
+    # pairs {X,Y}, {X,Z}, {Y,Z}; items 1, 2, 3
+    assert code == 0 and "3 items x 3 systems" in out
+    assert ("judgments: 5 (verdicts: a 2, b 2, tie 1; a = system_a did better) on 3 items and 3 pairs of systems"
+            in out)
+    assert "judges: 3: ann (2), gpt-4 (2), bob (1); by kind: 3 human, 2 llm" in out
+    code, out, _ = run(capsys, "data", "info", str(path), "--json")
+    d = json.loads(out)["judgments"]
+    assert d["verdicts"] == {"a": 2, "b": 2, "tie": 1} and d["pairs"] == 3 and d["items"] == 3
+    assert d["judges"] == {"ann": 2, "gpt-4": 2, "bob": 1} and d["judge_kinds"] == {"human": 3, "llm": 2}
+    code, out, _ = run(capsys, "data", "info", "demo")
+    assert code == 0 and "judgments:" not in out  # a dataset of outputs and scores has no verdicts to count
+
+
+def test_annotate_json_has_the_admin_url_and_add_annotator_names_the_project(capsys, tmp_path):
+    db = str(tmp_path / "w.db")
+    code, out, _ = run(capsys, "annotate", "new", "--db", db, "--name", "px", "--pairwise", "--data", "demo",
+                       "--a", "A", "--b", "B", "--json")
+    made = json.loads(out)
+    assert code == 0 and made["admin_url"] == f"http://127.0.0.1:8000/admin/px#token={made['admin_token']}"
+    code, out, _ = run(capsys, "annotate", "new", "--db", str(tmp_path / "v.db"), "--name", "px", "--pairwise",
+                       "--data", "demo", "--a", "A", "--b", "B")
+    plain_url = out.split("admin page: ")[1].split()[0]  # the plain output prints the same link
+    assert plain_url.startswith("http://127.0.0.1:8000/admin/px#token=")
+    code, out, _ = run(capsys, "annotate", "add-annotator", "--db", db, "--project", "px", "--name", "alice")
+    assert code == 0 and out.startswith(f"alice in project {made['project']} (px): http://127.0.0.1:8000/a/")
+    code, out, _ = run(capsys, "annotate", "add-annotator", "--db", db, "--project", "px", "--name", "bob", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["project"] == made["project"] and d["project_name"] == "px"
+    assert d["url"] == f"http://127.0.0.1:8000/a/{d['token']}"
+
+
+def test_methods_name_the_alias_plainly(capsys):
+    code, out, _ = run(capsys, "methods")
+    line = next(ln for ln in out.splitlines() if ln.split()[:1] == ["diffuse_random_rep"])
+    assert code == 0 and "issue" not in out and "another name for diffuse_strata" in line
+
+
+def test_compare_trace_says_what_k_is(capsys):
+    base = ["compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", "metric:human", "--encoder", "tfidf"]
+    code, out, _ = run(capsys, *base)
+    assert code == 0 and "trace (k = the first k items of the random order; decision set, judged" in out
+    assert "clusters" not in out.split("trace (")[1].splitlines()[0]
+    code, out, _ = run(capsys, *base, "--method", "diffuse", "--risk-rule", "paper")
+    assert code == 0 and "trace (k = clusters, one judged representative each; decision set" in out
+
+
+def test_a_judge_simulated_from_a_reference_metric_is_computed_as_for_metric(capsys, tmp_path):
+    from evalsift import MetricOracle, Session, load
+    from evalsift.metrics import reference_metrics
+
+    # compare: --oracle metric:chrf-ref (any case) is computed against the references, as --metric chrF-ref is
+    code, out, _ = run(capsys, "compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", "metric:chrf-ref",
+                       "--budget", "40", "--json")
+    d = json.loads(out)
+    pool = reference_metrics(load("demo"), ["chrF"])
+    want = Session(pool, "random", a="A", b="B", budget=40).run(MetricOracle("chrF-ref"))
+    assert code == 0 and (d["wins_a"], d["wins_b"], d["ties"]) == (want.wins_a, want.wins_b, want.ties)
+    # bench pairwise said "Unknown metric 'ROUGE-2-ref'"
+    code, out, err = run(capsys, "--quiet", "bench", "pairwise", "--data", "demo", "--oracle-metric", "rouge-2-ref",
+                         "--methods", "random", "--budgets", "10", "--seeds", "1", "--max-pairs", "1",
+                         "--out", str(tmp_path / "bp"))
+    res = json.loads((tmp_path / "bp" / "results.json").read_text())
+    assert code == 0, err
+    assert res["oracle_metric"] == "ROUGE-2-ref" and "oracle metric:ROUGE-2-ref" in out

@@ -22,6 +22,7 @@ def files(tmp_path_factory):
     (d / "notjson.jsonl").write_text("item_id: 3\n")
     (d / "unknown.jsonl").write_text('{"item_id": "nope"}\n')
     (d / "table.xyz").write_text("a,b\n")
+    (d / "t.parquet.gz").write_bytes(b"\x1f\x8b")
     (d / "afile").write_text("x")
     (d / "adir").mkdir()
     from evalsift.store import Store
@@ -124,6 +125,15 @@ def cases(f):
         ([*bs, "--alpha", "1"], "--alpha: expected a number strictly between 0 and 1"),
         ([*best, "--systems", "A,Z"], "Unknown system 'Z'"),
         ([*best, "--systems", "A"], "at least 2 distinct systems"),
+        ([*best, "--systems", "A,A,B"], "argument --systems: names A twice; name each system once"),
+        ([*rank, "--systems", "A,B,B"], "argument --systems: names B twice; name each system once"),
+        (["--data", "demo", "compare", "--a", "A", "--b", "B", "--oracle", "metric:human"],
+         "put --data after the command: evalsift compare --data demo --a A --b B --oracle metric:human"),
+        (["--quiet", "--json", "data", "info", "demo"], "put --json after the command: evalsift --quiet data info demo "
+                                                        "--json"),
+        (["--data=demo", "--a", "A", "annotate", "new", "--name", "p"],
+         "put --data --a after the command: evalsift annotate new --data=demo --a A --name p"),
+        (["data", "info", str(f / "t.parquet.gz")], "a Parquet file is read as it is, not gzipped"),
         ([*best, "--risk", "0"], "--risk: expected a number strictly between 0 and 1"),
         ([*best, "--strategy", "greedy"], "invalid choice: 'greedy'"),
         ([*best, "--max-labels", "0"], "--max-labels: expected a positive integer"),

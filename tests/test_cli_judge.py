@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -52,8 +53,13 @@ def test_compare_with_an_llm_judge_reports_tokens_and_caches(tmp_path, capsys):
         assert first == 2 * d["labels_used"]  # every item asked in both orders
         assert d["usage"]["judgments"] == d["labels_used"] and d["usage"]["total_tokens"] > 0
         assert all(r["tokens"] > 0 for r in d["judged"])
+        assert d["usage"]["cached_tokens"] == 0  # all paid now
         code, out2, _ = run(capsys, *args)  # the same comparison again: answered from the store's cache
-        assert code == 0 and len(stub.requests) == first and json.loads(out2)["winner"] == d["winner"]
+        again = json.loads(out2)
+        assert code == 0 and len(stub.requests) == first and again["winner"] == d["winner"]
+        assert again["usage"]["cached_tokens"] == again["usage"]["total_tokens"] == d["usage"]["total_tokens"]
+        code, text, _ = run(capsys, *args[:-1])  # as a person reads it: nothing paid on the rerun
+        assert f"tokens: 0 paid now, {d['usage']['total_tokens']:,} from the cache" in text
 
 
 def test_judge_errors_are_never_verdicts(tmp_path, capsys):
@@ -97,12 +103,40 @@ def test_judge_command_resumes_without_paying_twice(tmp_path, capsys):
 SRC = Path(evalsift.__file__).resolve().parents[1]
 
 
-def evalsift_process(*argv: str) -> subprocess.Popen:
-    """``evalsift ARGV`` as a subprocess importing this checkout's package."""
+def evalsift_process(*argv: str, python: tuple[str, ...] = (), **popen) -> subprocess.Popen:
+    """``evalsift ARGV`` as a subprocess importing this checkout's package (``python``: interpreter options)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])),
            "EVALSIFT_QUIET": "1", "PYTHONFAULTHANDLER": "1"}  # a hung run shows its stacks when aborted
-    return subprocess.Popen([sys.executable, "-m", "evalsift.cli", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen([sys.executable, *python, "-m", "evalsift.cli", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, **popen)
+
+
+class Lines:
+    """What a subprocess writes to stderr, read line by line as it comes (a thread), so a test can wait
+    for a line while the process runs."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(proc.stderr,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            self.lines.append(line.rstrip("\n"))
+
+    def has(self, fragment: str) -> bool:
+        return any(fragment in line for line in list(self.lines))
+
+    def text(self) -> str:
+        """Everything written so far (after the process ended: all of it)."""
+        self._thread.join(timeout=5)
+        return "\n".join(self.lines)
+
+
+def stop_process(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
 
 
 def wait_for(condition, seconds: float) -> bool:
@@ -146,29 +180,31 @@ def test_an_interrupted_judge_pays_no_answer_twice(tmp_path, sig):
                 stub.base_url, "--db", str(db), "--a", "A", "--b", "B", "--out", str(out),
                 "--judge-concurrency", str(concurrency)]
         proc = evalsift_process(*argv)
+        lines = Lines(proc)
         try:
             # 7 answers out, then the server holds every request: 2 in flight, unanswered, when the signal comes
             assert wait_for(lambda: len(stub.answered) == answered_first and stub.in_flight == concurrency, 60), \
-                proc.stderr.read() if proc.poll() is not None else "the judge did not get its first answers"
+                lines.text() if proc.poll() is not None else "the judge did not get its first answers"
             stored = wait_for(lambda: cached_rows(db) == answered_first, 3)
             finished = complete_units(stub.answered)
             written = wait_for(lambda: len(out_lines(out)) == finished, 3)
             at_signal = (cached_rows(db), len(out_lines(out)))
             t = time.monotonic()
             proc.send_signal(sig)
+            if sig == signal.SIGINT:  # the first Ctrl-C waits for the 2 answers in flight (up to 60 s); a second abandons them
+                waiting = wait_for(lambda: lines.has("Ctrl-C again to abandon them"), 5)
+                proc.send_signal(sig)
             try:
                 code = proc.wait(timeout=15)
             except subprocess.TimeoutExpired:  # SIGABRT: faulthandler writes every thread's stack to stderr
                 proc.send_signal(signal.SIGABRT)
                 proc.wait()
                 code = "still running 15 s after the signal"
-                print(f"the judge's stderr, whole (the assertion below shortens it):\n{proc.stderr.read()}")
+                print(f"the judge's stderr, whole (the assertion below shortens it):\n{lines.text()}")
             exit_seconds = time.monotonic() - t
-            err = proc.stderr.read() if not isinstance(code, str) else "(printed above)"
+            err = lines.text() if not isinstance(code, str) else "(printed above)"
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            stop_process(proc)
         first_run = list(stub.answered)
         stub.behaviour = prefer_longer()
         again = evalsift_process(*argv)
@@ -182,7 +218,10 @@ def test_an_interrupted_judge_pays_no_answer_twice(tmp_path, sig):
     assert stored, "the answers received were not all in the cache at the signal"
     assert written, "the items whose both orders were answered were not all in --out at the signal"
     if sig == signal.SIGINT:
-        assert code == 130 and "interrupted" in err and exit_seconds < 5, (code, exit_seconds, err)
+        assert waiting and f"waiting up to 60 s for {concurrency} answer(s) in flight" in err, err
+        assert f"abandoned {concurrency} answer(s) in flight" in err and "Traceback" not in err, err
+        assert code == 130 and err.splitlines()[-1].startswith("interrupted; ") and exit_seconds < 5, \
+            (code, exit_seconds, err)
     assert again.returncode == 0, rerun_err
     rows = [json.loads(line) for line in out_lines(out)]
     assert sorted(r["item_id"] for r in rows) == sorted(str(k) for k in range(n_items)), [(r["item_id"], r["status"], r["detail"].get("reason")) for r in rows]  # each item once, none lost
@@ -242,7 +281,11 @@ def test_unusable_answers_are_kept_and_retry_errors_asks_them_again(tmp_path, ca
         code, _, err = run(capsys, *argv)
         first = len(stub.requests)
         # 3 items x 2 orders, but item 1's two outputs are the same text: its orders are one request
-        assert code == 0 and "judged 0 of 3 asked" in err and first == 5
+        assert code == 2 and "judged 0 of 3 asked" in err and first == 5
+        # no verdict at all: exit 2 and one error line; the 6 answers (3 items x 2 orders) all lack a marker
+        errors = [x for x in err.splitlines() if x.startswith("error:")]
+        assert len(errors) == 1 and "6 of 6 call(s) answered without a usable verdict" in errors[0], err
+        assert "most common problem (6 of 6): no verdict marker" in errors[0] and "--retry-errors" in errors[0]
         assert "3 error(s) (0 failed call(s), asked again on the next run; 3 answer(s) without a usable verdict, " \
                "kept (--retry-errors asks again))" in err
         assert [json.loads(x)["detail"]["error_kind"] for x in out.read_text().splitlines()] == ["unusable_answer"] * 3
@@ -267,8 +310,8 @@ def test_a_failed_call_is_asked_again_on_the_next_run(tmp_path, capsys):
 
     with StubServer(beh) as stub:
         argv = judge_argv(tmp_path, stub.base_url, n=2)
-        code, _, err = run(capsys, *argv)
-        assert code == 0 and "2 error(s) (2 failed call(s), asked again on the next run" in err
+        code, _, err = run(capsys, *argv)   # no verdict at all: exit 2
+        assert code == 2 and "2 error(s) (2 failed call(s), asked again on the next run" in err
         code, _, err = run(capsys, *argv)
         assert code == 0 and "judged 2 of 2 asked (0 already in" in err
 
@@ -355,3 +398,148 @@ def test_a_judge_server_that_dies_midway_stops_judge_with_the_finished_items_kep
     assert len(stub.answered) == 6 and len(done) == complete_units(stub.answered) >= 2
     assert len({r["item_id"] for r in rows}) == len(rows)
     assert all(r["detail"]["error_kind"] == "call_failed" for r in rows if r["status"] == "error")
+
+
+# ---------------------------------------------------------------------------------------------- exit status, Ctrl-C, tokens
+def picks_of(tmp_path: Path, ids: list[str]) -> Path:
+    picks = tmp_path / "picks.jsonl"
+    picks.write_text("".join(json.dumps({"item_id": i}) + "\n" for i in ids))
+    return picks
+
+
+def llm_argv(tmp_path: Path, url: str, ids: list[str], *more: str, out: str = "j.jsonl") -> list[str]:
+    """``judge`` of the demo items ``ids`` (A vs B) at ``url``; items 0, 2-10 have different outputs for A and B,
+    so each is 2 distinct requests (item 1's are the same text: one request)."""
+    return ["judge", "--data", "demo", "--items", str(picks_of(tmp_path, ids)), "--oracle", "llm:judge", "--judge-url",
+            url, "--db", str(tmp_path / "w.db"), "--a", "A", "--b", "B", "--out", str(tmp_path / out), *more]
+
+
+@pytest.mark.parametrize("status", [500, 429])
+def test_judge_exits_2_with_one_error_line_when_every_call_fails(tmp_path, status):
+    def beh(body, stub):  # every attempt refused; retry-after-ms keeps the client's 3 retries fast
+        return Reply(status=status, text=f"stub says {status}", headers={"retry-after-ms": "1"})
+
+    with StubServer(beh) as stub:
+        proc = evalsift_process(*llm_argv(tmp_path, stub.base_url, ["0", "2"]))
+        try:
+            _, err = proc.communicate(timeout=60)
+        finally:
+            stop_process(proc)
+    errors = [x for x in err.splitlines() if x.startswith("error:")]
+    print(f"\nall {status}: exit {proc.returncode}; {errors}")
+    # 2 items x 2 orders = 4 calls, each 1 attempt + 3 retries = 16 requests
+    assert len(stub.requests) == 16 and "judged 0 of 2 asked" in err
+    assert proc.returncode == 2 and len(errors) == 1 and "Traceback" not in err, err
+    assert "4 of 4 call(s) failed" in errors[0]
+    assert f"most common problem (4 of 4): HTTP {status} from the server: Error code: {status} - stub says {status}" \
+        in errors[0]
+    if status == 429:
+        assert "lower --judge-concurrency" in errors[0]
+    assert len(out_lines(tmp_path / "j.jsonl")) == 2   # written as failed calls, asked again on the next run
+
+
+def test_partial_success_exits_0_and_names_the_failures(tmp_path, capsys):
+    def beh(body, stub):  # the first request to arrive fails (400: not retried); the others are answered
+        if stub.count("n") == 1:
+            return Reply(status=400, text="bad request (stub)")
+        return prefer_longer()(body, stub)
+
+    with StubServer(beh) as stub:  # one request at a time: item 0's first order fails, item 2 gets its verdict
+        code, _, err = run(capsys, *llm_argv(tmp_path, stub.base_url, ["0", "2"], "--judge-concurrency", "1"))
+    assert code == 0 and "judged 1 of 2 asked" in err and "1 failed call(s)" in err, err
+    assert "note: the most common problem (1 of 1): HTTP 400 from the server: Error code: 400 - bad request (stub)" in err
+    assert not [x for x in err.splitlines() if x.startswith("error:")]
+
+
+def test_a_judge_started_with_sigint_ignored_still_stops_on_ctrl_c(tmp_path):
+    # a shell starts a script's background job (`evalsift judge ... &`) with SIGINT ignored; the child here too
+    with StubServer(gate(2, prefer_longer())) as stub:   # 2 answers, then every request is held unanswered
+        proc = evalsift_process(*llm_argv(tmp_path, stub.base_url, [str(k) for k in (0, 2, 3, 4)], "--judge-timeout",
+                                          "2", "--judge-concurrency", "2"),
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        lines = Lines(proc)
+        try:
+            assert wait_for(lambda: len(stub.answered) == 2 and stub.in_flight >= 2, 60), lines.text()
+            t = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=10)   # ignored, the run would go on: 3 more items, each ~13 s of timeouts
+            took = time.monotonic() - t
+        finally:
+            stop_process(proc)
+    err = lines.text()
+    print(f"\nSIGINT with SIGINT inherited as ignored: exit {code} after {took:.1f} s")
+    # the first Ctrl-C waits one --judge-timeout (2 s) for the 2 requests in flight, then abandons them
+    assert code == 130 and took < 6 and "waiting up to 2 s for 2 answer(s) in flight" in err, err
+    assert "abandoned 2 answer(s) still in flight after 2 s" in err, err
+    assert "Traceback" not in err and err.splitlines()[-1].startswith("interrupted; "), err
+
+
+@pytest.mark.parametrize("after", ["numpy", "evalsift.io"])
+def test_ctrl_c_at_start_up_prints_one_line_and_no_traceback(tmp_path, after):
+    # `-X importtime` writes a line as each import ends: the signal is sent as the start-up passes `after`
+    # (numpy: the commands' imports, which took seconds when `import evalsift` imported everything before
+    # main() could catch anything; evalsift.io: loading --data)
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    proc = evalsift_process(*llm_argv(tmp_path, url, ["0", "2"]), python=("-X", "importtime"))
+    lines = Lines(proc)
+    try:
+        reached = wait_for(lambda: any(x.endswith(f" {after}") for x in lines.lines), 60)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)
+    finally:
+        stop_process(proc)
+    said = [x for x in lines.text().splitlines() if not x.startswith("import time:")]
+    print(f"\nCtrl-C after {after}: exit {code}: {said}")
+    assert reached and code == 130 and len(said) == 1 and said[0].startswith("interrupted"), said
+    if after == "evalsift.io":
+        assert said == ["interrupted; nothing was judged"]
+    assert not (tmp_path / "j.jsonl").exists()
+
+
+def test_the_first_ctrl_c_keeps_the_answers_in_flight(tmp_path):
+    def beh(body, stub):  # the first 2 requests answered at once, the later ones after 2.5 s
+        r = prefer_longer()(body, stub)
+        r.delay = 2.5 if stub.count("n") > 2 else 0.0
+        return r
+
+    db, out = tmp_path / "w.db", tmp_path / "j.jsonl"
+    with StubServer(beh) as stub:
+        proc = evalsift_process(*llm_argv(tmp_path, stub.base_url, [str(k) for k in (0, 2, 3, 4)],
+                                          "--judge-concurrency", "2", "--judge-timeout", "8"))
+        lines = Lines(proc)
+        try:
+            # item 0 answered (both orders); item 2's two orders in flight when the signal comes
+            assert wait_for(lambda: len(stub.answered) == 2 and stub.in_flight == 2, 60), lines.text()
+            assert cached_rows(db) == 2 or wait_for(lambda: cached_rows(db) == 2, 3)
+            t = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=15)
+            took = time.monotonic() - t
+        finally:
+            stop_process(proc)
+    err = lines.text()
+    print(f"\nfirst Ctrl-C with 2 answers in flight: exit {code} after {took:.1f} s; {len(stub.answered)} answered, "
+          f"{cached_rows(db)} cached, {len(out_lines(out))} lines in --out")
+    assert code == 130 and "waiting up to 8 s for 2 answer(s) in flight" in err and took < 8, err
+    # nothing new was sent after the signal; the 2 answers in flight came in and were kept: 4 in the cache,
+    # items 0 and 2 written with their verdicts
+    assert len(stub.requests) == 4 and len(stub.answered) == 4 and cached_rows(db) == 4
+    rows = [json.loads(x) for x in out_lines(out)]
+    assert [(r["item_id"], r["status"]) for r in rows] == [("0", "done"), ("2", "done")]
+    assert "interrupted: judged 2 of 4 asked" in err and err.splitlines()[-1].startswith("interrupted; 2 verdict(s)")
+    assert "abandoned" not in err and "Traceback" not in err
+
+
+def test_a_rerun_from_the_cache_reports_no_tokens_paid(tmp_path, capsys):
+    answer = "Judging by length. [[A]]"   # what prefer_longer answers when A's output is longer: 4 tokens
+
+    with StubServer(prefer_longer()) as stub:
+        code, _, err = run(capsys, *llm_argv(tmp_path, stub.base_url, ["0", "2", "3"]))
+        asked = len(stub.requests)
+        # the stub counts whitespace tokens: the prompt's plus the answer's (4 for the answer above; other
+        # verdicts' answers too: "Judging by length. [[B]]")
+        paid = sum(len(p.split()) + len(answer.split()) for p in stub.answered)
+        assert code == 0 and asked == 6 and f"tokens: {paid:,} paid now, 0 from the cache" in err, err
+        code, _, err = run(capsys, *llm_argv(tmp_path, stub.base_url, ["0", "2", "3"], out="again.jsonl"))
+        assert code == 0 and len(stub.requests) == asked and "judged 3 of 3 asked" in err
+        assert f"tokens: 0 paid now, {paid:,} from the cache" in err, err

@@ -326,6 +326,48 @@ def test_judgments_scores_non_integer_and_systems():
     assert math.isnan(r["fleiss"]["kappa"]) and math.isfinite(r["krippendorff"]["alpha"])
 
 
+def test_continuous_scores_get_interval_statistics_only():
+    # issue 29: on a 0-100 scale two people one point apart showed 0 % agreement and a negative Fleiss' kappa
+    # beside an interval alpha near 1. x: 70, 80, 90, 60; y one point higher on every item.
+    js = [S(f"i{k}", "A", v, "x") for k, v in enumerate([70, 80, 90, 60])]
+    js += [S(f"i{k}", "A", v + 1, "y") for k, v in enumerate([70, 80, 90, 60])]
+    # interval alpha = 1 - (n - 1) D_o / D_e: within items 4 x 2 ordered pairs x 1^2 = 8; all 8 values (mean 75.5,
+    # squared deviations 2 x (240.25 + 210.25 + 30.25 + 20.25) = 1002) give 2 x 8 x 1002 = 16032 -> 1 - 7 x 8 / 16032
+    alpha = 1 - 7 * 8 / 16032
+    for scale in ((0, 100), None):  # without a scale, the scores' own span: 60..91, 32 points, continuous too
+        r = agreement_from_judgments(js, kind="score", scale=scale)
+        assert r["scores"] == "continuous" and r["krippendorff"]["alpha"] == pytest.approx(alpha, abs=1e-6)
+        assert r["mean_abs_diff"]["value"] == 1.0 and r["mean_abs_diff"]["n_items"] == 4  # |x - y| = 1 on each
+        assert math.isnan(r["percent_agreement"]) and math.isnan(r["fleiss"]["kappa"])  # not at this level
+        assert "continuous" in r["fleiss"]["note"]
+        assert r["levels"] == {"cohen": "interval: quadratic weights", "krippendorff": "interval",
+                               "mean_abs_diff": "interval"}
+        assert "exact-match statistics (percent agreement, Fleiss' kappa) are not shown" in r["note"]
+    assert agreement_from_judgments(js, kind="score", scale=(0, 100))["mean_abs_diff"]["scale_width"] == 100.0
+    # the nominal statistics on these scores, for the record: every item a disagreement (P_i = 0) over 8 equally
+    # used categories (P_e = 8 / 64): Fleiss' kappa (0 - 1/8) / (1 - 1/8) = -1/7; percent agreement 0
+    assert fleiss_kappa([[70, 71], [80, 81], [90, 91], [60, 61]], form="labels").kappa == pytest.approx(-1 / 7)
+
+
+def test_rating_scale_scores_keep_the_nominal_statistics_too():
+    # a 1-5 scale: 5 whole-number points, categories as well as numbers. x: 1, 2, 5, 4; y: 1, 2, 4, 4
+    js = [S(f"i{k}", "A", v, "x") for k, v in enumerate([1, 2, 5, 4])]
+    js += [S(f"i{k}", "A", v, "y") for k, v in enumerate([1, 2, 4, 4])]
+    r = agreement_from_judgments(js, kind="score", scale=(1, 5))
+    assert r["scores"] == "categorical" and r["percent_agreement"] == 75.0  # 3 of 4 items the same score
+    assert r["mean_abs_diff"]["value"] == 0.25  # (0 + 0 + 1 + 0) / 4
+    assert math.isfinite(r["fleiss"]["kappa"]) and r["levels"]["fleiss"] == "nominal"
+    assert r["levels"]["percent_agreement"] == "nominal: exact match" and r["levels"]["krippendorff"] == "interval"
+    # the same whole numbers judged on a 0-100 scale are continuous (101 points): no exact-match statistics
+    assert math.isnan(agreement_from_judgments(js, kind="score", scale=(0, 100))["percent_agreement"])
+    # verdicts are nominal throughout, and have no mean difference
+    v = agreement_from_judgments([J("i0", "A", "B", "a", "x"), J("i0", "A", "B", "a", "y")])
+    assert set(v["levels"].values()) == {"nominal", "nominal: exact match"} and "mean_abs_diff" not in v
+    with pytest.raises(ParameterError) as e:
+        agreement_from_judgments(js, kind="score", scale=(5, 1))
+    assert e.value.field == "scale"
+
+
 def test_judgments_kind_mismatch_and_bad_kind():
     with pytest.raises(DataError) as e:
         agreement_from_judgments([S("i0", "A", 3, "x")], kind="pairwise")

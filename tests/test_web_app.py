@@ -191,3 +191,41 @@ def test_a_proxy_project_refuses_what_it_cannot_do(tmp_path, capsys):
     assert main(["annotate", "new", "--db", str(db), "--name", "f", "--from", "nothing.jsonl", "--mode", "pairwise",
                  "--proxy", "metric:token_f1"]) == 2
     assert "--pairwise" in capsys.readouterr().err and not db.exists()
+
+
+def test_admin_page_shows_interval_agreement_for_continuous_scores(tmp_path, capsys):
+    """issue 29: a 0-100 score project with near-identical scores showed percent agreement 0.0 and a negative
+    Fleiss' kappa beside Cohen's kappa and Krippendorff's alpha near 1 (exact-match and nominal statistics on
+    continuous scores). Now the page shows the interval-level ones, each with its level."""
+    import re
+
+    from evalsift.cli import main
+
+    db = tmp_path / "w.db"
+    work = Workspace(Store(db))
+    pid, admin = work.create_fixed("scores", pair_pool(n=6), mode="score", systems=["A", "B"], scale=(0, 100),
+                                   overlap=2)
+    people = []
+    for name in ("alice", "bob"):
+        aid, _ = work.store.add_annotator(pid, name)
+        people.append({"id": aid, "project_id": pid, "name": name})
+    for person, offset in zip(people, (0, 1)):  # bob scores every output one point above alice
+        while not (a := work.next_for(person)).get("done"):
+            row = work.store.assignment(a["assignment_id"])
+            k = int(row["item_id"][1:])
+            work.submit(person, a["assignment_id"], score=10 * k + (40 if row["a"] == "A" else 0) + offset)
+    with Server(db) as srv:
+        client = AdminClient(srv.url)
+        client.sign_in(pid, admin)
+        code, html, _ = client.get(f"/admin/{pid}")
+    table = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.search(r'id="agreement">(.*?)</table>', html, re.S)[1]))
+    assert code == 200
+    assert "on a continuous scale: the interval-level statistics are shown" in table
+    # 12 (item, system) cells judged by both, one point apart on each: the mean absolute difference is 1
+    assert "mean absolute difference (interval) 1.00 on a scale 100 wide" in table
+    assert "Krippendorff's alpha (interval) 0.999" in table and "Cohen's kappa, mean over pairs (interval" in table
+    assert "percent agreement" not in table and "Fleiss" not in table  # nominal statistics: not for these scores
+    assert main(["annotate", "status", "--db", str(db), "--project", str(pid)]) == 0
+    out = capsys.readouterr().out
+    assert "mean absolute difference 1.000 on a scale 100 wide (interval)" in out and "Fleiss" not in out
+    assert "Krippendorff's alpha 0.999 (interval)" in out

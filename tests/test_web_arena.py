@@ -251,3 +251,55 @@ def test_a_neyman_arena_fills_its_strata_and_weights_them_post_stratified(tmp_pa
     # 6 of the 10 pairs have an odd index sum: 60% of the units; a proportional draw of 300 is off by about
     # 0.028 (one s.e.); measured 0.75
     assert odd.mean() > 0.6 + 0.08
+
+
+def test_the_admin_page_says_why_a_board_that_looks_settled_has_not_stopped(tmp_path, capsys):
+    """Issue 29: the live 90% board can single out the best long before the stop rule may stop, because
+    the rule reads its rank-sets only at the planned looks and at alpha / L each. Battles are answered
+    through the JSON API until the 90% rank-sets separate S0 from the rest while the project is still
+    open; the admin page, the status JSON and ``annotate status`` then say why, with the numbers."""
+    from evalsift.cli import main
+
+    from _web import AdminClient
+
+    work, pid, admin, who, token = make(tmp_path, n=40, k=3, alpha=0.1, first=20, max_battles=120, stop="top-k:1")
+    with Server(tmp_path / "w.db") as srv:
+        for _ in range(120):
+            code, a = call("GET", f"{srv.url}/api/v1/next", token)
+            assert code == 200 and not a.get("done"), a
+            row = work.store.assignment(a["assignment_id"])
+            first, second = (row["a"], row["b"]) if row["shown_order"] == "ab" else (row["b"], row["a"])
+            code, _ = call("POST", f"{srv.url}/api/v1/judgments", token,
+                           {"assignment_id": a["assignment_id"],
+                            "verdict": "1" if league_value(row["item_id"], first, second) else "2"})
+            assert code == 200
+            code, st = call("GET", f"{srv.url}/api/v1/projects/{pid}/status", admin)
+            ar = st["arena"]
+            rs = {m["name"]: m["rank_set"] for m in ar["models"]}
+            if (ar["human_battles"] > 20 and rs and rs["S0"] == [1, 1] and all(rs[s][0] > 1 for s in ("S1", "S2"))
+                    and not ar["decided"]):  # past the first look (a board of a handful of battles is asymptotic
+                break                        # nonsense, and at 3 battles this one already shows S0 alone)
+        else:
+            pytest.fail("the 90% board never singled out S0 while the project was open")
+        code, html, _ = AdminClient(srv.url).get(f"/admin/{pid}?token={admin}")
+    assert code == 200
+    n = ar["human_battles"]
+    # By hand: looks at 20, 40, 80 and 120 (first 20 doubling, then max_battles): L = 4, each at
+    # alpha / L = 0.1 / 4 = 0.025, so the stop reads 97.5% rank-sets. After the first look this league
+    # first shows S0 alone at the top of the 90% board at n = 28 battles (measured): the look at 20 has
+    # passed unmet, the next is at 40. At 97.5% the same 28 battles leave every system at ranks 1-3.
+    assert 20 < n < 40 and ar["stop"]["planned_looks"] == [20, 40, 80, 120] and not ar["answered"]
+    assert ar["stop"]["alpha_per_look"] == pytest.approx(0.025)
+    why = ar["stop"]["explanation"]
+    assert (why["level"], why["look_level"], why["next_look"], why["settled"]) == ("90%", "97.5%", 40, True)
+    sentence = (f"S0 looks best at 90%; the stop needs 97.5% (alpha 0.1 / 4 planned looks) at a planned look, and at "
+                f"97.5% the {n} human battles do not settle it; next look at 40 human battles ({n} now)")
+    assert ar["explanation"] == sentence and why["settled_at_look_level"] is False
+    assert [m["look_rank_set"] for m in ar["models"]] == [[1, 3]] * 3  # what the rule waits to see narrow
+    assert f"Why: {sentence}." in html
+    assert "90% rank-set" in html and "rank-set at 97.5% (what the stop reads)" in html
+    assert html.count('<td class="look-rank-set">1-3</td>') == 3
+    # annotate status prints the same sentence and both rank-set columns
+    assert main(["annotate", "status", "--db", str(tmp_path / "w.db"), "--project", str(pid)]) == 0
+    out = capsys.readouterr().out
+    assert f"why: {sentence}" in out and "rank-set  at 97.5%" in out

@@ -2,6 +2,7 @@
 A real SQLite store; the real Session."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -199,7 +200,14 @@ def test_pairwise_export_replays_as_judgments(tmp_path, capsys):
     assert main(["compare", "--data", str(out), "--a", "A", "--b", "B", "--oracle", f"judgments:{out}",
                  "--method", "random", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["winner"] == "A" and d["pool_size"] == len(stored)  # only the judged items can be compared
+    live_d = work.status(pid)["decision"]  # the replay is the live project's decision, over its whole pool
+    assert d["winner"] == "A" == live_d["winner"] and d["pool_size"] == pool.n_items == live_d["pool_size"]
+    assert (d["labels_used"], d["risk"]) == (live_d["labels_used"], live_d["risk"])
+    Path(f"{out}.project.json").unlink()  # the verdicts alone: the pool is the judged items, and it says so
+    assert main(["compare", "--data", str(out), "--a", "A", "--b", "B", "--oracle", f"judgments:{out}",
+                 "--method", "random", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["pool_size"] == len(stored) and "these items only" in d["pool_note"]
 
 
 @pytest.mark.parametrize("p_a", [0.8, 0.55])

@@ -16,17 +16,44 @@ with stated confidence.
 'A'
 """
 
-from .errors import (DataError, DataWarning, EvalsiftError, MissingDependencyError, NotFittedError, OracleError,
-                     ParameterError, UnknownNameError)
-from .io import load
-from .irt import IRTResult, fit_irt
-from .metrics import reference_metrics
-from .oracle import Judgment, MetricOracle, Oracle, make_oracle
-from .pool import Pool
-from .restrict import restrict_pair, restrict_ranking
-from .select import DiffUse, Selection, Selector, clone, make_selector, selectors, utilities_of
-from .session import Decision, Session
-from .stats import cluster_count, hypergeometric_risk, kendall_tau_b, needed_to_match, pairwise_risk, system_clusters
+from importlib import import_module as _import_module
+
+#: where each public name lives; imported on first use (PEP 562), so ``import evalsift`` imports
+#: nothing until something is used -- the ``evalsift`` command's start-up, where a Ctrl-C must give one
+#: line, not a traceback, reaches its ``main()`` in milliseconds instead of seconds of numpy/scipy imports
+_LAZY = {
+    **dict.fromkeys(["DataError", "DataWarning", "EvalsiftError", "MissingDependencyError", "NotFittedError",
+                     "OracleError", "ParameterError", "UnknownNameError"], "errors"),
+    "load": "io", "IRTResult": "irt", "fit_irt": "irt", "reference_metrics": "metrics",
+    "Judgment": "oracle", "MetricOracle": "oracle", "Oracle": "oracle", "make_oracle": "oracle", "Pool": "pool",
+    "restrict_pair": "restrict", "restrict_ranking": "restrict",
+    **dict.fromkeys(["DiffUse", "Selection", "Selector", "clone", "make_selector", "selectors", "utilities_of"], "select"),
+    "Decision": "session", "Session": "session",
+    **dict.fromkeys(["cluster_count", "hypergeometric_risk", "kendall_tau_b", "needed_to_match", "pairwise_risk",
+                     "system_clusters"], "stats"),
+}
+
+
+def __getattr__(name: str):
+    """A public name (or a sub-module) of evalsift, imported the first time it is asked for."""
+    if name in _LAZY:
+        value = getattr(_import_module(f".{_LAZY[name]}", __name__), name)
+    elif not name.startswith("__"):
+        try:
+            value = _import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 

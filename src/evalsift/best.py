@@ -141,7 +141,12 @@ class BestOf:
         self.systems = list(pool.systems if systems is None else systems)
         for s in self.systems:
             pool.system_index(s)
-        if len(set(self.systems)) != len(self.systems) or len(self.systems) < 2:
+        twice = next((s for s in self.systems if self.systems.count(s) > 1), None)
+        if twice is not None:
+            times = "twice" if self.systems.count(twice) == 2 else f"{self.systems.count(twice)} times"
+            raise ParameterError(f"BestOf: systems names {twice!r} {times}; name each system once", field="systems",
+                                 system=twice)
+        if len(self.systems) < 2:
             raise ParameterError(f"BestOf: need at least 2 distinct systems, got {self.systems}", field="systems")
         self.pool, self.risk, self.max_labels, self.strategy, self.seed = pool, float(risk), max_labels, strategy, seed
         self.ranking = bool(ranking)

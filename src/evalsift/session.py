@@ -610,12 +610,14 @@ class Session:
         return out
 
     def _usage(self) -> dict[str, int]:
-        """Tokens spent by judges that report them (``detail["usage"]``), summed over every judgment."""
+        """Tokens of judges that report them (``detail["usage"]``), summed over every judgment, with
+        ``cached_tokens``: the part of ``total_tokens`` served from the response cache (not paid now)."""
         keys = ("prompt_tokens", "completion_tokens", "total_tokens")
-        used = [j.detail["usage"] for j in self.judgments if isinstance(j.detail.get("usage"), dict)]
-        if not used:
+        rows = [j.detail for j in self.judgments if isinstance(j.detail.get("usage"), dict)]
+        if not rows:
             return {}
-        return {**{k: int(sum(u.get(k) or 0 for u in used)) for k in keys}, "judgments": len(used)}
+        return {**{k: int(sum(d["usage"].get(k) or 0 for d in rows)) for k in keys},
+                "cached_tokens": int(sum(d.get("cached_tokens") or 0 for d in rows)), "judgments": len(rows)}
 
     def _weighted_win_rate(self) -> float | None:
         """Cluster-size-weighted share of a's wins (ties half) over the judged set; with strata

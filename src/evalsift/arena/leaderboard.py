@@ -114,6 +114,8 @@ class Leaderboard:
             out.append(f"stop rule {self.stop['rule']}: " + (f"met after {last['battles']} human battles" if self.stop["met"]
                        else f"not met within {last['battles']} human battles") +
                        f" (look {len(self.stop['looks'])} of {len(self.stop['planned_looks'])}); {self.stop['guarantee']}")
+            if self.stop.get("explanation"):
+                out.append(f"why: {self.stop['explanation']['sentence']}")
         out.append(f"assumption: {ASSUMPTION}")
         return "\n".join(out)
 
@@ -134,7 +136,8 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
     or ``"rank-set:S"`` (once every rank-set spans at most S ranks): human battles are then drawn in a
     random order and looked at after ``first``, ``2 first``, ``4 first``, ... up to ``human_budget``,
     each look at level ``alpha / L`` (L looks in all), so the stop is wrong with probability at most
-    ``alpha`` (a union bound over the looks; asymptotic, as the rank-sets)."""
+    ``alpha`` (a union bound over the looks; asymptotic, as the rank-sets). When no look meets the rule,
+    ``stop["explanation"]`` says why in one sentence (:func:`explain_stop`)."""
     check_choice("allocation", allocation, ALLOCATIONS, where="arena")
     check_choice("intervals", intervals, INTERVALS, where="arena")
     check_choice("ties", ties, TIES, where="arena")
@@ -207,6 +210,95 @@ def planned_looks(first: int, budget: int) -> list[int]:
     return looks
 
 
+def level_text(alpha: float) -> str:
+    """``1 - alpha`` as a percentage, with as many decimals as it takes to show ``alpha`` to within 5% of
+    itself (never rounded up to 100%).
+
+    >>> level_text(0.1), level_text(0.1 / 6), level_text(0.05 / 7), level_text(0.0001)
+    ('90%', '98.3%', '99.3%', '99.99%')
+    """
+    p = 100.0 * (1.0 - float(alpha))
+    for d in range(8):
+        r = round(p, d)
+        if r < 100 and abs(r - p) <= 0.05 * (100.0 - p):
+            break
+    return f"{r:.{d}f}%"
+
+
+def explain_stop(stop: str, models: Sequence[str], alpha: float, looks: Sequence[int], n: int, *,
+                 rank_set: np.ndarray | None = None, look_rank_set: np.ndarray | None = None,
+                 order: Sequence[int] | None = None, met_at: int | None = None,
+                 closed: str | None = None) -> dict[str, Any]:
+    """Why a stop rule has or has not stopped, in one plain sentence built from the numbers -- the app's
+    admin page, ``annotate status`` and ``evalsift arena --stop`` all say it with this function.
+
+    The board a person reads is at ``1 - alpha`` (``rank_set``, on the ``n`` human battles so far), while
+    the rule (:func:`planned_looks`, :func:`stop_met`) looks only at the planned ``looks``, each at
+    ``1 - alpha / L``: a board can single out the best at 90% long before the rule may stop.
+    ``look_rank_set``: the rank-sets of the same ``n`` battles at the looks' level, when known;
+    ``order``: model indices strongest first (names the leaders in that order); ``met_at``: the look
+    that met the rule; ``closed``: why no more battles will come, when that is so before the last look.
+
+    Returns ``{"sentence", "level", "look_level", "alpha", "alpha_per_look", "planned_looks", "battles",
+    "next_look", "settled", "settled_at_look_level", "leaders"}`` (``settled``: whether the ``1 - alpha``
+    rank-sets meet the rule; ``leaders``: with ``top-k``, the systems they single out).
+
+    >>> rs = np.array([[1, 1], [2, 3], [2, 3]])          # the best singled out at 90%
+    >>> why = explain_stop("top-k:1", ["A", "B", "C"], 0.1, [100, 200, 400, 600], 250, rank_set=rs)
+    >>> print(*why["sentence"].split("; "), sep="\\n")
+    A looks best at 90%
+    the stop needs 97.5% (alpha 0.1 / 4 planned looks) at a planned look
+    next look at 400 human battles (250 now)
+    """
+    rule, value = parse_stop(stop, len(models))
+    looks = [int(x) for x in looks]
+    L = len(looks)
+    a_look = alpha / L
+    shown, needed = level_text(alpha), level_text(a_look)
+    need = f"{needed} (alpha {alpha:g} / {L} planned look{'s' if L > 1 else ''})"
+    nxt = None if closed or met_at is not None else next((x for x in looks if x > n), None)
+    out: dict[str, Any] = {"level": shown, "look_level": needed, "alpha": alpha, "alpha_per_look": a_look,
+                           "planned_looks": L, "battles": int(n), "next_look": nxt, "settled": None,
+                           "settled_at_look_level": None, "leaders": None}
+    if met_at is not None:
+        out["sentence"] = f"{stop} was met at the planned look at {met_at} human battles, at {need}"
+        return out
+    parts = []
+    if rank_set is not None:
+        rank_set = np.asarray(rank_set)
+        settled = stop_met(rule, value, rank_set)
+        out["settled"] = settled
+        if rule == "top-k":
+            idx = list(order) if order is not None else sorted(range(len(models)), key=lambda i: tuple(rank_set[i]))
+            leaders = [models[i] for i in idx if rank_set[i, 1] <= value]
+            if settled:
+                out["leaders"] = leaders
+                parts.append(f"{leaders[0]} looks best at {shown}" if value == 1 else
+                             f"{', '.join(leaders)} look like the top {value} at {shown}")
+            else:
+                parts.append(f"no system is singled out as the best at {shown}" if value == 1 else
+                             f"the top {value} are not singled out at {shown}")
+        else:
+            ranks_ = f"{value} rank{'s' if value > 1 else ''}"
+            parts.append(f"every rank-set spans at most {ranks_} at {shown}" if settled else
+                         f"some rank-set spans more than {ranks_} at {shown}")
+    rule_part = f"the stop needs {need} at a planned look"
+    if look_rank_set is not None:
+        at_look = stop_met(rule, value, np.asarray(look_rank_set))
+        out["settled_at_look_level"] = at_look
+        rule_part += (f", and at {needed} the {n} human battles " +
+                      ("settle it too, but the rule looks only at its planned looks" if at_look else "do not settle it"))
+    parts.append(rule_part)
+    if closed:
+        parts.append(f"no more battles will come: {closed} ({n} human battles)")
+    elif nxt is not None:
+        parts.append(f"next look at {nxt} human battles ({n} now)")
+    else:
+        parts.append(f"no planned look is left (the last was at {looks[-1]} human battles)")
+    out["sentence"] = "; ".join(parts)
+    return out
+
+
 def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, ties, stop, first) -> Leaderboard:
     rule, value = parse_stop(stop, battles.K)
     if allocation != "uniform":
@@ -218,12 +310,13 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
     a_look = alpha / len(looks)
     order = np.random.default_rng([seed, 7]).permutation(battles.n)
     trail = []
-    board = None
+    board = seen = None
     for n in looks:
         labelled = np.sort(order[:n])
         try:
             board = _board(battles, labelled, np.full(n, n / battles.n), judges, judges, a_look, seed, intervals, B,
                            ties, allocation)
+            seen = labelled
         except DataError as e:  # too few battles yet for every model to meet the others: look again later
             trail.append({"battles": n, "met": False, "note": str(e)})
             continue
@@ -238,6 +331,12 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
                   "alpha_per_look": a_look,
                   "guarantee": f"the stop names the answer wrongly with probability at most {alpha} (each of the "
                                f"{len(looks)} planned looks at {a_look:.4g}; asymptotic)"}
+    if not board.stop["met"]:  # why not: the same battles at 1 - alpha, as a person would read them
+        shown = _board(battles, seen, np.full(len(seen), len(seen) / battles.n), judges, judges, alpha, seed,
+                       intervals, B, ties, allocation)
+        board.stop["explanation"] = explain_stop(stop, battles.models, alpha, looks, len(seen),
+                                                 rank_set=shown.rank_set, look_rank_set=board.rank_set,
+                                                 order=shown.order())
     return board
 
 
@@ -303,5 +402,5 @@ def write_leaderboard(board: Leaderboard, out: str | Path) -> dict[str, Path]:
     return paths
 
 
-__all__ = ["ALLOCATIONS", "ASSUMPTION", "INTERVALS", "Leaderboard", "leaderboard", "pair_probabilities", "parse_stop",
-           "planned_looks", "stop_met", "write_leaderboard"]
+__all__ = ["ALLOCATIONS", "ASSUMPTION", "INTERVALS", "Leaderboard", "explain_stop", "leaderboard", "level_text",
+           "pair_probabilities", "parse_stop", "planned_looks", "stop_met", "write_leaderboard"]

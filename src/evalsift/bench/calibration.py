@@ -34,6 +34,7 @@ from scipy.stats import binomtest
 
 from ..embed.encoders import Encoder
 from ..errors import ParameterError, check_choice
+from ..metrics import ensure_oracle_metric
 from ..oracle.metric import MetricOracle
 from ..pool import Pool
 from ..progress import progress_bar
@@ -273,6 +274,7 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
         if oracle is None:
             raise ParameterError("bench calibration: real data (--data) needs an oracle (--oracle metric:NAME or "
                                  "judgments:FILE)", field="oracle")
+        pool, oracle = ensure_oracle_metric(pool, oracle)  # metric:chrF-ref and the like, computed on demand
         judge = bench_oracle(oracle, pool, higher_is_better, tie_tolerance)
         judges = None
         if proxy is not None:  # resolved once: a reference metric computed, a judge file read

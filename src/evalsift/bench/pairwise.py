@@ -26,6 +26,7 @@ import numpy as np
 
 from ..embed import embed_texts, get_encoder
 from ..errors import DataError, DataWarning, ParameterError
+from ..metrics import ensure_oracle_metric
 from ..oracle.metric import MetricOracle
 from ..pool import Pool
 from ..restrict import restrict_pair
@@ -188,6 +189,7 @@ def pairwise_bench(pool: Pool, oracle: Any, methods: Sequence[str], budgets: Seq
         iterative = {"risk_rule": "paper", **iterative}
     for m in methods:
         make_selector(m)  # fail fast on an unknown name
+    pool, oracle = ensure_oracle_metric(pool, oracle)  # metric:chrF-ref and the like, computed as compare does
     oracle = bench_oracle(oracle, pool, higher_is_better, tie_tolerance)
     oracle_metric = getattr(oracle, "metric", None)
     restricted, left_out_pairs = restricted_pairs(pool, oracle, max_pairs, "bench pairwise")

@@ -32,26 +32,30 @@ Commands (one module each):
                                       annotation projects for people                       (cli/annotate.py)
 
 Every error a user can cause prints one line, ``error: ...``, and exits with status 2; warnings about
-the data print as ``note: ...`` lines. ``--quiet`` (before or after the sub-command) hides progress bars.
+the data print as ``note: ...`` lines. ``--quiet`` (before or after the sub-command) hides progress bars;
+every other option goes after the sub-command (given before it, the one error line shows the command with
+them moved: :func:`options_before_command`).
+Ctrl-C stops every command with one line, ``interrupted...``, and exit status 130 -- also during start-up
+(the command modules are imported inside :func:`main`) and when the command was started with SIGINT
+ignored (a background job of a script, ``evalsift judge ... &``): :func:`main` restores Python's
+default handling then.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import warnings
 from typing import Sequence
 
-from ..errors import EvalsiftError
-from . import annotate, arena, bench, best, compare, data, embed, judge, judge_report, omni, profile, rank, select
-from ._common import Parser
-
+# only what main() needs before it can catch a Ctrl-C is imported here; the rest is imported inside it
 __all__ = ["build_parser", "main"]
 
 
-def build_parser() -> Parser:
+def build_parser() -> "Parser":
     """The argument parser for every sub-command."""
     from .. import __version__
+    from . import annotate, arena, bench, best, compare, data, embed, judge, judge_report, omni, profile, rank, select
+    from ._common import Parser
 
     ap = Parser(prog="evalsift", description="Label-efficient, data-aware model evaluation: pick the few test items "
                                              "worth judging, collect the judgments, decide with stated confidence.")
@@ -71,14 +75,87 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"note: {_one_line(message)}", file=sys.stderr)
 
 
+def _listen_to_ctrl_c():
+    """Make SIGINT raise KeyboardInterrupt when it was inherited as ignored (a shell starts the background
+    jobs of a script, ``cmd &``, with SIGINT ignored, so Ctrl-C would never stop them); the handling
+    found, to put back, or None when nothing was changed (only the main thread can change it)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        return None
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return signal.SIG_IGN
+
+
+def _interrupted(e: KeyboardInterrupt) -> int:
+    """One line for Ctrl-C (what a command says it left, when it says), exit status 130."""
+    said = _one_line(e)
+    print("interrupted" + (f"; {said}" if said else ""), file=sys.stderr)
+    return 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evalsift`` command; returns the exit code.
 
     0: done; 2: bad input (one ``error:`` line says what and how to fix it); 1: a bug in evalsift
-    (set ``EVALSIFT_DEBUG=1`` for the traceback); 130: interrupted.
+    (set ``EVALSIFT_DEBUG=1`` for the traceback); 130: interrupted (one line, from start-up on, also
+    when SIGINT was inherited as ignored).
     """
+    before = None
     try:
-        args = build_parser().parse_args(argv)
+        before = _listen_to_ctrl_c()
+        return _main(argv)
+    except KeyboardInterrupt as e:  # while importing or parsing, or a second Ctrl-C while saying so
+        return _interrupted(e)
+    finally:
+        if before is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, before)
+
+
+def options_before_command(parser, argv: Sequence[str]) -> str | None:
+    """The error for a sub-command's options given before it (``evalsift --data demo compare ...``,
+    which argparse reads as the command ``demo``): which options to move, and the command line with
+    them after the command's own words (``annotate new``, ``select METHOD``). None when ``argv`` has
+    no such option (then argparse's own message stands).
+
+    >>> options_before_command(build_parser(), ["--quiet", "--data", "demo", "compare", "--a", "A"])
+    'put --data after the command: evalsift --quiet compare --data demo --a A'
+    """
+    import argparse
+    import shlex
+
+    top = {s for a in parser._actions for s in a.option_strings}  # evalsift's own: --quiet, --version, --help
+    commands = {c for a in parser._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices}
+    at = next((i for i, t in enumerate(argv) if t in commands), None)
+    if at is None or "--" in argv[:at]:
+        return None
+    head = list(argv[:at])
+    moved = [t for t in head if t.split("=", 1)[0] not in top]
+    options = [t.split("=", 1)[0] for t in moved if t.startswith("-")]
+    if not options:
+        return None
+    end = at + 1
+    while end < len(argv) and not argv[end].startswith("-"):  # the command's own words
+        end += 1
+    fixed = ["evalsift", *(t for t in head if t not in moved), *argv[at:end], *moved, *argv[end:]]
+    return f"put {' '.join(dict.fromkeys(options))} after the command: {shlex.join(fixed)}"
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    import warnings
+
+    from ..errors import EvalsiftError
+
+    try:
+        parser = build_parser()
+        misplaced = options_before_command(parser, list(sys.argv[1:] if argv is None else argv))
+        if misplaced:
+            print(f"error: {misplaced}", file=sys.stderr)
+            return 2
+        args = parser.parse_args(argv)
     except SystemExit as e:  # --help / --version (0) and one-line usage errors (2)
         return int(e.code or 0)
     args.argv = list(sys.argv[1:] if argv is None else argv)
@@ -97,9 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             where = f" {e.filename}" if getattr(e, "filename", None) else ""
             print(f"error: cannot use{where}: {_one_line(e.strerror or e)}", file=sys.stderr)
             return 2
-        except KeyboardInterrupt:
-            print("interrupted", file=sys.stderr)
-            return 130
+        except KeyboardInterrupt as e:
+            return _interrupted(e)
         except Exception as e:  # noqa: BLE001 - a bug: say so in one line, keep the traceback for debugging
             if debug:
                 raise

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -161,6 +164,17 @@ def name_list(text: str) -> list[str]:
     out = [x.strip() for x in text.split(",")]
     if not out or any(not x for x in out):
         raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r}")
+    return out
+
+
+def system_list(text: str) -> list[str]:
+    """Comma-separated system names (:func:`name_list`), each named once: a system named twice is
+    refused by name, not taken as one system fewer."""
+    out = name_list(text)
+    twice = next((x for x in out if out.count(x) > 1), None)
+    if twice is not None:
+        times = "twice" if out.count(twice) == 2 else f"{out.count(twice)} times"
+        raise argparse.ArgumentTypeError(f"names {twice} {times}; name each system once")
     return out
 
 
@@ -373,16 +387,20 @@ def load_data(args: argparse.Namespace):
     """The dataset of ``--data``, with the metrics the command line names made ready.
 
     ``--metric NAME-ref`` (chrF-ref, BLEU-ref, ROUGE-L-ref) that the data lacks is computed against
-    its references; ``--human-metric NAME`` makes NAME a human metric whatever the data's flags say
-    (naming it on the command line is the statement that it holds human judgments).
+    its references, and so is the metric of a judge simulated from one (``--oracle metric:NAME-ref``,
+    ``--oracle-metric NAME-ref``); ``--human-metric NAME`` makes NAME a human metric whatever the
+    data's flags say (naming it on the command line is the statement that it holds human judgments).
     """
     from ..io import load
+    from ..metrics import ensure_metric, ensure_oracle_metric
 
     pool = load(args.data, include_refs=getattr(args, "include_refs", False))
     if getattr(args, "metric", None):
-        from ..metrics import ensure_metric
-
         pool, args.metric = ensure_metric(pool, args.metric)
+    for option in ("oracle", "oracle_metric"):
+        if isinstance(getattr(args, option, None), str):
+            pool, resolved = ensure_oracle_metric(pool, getattr(args, option))
+            setattr(args, option, resolved)
     human = getattr(args, "human_metric", None)
     if human:
         pool.check_metric(human)
@@ -459,21 +477,32 @@ def picked_positions(path: str, pool, data: str) -> list[int]:
     return [index[i] for i in dict.fromkeys(wanted)]
 
 
+def _make_folder(folder: Path) -> None:
+    """Create ``folder`` and any missing parents, with a ``note: created folder X`` (a mistyped path
+    shows at once); nothing is said when it exists."""
+    if folder.is_dir():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    note(f"created folder {folder}")
+
+
 def out_file(path: str) -> Path:
-    """An output file path whose folder exists (created); an existing folder is refused."""
+    """An output file path whose folder exists (created, with a note); an existing folder is refused."""
     p = Path(path)
     if p.is_dir():
         raise DataError(f"--out {path} is a folder; give a file name such as {p / 'picks.jsonl'}")
-    p.parent.mkdir(parents=True, exist_ok=True)
+    _make_folder(p.parent)
     return p
 
 
 def out_dir(path: str) -> Path:
-    """An output folder (created); an existing file is refused."""
+    """An output folder, created: silently itself (what ``--out DIR`` asks for), with a note when the
+    folder it goes into had to be created too; an existing file is refused."""
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise DataError(f"--out {path} is a file; give a folder for results.json and the plot")
-    p.mkdir(parents=True, exist_ok=True)
+    _make_folder(p.parent)
+    p.mkdir(exist_ok=True)
     return p
 
 
@@ -485,5 +514,52 @@ def print_json(obj: Any) -> None:
 
 
 def note(text: str) -> None:
-    """A ``note: ...`` line on stderr."""
+    """A ``note: ...`` line on stderr; inside :func:`collect_notes`, appended to its list instead (the command
+    prints that list once, and writes the same list into its report)."""
+    if _collecting:
+        _collecting[-1](str(text))
+        return
     print(f"note: {text}", file=sys.stderr)
+
+
+_collecting: list[Callable[[str], None]] = []  # where note() goes inside the collect_notes blocks open now
+
+
+def cap_budget(budget: int | None, size: int, option: str, where: str) -> int | None:
+    """``budget`` capped at ``size``, the items there are, with a note when it was larger (a budget
+    above the pool is taken as "all of it", said once, never silently). ``where``: what the items
+    are, for the note (e.g. "the pool", "the pool (A vs B)")."""
+    if budget is None or budget <= size:
+        return budget
+    note(f"{option} {budget} is more than the {size} items in {where}; using all {size}")
+    return size
+
+
+@contextmanager
+def collect_notes(notes: list[str]) -> Iterator[list[str]]:
+    """Everything a command says inside the block -- its :func:`note` calls and the Python warnings raised
+    (each message once, on one line) -- is appended to ``notes`` as it happens instead of being printed, so
+    the command prints one list of ``note:`` lines and writes the same list into its report (the report says
+    what the terminal says). Should the block fail, what it collected is printed before the error."""
+    deferred: list[str] = []
+
+    def keep(text: str, once: bool = False) -> None:
+        if not (once and text in notes):
+            notes.append(text)
+            deferred.append(text)
+
+    def warned(message, category, filename, lineno, file=None, line=None) -> None:
+        keep(" ".join(str(message).split()), once=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = warned
+        _collecting.append(keep)
+        try:
+            yield notes
+        except BaseException:
+            _collecting.remove(keep)
+            for text in deferred:
+                note(text)
+            raise
+        _collecting.remove(keep)

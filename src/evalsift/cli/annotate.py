@@ -126,12 +126,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     new.add_argument("--guidelines", type=_text_file, metavar="FILE",
                      help="a text or Markdown file shown to annotators on their page (as plain text)")
     new.add_argument("--url", default="http://127.0.0.1:8000", help="the server's address, for the printed admin link")
-    new.add_argument("--json", action="store_true", help='print {"project": ID, "admin_token": ...}')
+    new.add_argument("--json", action="store_true", help='print {"project": ID, "admin_token": ..., "admin_url": ...}')
     add_quiet(new)
     new.set_defaults(handler=cmd_new)
 
     _person_command(asub, "add-annotator", "add a person; prints their link", cmd_add_annotator,
-                    "the annotator's name (unique in the project)", '{"annotator": ID, "token": ..., "url": ...}')
+                    "the annotator's name (unique in the project)",
+                    '{"annotator": ID, "token": ..., "url": ..., "project": ID, "project_name": ...}')
     _person_command(asub, "revoke", "revoke a person's link: it stops working, their open items go back", cmd_revoke,
                     "the annotator's name")
     _person_command(asub, "rotate-token", "give a person a new link (the old one stops working)", cmd_rotate,
@@ -214,13 +215,14 @@ def cmd_new(args: argparse.Namespace) -> int:
             for suffix in ("", "-wal", "-shm"):
                 Path(str(db) + suffix).unlink(missing_ok=True)
         raise
+    admin = _admin_url(args.url, args.name, token)
     if args.json:
-        print_json({"project": pid, "admin_token": token})
+        print_json({"project": pid, "admin_token": token, "admin_url": admin})
     else:
         print(f"project {pid} ({args.name}) in {args.db}")
         print(f"admin token (shown once): {token}")
-        print(f"admin page: {_admin_url(args.url, args.name, token)}  (after 'evalsift serve --db {args.db}'; the "
-              "token after # stays in your browser)")
+        print(f"admin page: {admin}  (after 'evalsift serve --db {args.db}'; the token after # stays in your "
+              "browser)")
     return 0
 
 
@@ -349,9 +351,10 @@ def cmd_add_annotator(args: argparse.Namespace) -> int:
     aid, token = store.add_annotator(project.id, args.name)
     url = f"{args.url.rstrip('/')}/a/{token}"
     if args.json:
-        print_json({"annotator": aid, "token": token, "url": url})
+        print_json({"annotator": aid, "token": token, "url": url, "project": project.id,
+                    "project_name": project.name})
     else:
-        print(f"{args.name}: {url}")
+        print(f"{args.name} in project {project.id} ({project.name}): {url}")
     return 0
 
 
@@ -412,13 +415,31 @@ def cmd_status(args: argparse.Namespace) -> int:
         def num(x):
             return "-" if x is None or x != x else f"{x:.3f}"
 
-        print(f"agreement over {ag['n_items_multi']} item(s) judged by 2+ people: {num(ag.get('percent_agreement'))}% "
-              f"agree; Cohen's kappa (mean) {num((ag.get('cohen') or {}).get('mean'))}; Fleiss' kappa "
-              f"{num((ag.get('fleiss') or {}).get('kappa'))}; Krippendorff's alpha "
-              f"{num((ag.get('krippendorff') or {}).get('alpha'))}")
+        print(f"agreement over {ag['n_items_multi']} item(s) judged by 2+ people: " + _agreement_text(ag, num))
     else:
         print("agreement: no item has been judged by 2 or more people yet")
     return 0
+
+
+def _agreement_text(ag: dict, num) -> str:
+    """The agreement statistics of a status, each with the level of measurement it uses (``levels``): on
+    continuous scores the interval-level ones only."""
+    lv = ag.get("levels") or {}
+    parts = []
+    if "mean_abs_diff" in lv:
+        mad = ag["mean_abs_diff"]
+        width = f" on a scale {mad['scale_width']:g} wide" if mad.get("scale_width") else ""
+        parts.append(f"mean absolute difference {num(mad.get('value'))}{width} ({lv['mean_abs_diff']})")
+    if "percent_agreement" in lv:
+        parts.append(f"{num(ag.get('percent_agreement'))}% agree ({lv['percent_agreement']})")
+    parts.append(f"Cohen's kappa, mean over pairs {num((ag.get('cohen') or {}).get('mean'))} ({lv.get('cohen', '')})")
+    if "fleiss" in lv:
+        parts.append(f"Fleiss' kappa {num((ag.get('fleiss') or {}).get('kappa'))} ({lv['fleiss']})")
+    parts.append(f"Krippendorff's alpha {num((ag.get('krippendorff') or {}).get('alpha'))} "
+                 f"({lv.get('krippendorff', '')})")
+    if ag.get("scores") == "continuous":
+        parts.append("continuous scores: exact-match and nominal statistics left out")
+    return "; ".join(parts)
 
 
 def _arena_lines(ar: dict) -> str:
@@ -429,17 +450,21 @@ def _arena_lines(ar: dict) -> str:
             f"open: {ar['human_battles']} of at most {ar['max_battles']} human battles; {stop['rule']} not settled yet "
             f"(looks at {', '.join(map(str, stop['planned_looks']))})")
     weights = ar.get("judge_weights") or {}
-    lines = [head, f"allocation: {ar['allocation']}" + (f" ({ar['strata']})" if ar.get("strata") else ""),
+    why = [] if ar["answered"] or not ar.get("explanation") else [f"why: {ar['explanation']}"]
+    lines = [head, *why, f"allocation: {ar['allocation']}" + (f" ({ar['strata']})" if ar.get("strata") else ""),
              "judges: " + (", ".join(f"{k} (weight {weights[k]:.2f})" if k in weights else k for k in ar["judges"])
                            or "none")]
     if not ar["models"]:
         lines.append(f"leaderboard: not yet ({ar.get('reason', '')})")
     else:
-        width = max(len(m["name"]) for m in ar["models"])
-        lines.append(f"{'rank':>4}  {'system':<{width}}  {'score':>7}  {'interval':>17}  rank-set  battles")
+        width = max(len("system"), *(len(m["name"]) for m in ar["models"]))
+        at_look = f"at {stop['explanation']['look_level']}"  # the rank-sets the stop's looks read
+        lines.append(f"{'rank':>4}  {'system':<{width}}  {'score':>7}  {'interval':>17}  rank-set  {at_look}  battles")
         for m in ar["models"]:
+            look = f"{m['look_rank_set'][0]}-{m['look_rank_set'][1]}"
             lines.append(f"{m['rank']:>4}  {m['name']:<{width}}  {m['score']:>7.1f}  [{m['interval'][0]:>7.1f}, "
-                         f"{m['interval'][1]:>7.1f}]  {m['rank_set'][0]}-{m['rank_set'][1]}  {m['human_battles']}")
+                         f"{m['interval'][1]:>7.1f}]  {m['rank_set'][0]}-{m['rank_set'][1]:<6}  {look:<{len(at_look)}}  "
+                         f"{m['human_battles']}")
         lines.append(ar["coverage"])
     lines.append(f"guarantee: {stop['guarantee']}; assumption: {ar['assumption']}")
     return "\n".join(lines)
@@ -450,17 +475,31 @@ def cmd_export(args: argparse.Namespace) -> int:
     store = _store(args, read_only=True)
     project = store.project(args.project)
     out = out_file(args.out)
+    if args.format in ("judgments", "pairwise") and project.kind == "pairwise":
+        from ..web.replay import write_project_file
+
+        if args.format == "judgments":
+            n = store.export_jsonl(project.id, out)
+        else:
+            n = write_pairwise_table(store, project.id, out)
+        pf = write_project_file(store, project.id, out)
+        what = "judgments (undone ones marked)" if args.format == "judgments" else "verdicts"
+        print(f"wrote {n} {what} to {out}, and what they decide about to {pf} (the pool of "
+              f"{store.item_count(project.id)} items, the pair, the risk rule and risk)", file=sys.stderr)
+        if project.mode == "live" and not project.settings.get("arena"):
+            a, b = project.settings["a"], project.settings["b"]
+            print(f"replay the admin page's decision with: evalsift compare --data {out} --a {a} --b {b} "
+                  f"--oracle judgments:{out}", file=sys.stderr)
+        else:
+            print(f"replay them with --oracle judgments:{out}", file=sys.stderr)
+        return 0
     if args.format == "judgments":
         n = store.export_jsonl(project.id, out)
         print(f"wrote {n} judgments to {out}", file=sys.stderr)
         return 0
     if args.format == "pairwise":
-        if project.kind != "pairwise":
-            raise ParameterError(f"--format pairwise writes verdicts, and project {project.name!r} holds scores; use "
-                                 "--format table or s2e", field="format")
-        n = write_pairwise_table(store, project.id, out)
-        print(f"wrote {n} verdicts to {out} (replay them with --oracle judgments:{out})", file=sys.stderr)
-        return 0
+        raise ParameterError(f"--format pairwise writes verdicts, and project {project.name!r} holds scores; use "
+                             "--format table or s2e", field="format")
     if project.kind != "score":
         raise ParameterError(f"--format {args.format} writes scores, and project {project.name!r} holds pairwise "
                              "verdicts; use --format pairwise or judgments", field="format")

@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 
 from ._common import (ORACLE_HELP, add_data, add_judge_opts, add_oracle_opts, add_proxy_opts, add_quiet, add_sampling_opts,
-                      load_data_and_oracle, name_list, note, open_unit, positive_int, print_json, proxy_judges, proxy_spec,
-                      seed_int)
+                      load_data_and_oracle, note, open_unit, positive_int, print_json, proxy_judges, proxy_spec,
+                      seed_int, system_list)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``best``."""
     p = sub.add_parser("best", help="the best of many systems with as few pairwise judgments as possible (valid)")
     add_data(p)
-    p.add_argument("--systems", type=name_list, metavar="A,B,...", help="the candidates (all systems when absent)")
+    p.add_argument("--systems", type=system_list, metavar="A,B,...", help="the candidates (all systems when absent)")
     p.add_argument("--oracle", required=True, metavar="SPEC", help=ORACLE_HELP)
     p.add_argument("--risk", type=open_unit, default=0.1,
                    help="chance of naming a system that does not beat every other one")

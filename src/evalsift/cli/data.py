@@ -24,14 +24,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_data_info(args: argparse.Namespace) -> int:
-    """``evalsift data info SPEC``."""
-    from ..io import load
+    """``evalsift data info SPEC``; for recorded pairwise judgments (a judge file) also what they say:
+    verdicts a/b/tie, judges, pairs, items."""
+    from ..io import load, read_pairwise, resolve
 
-    info = load(args.spec, include_refs=args.include_refs).info()
+    fmt, path = resolve(args.spec)
+    if fmt == "pairwise":
+        recorded = read_pairwise(path, name=args.spec)
+        info = recorded.pool.info()
+        info["judgments"] = judgments_info(recorded.judgments)
+    else:
+        info = load(args.spec, include_refs=args.include_refs).info()
     if args.json:
         print_json(info)
         return 0
     print(f"{info['name']}: {info['n_items']} items x {info['n_systems']} systems")
+    if "judgments" in info:
+        print(_judgments_text(info["judgments"]))
     print("systems: " + ", ".join(f"{s} ({100 * c:.0f}% outputs)" for s, c in info["output_coverage"].items()))
     print("metrics:" if info["metrics"] else "metrics: (none)")
     for m, d in info["metrics"].items():
@@ -40,9 +49,47 @@ def cmd_data_info(args: argparse.Namespace) -> int:
               "for every system")
     if info["references"]:
         print("references: " + ", ".join(info["references"]))
-    if info["metadata"]:
-        print("metadata: " + ", ".join(f for f in info["metadata"] if not f.startswith("_")))
+    shown = [f for f in info["metadata"] if not f.startswith("_")]
+    if shown:
+        print("metadata: " + ", ".join(shown))
     return 0
+
+
+def judgments_info(judgments) -> dict:
+    """What recorded pairwise judgments say, for ``data info``: ``n_judgments``; ``verdicts`` (a, b, tie:
+    the finished verdicts, 'a' meaning the judgment's system_a did better); ``other_statuses`` (skipped,
+    error: judgments without a verdict); ``judges`` (annotator -> judgments, most first) and
+    ``judge_kinds`` (human / llm / metric -> judgments); ``pairs`` (system pairs judged, either order
+    the same pair); ``items`` (items judged).
+
+    >>> from evalsift.oracle import Judgment
+    >>> js = [Judgment("1", "X", "Y", "a", "ann", "human"), Judgment("1", "Y", "X", "tie", "gpt-4", "llm")]
+    >>> d = judgments_info(js)
+    >>> d["verdicts"], d["judges"], d["pairs"], d["items"]
+    ({'a': 1, 'b': 0, 'tie': 1}, {'ann': 1, 'gpt-4': 1}, 1, 1)
+    """
+    from collections import Counter
+
+    verdicts = Counter(j.verdict for j in judgments if j.status == "done")
+    others = Counter(j.status for j in judgments if j.status != "done")
+    judges = Counter(j.annotator for j in judgments)
+    return {"n_judgments": len(judgments), "verdicts": {v: verdicts.get(v, 0) for v in ("a", "b", "tie")},
+            "other_statuses": dict(others), "judges": dict(judges.most_common()),
+            "judge_kinds": dict(Counter(j.kind for j in judgments).most_common()),
+            "pairs": len({frozenset((j.a, j.b)) for j in judgments}), "items": len({j.item_id for j in judgments})}
+
+
+def _judgments_text(d: dict) -> str:
+    """:func:`judgments_info` as two lines."""
+    v = d["verdicts"]
+    others = "".join(f", {n} {status}" for status, n in d["other_statuses"].items())
+    judges = list(d["judges"].items())
+    named = ", ".join(f"{name} ({n})" for name, n in judges[:8]) + (f" and {len(judges) - 8} more" if len(judges) > 8
+                                                                     else "")
+    kinds = ", ".join(f"{n} {kind}" for kind, n in d["judge_kinds"].items())
+    return (f"judgments: {d['n_judgments']} (verdicts: a {v['a']}, b {v['b']}, tie {v['tie']}{others}; a = system_a "
+            f"did better) on {d['items']} items and {d['pairs']} pairs of systems\n"
+            f"judges: {len(judges)}: {named}; by kind: {kinds}")
 
 
 def cmd_methods(args: argparse.Namespace) -> int:

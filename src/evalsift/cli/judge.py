@@ -7,9 +7,10 @@ import inspect
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
-from ..errors import ParameterError
+from ..errors import OracleError, ParameterError
 from ._common import (ORACLE_HELP, add_data, add_judge_opts, add_quiet, build_oracle, load_data, name_list, note,
                       out_file, picked_positions, positive_int)
 
@@ -117,8 +118,127 @@ def _streams(method) -> bool:
     return "on_judgment" in inspect.signature(method).parameters
 
 
+def _calls(j) -> list[dict]:
+    """The calls behind one Judgment, each ``{"problem": reason or None, "failed": bool}``:
+    an LLM pair's answers (one per order), an LLM score's one answer; none for a judgment made without a
+    call (no output, a metric, a replayed verdict)."""
+    d = j.detail if isinstance(j.detail, dict) else {}
+    if isinstance(d.get("answers"), list):
+        return [{"problem": a.get("error"), "failed": "error_type" in a} for a in d["answers"] if isinstance(a, dict)]
+    if "cached" in d:  # a score: one call
+        return [{"problem": d.get("reason") if j.status != "done" else None,
+                 "failed": d.get("error_kind") == "call_failed"}]
+    return []
+
+
+def _no_answer_error(stats: dict, asked: int) -> OracleError:
+    """Why a run that asked ``asked`` items got no verdict at all: how many calls failed, the most common
+    problem, what to do."""
+    (reason, k), = stats["problems"].most_common(1) or [("no reason given", 0)]
+    n_calls, failed, unusable = stats["calls"], stats["failed_calls"], stats["unusable_calls"]
+    what = []
+    if failed:
+        what.append(f"{failed} of {n_calls} call(s) failed")
+    if unusable:
+        what.append(f"{unusable} of {n_calls} call(s) answered without a usable verdict")
+    if stats["no_output"]:
+        what.append(f"{stats['no_output']} item(s) lack an output")
+    if "HTTP 429" in reason:
+        fix = "The server limits the request rate: wait, or lower --judge-concurrency"
+    elif failed >= unusable and failed:
+        fix = "Check that the server at --judge-url works and serves this model with this key"
+    elif unusable:
+        fix = "Check the model and the template (--judge-template); --retry-errors asks those answers again"
+    else:
+        fix = "Check --a/--b (or --systems) and the data"
+    again = "; a rerun asks the failed calls again (the answers received are cached)" if failed else ""
+    return OracleError(f"no usable answer from the judge for any of the {asked} item(s) asked: {'; '.join(what)}; "
+                       f"the most common problem ({k} of {sum(stats['problems'].values())}): {reason}. {fix}{again}",
+                       field="oracle")
+
+
 def cmd_judge(args: argparse.Namespace) -> int:
-    """``evalsift judge``."""
+    """``evalsift judge``.
+
+    Exit status 0 when at least one item got its verdict (the summary counts the rest); 2 with one
+    ``error:`` line when items were asked and none did (every call failed, or no answer was usable);
+    130 on Ctrl-C (the first waits up to one ``--judge-timeout`` for answers in flight, a second
+    abandons them).
+    """
+    try:
+        prepared = _prepare(args)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt("nothing was judged") from None
+    out, oracle, work_pool, units, todo, kept = prepared
+    position = {iid: i for i, iid in enumerate(work_pool.item_ids)}
+    stats = {"done": 0, "call_failed": 0, "unusable_answer": 0, "no_output": 0, "other": 0, "injection_risk": 0,
+             "tokens_paid": 0, "tokens_cached": 0, "calls": 0, "failed_calls": 0, "unusable_calls": 0,
+             "problems": Counter()}
+    interrupted = False
+    with out.open("a", encoding="utf-8") as fh:
+
+        def write(j) -> None:  # each judgment the moment its answers are in
+            fh.write(json.dumps(j.to_dict(), ensure_ascii=False) + "\n")
+            fh.flush()
+            kind = "done" if j.status == "done" else j.detail.get("error_kind")
+            stats[kind if kind in ("done", "call_failed", "unusable_answer", "no_output") else "other"] += 1
+            stats["injection_risk"] += bool(j.detail.get("injection_risk"))
+            tokens = int((j.detail.get("usage") or {}).get("total_tokens") or 0)
+            cached = min(tokens, int(j.detail.get("cached_tokens") or 0))
+            stats["tokens_paid"] += tokens - cached
+            stats["tokens_cached"] += cached
+            calls = _calls(j)
+            stats["calls"] += len(calls)
+            for c in calls:
+                stats["failed_calls" if c["failed"] else "unusable_calls"] += bool(c["problem"])
+                if c["problem"]:
+                    stats["problems"][c["problem"]] += 1
+            if j.status != "done" and not calls:
+                stats["problems"][str(j.detail.get("reason") or "no reason given")] += 1
+
+        try:
+            for start in range(0, len(todo), args.batch):
+                batch = todo[start:start + args.batch]
+                if args.mode == "pairwise":
+                    streams = _streams(oracle.judge_pairs)
+                    judgments = oracle.judge_pairs(work_pool, [position[i] for i, _, _ in batch], args.a, args.b,
+                                                   **({"on_judgment": write} if streams else {}))
+                    if not streams:  # an oracle that answers a batch at once (metric, replayed judgments)
+                        for j in judgments:
+                            write(j)
+                else:
+                    for system in dict.fromkeys(s for _, s, _ in batch):
+                        items = [position[i] for i, s, _ in batch if s == system]
+                        oracle.judge_score_judgments(work_pool, items, system, on_judgment=write)
+        except KeyboardInterrupt:
+            interrupted = True
+    errors = stats["call_failed"] + stats["unusable_answer"] + stats["no_output"] + stats["other"]
+    parts = [f"{stats['call_failed']} failed call(s), asked again on the next run",
+             f"{stats['unusable_answer']} answer(s) without a usable verdict, kept (--retry-errors asks again)"]
+    if stats["no_output"]:
+        parts.append(f"{stats['no_output']} without an output")
+    if stats["other"]:
+        parts.append(f"{stats['other']} other error(s), asked again on the next run")
+    print(("interrupted: " if interrupted else "")
+          + f"judged {stats['done']} of {len(todo)} asked ({len(units) - len(todo)} already in {out}"
+          + (f"; {kept} of them without a usable verdict: --retry-errors asks them again" if kept else "")
+          + f"); {errors} error(s)" + (f" ({'; '.join(parts)})" if errors else "")
+          + f"; {stats['injection_risk']} flagged injection_risk"
+          + f"; tokens: {stats['tokens_paid']:,} paid now, {stats['tokens_cached']:,} from the cache", file=sys.stderr)
+    if interrupted:
+        raise KeyboardInterrupt(f"{stats['done']} verdict(s) written to {out}; the same command continues where this "
+                                "one stopped (the answers received are cached)")
+    if todo and stats["done"] == 0:
+        raise _no_answer_error(stats, len(todo))
+    if errors and stats["problems"]:
+        (reason, k), = stats["problems"].most_common(1)
+        note(f"the most common problem ({k} of {sum(stats['problems'].values())}): {reason}")
+    return 0
+
+
+def _prepare(args: argparse.Namespace):
+    """What ``judge`` works on: ``(out, oracle, pool, units, todo, kept)`` -- the units to judge, those not
+    settled yet in ``--out`` (its torn last line repaired first), and how many settled ones are errors."""
     from ..restrict import restrict_pair
 
     out = out_file(args.out)
@@ -149,41 +269,4 @@ def cmd_judge(args: argparse.Namespace) -> int:
     retry = bool(getattr(args, "retry_errors", False))
     todo = [u for u in units if not _settled(states.get(u), retry)]
     kept = sum(1 for u in units if states.get(u, {}).get("status") == "error" and _settled(states[u], retry))
-    position = {iid: i for i, iid in enumerate(work_pool.item_ids)}
-    stats = {"done": 0, "call_failed": 0, "unusable_answer": 0, "no_output": 0, "other": 0, "injection_risk": 0,
-             "tokens": 0}
-    with out.open("a", encoding="utf-8") as fh:
-
-        def write(j) -> None:  # each judgment the moment its answers are in
-            fh.write(json.dumps(j.to_dict(), ensure_ascii=False) + "\n")
-            fh.flush()
-            kind = "done" if j.status == "done" else j.detail.get("error_kind")
-            stats[kind if kind in stats else "other"] += 1
-            stats["injection_risk"] += bool(j.detail.get("injection_risk"))
-            stats["tokens"] += int((j.detail.get("usage") or {}).get("total_tokens") or 0)
-
-        for start in range(0, len(todo), args.batch):
-            batch = todo[start:start + args.batch]
-            if args.mode == "pairwise":
-                streams = _streams(oracle.judge_pairs)
-                judgments = oracle.judge_pairs(work_pool, [position[i] for i, _, _ in batch], args.a, args.b,
-                                               **({"on_judgment": write} if streams else {}))
-                if not streams:  # an oracle that answers a batch at once (metric, replayed judgments)
-                    for j in judgments:
-                        write(j)
-            else:
-                for system in dict.fromkeys(s for _, s, _ in batch):
-                    items = [position[i] for i, s, _ in batch if s == system]
-                    oracle.judge_score_judgments(work_pool, items, system, on_judgment=write)
-    errors = stats["call_failed"] + stats["unusable_answer"] + stats["no_output"] + stats["other"]
-    parts = [f"{stats['call_failed']} failed call(s), asked again on the next run",
-             f"{stats['unusable_answer']} answer(s) without a usable verdict, kept (--retry-errors asks again)"]
-    if stats["no_output"]:
-        parts.append(f"{stats['no_output']} without an output")
-    if stats["other"]:
-        parts.append(f"{stats['other']} other error(s), asked again on the next run")
-    print(f"judged {stats['done']} of {len(todo)} asked ({len(units) - len(todo)} already in {out}"
-          + (f"; {kept} of them without a usable verdict: --retry-errors asks them again" if kept else "")
-          + f"); {errors} error(s)" + (f" ({'; '.join(parts)})" if errors else "")
-          + f"; {stats['injection_risk']} flagged injection_risk; {stats['tokens']} tokens", file=sys.stderr)
-    return 0
+    return out, oracle, work_pool, units, todo, kept

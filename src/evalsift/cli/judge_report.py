@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=seed_int, default=0, help="random seed of the bootstrap and the forecast")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="worker processes for the forecast (0: every core); the same result on any number")
-    add_judge_opts(p)
+    add_judge_opts(p, title="LLM judge (--judge llm:MODEL)")
     p.add_argument("--json", action="store_true", help="print the whole report as JSON (every pair, every interval)")
     add_quiet(p)
     p.set_defaults(handler=cmd_judge_report)

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError, ParameterError
-from ._common import (add_quiet, note, nonneg_int, out_dir, positive_float, positive_int, print_json, seed_int)
+from ._common import (add_quiet, collect_notes, note, nonneg_int, out_dir, positive_float, positive_int, print_json,
+                      seed_int)
 
 MODEL_OPTIONS = {"length": "length", "levels": "levels", "vocab": "vocab", "model_seed": "seed",
                  "positions": "positions", "values": "values", "train_steps": "steps"}
@@ -236,25 +237,10 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def _sample_notes(samples) -> None:
-    d = samples.diagnostics
-    if d.get("round_trips") == 0:
-        note("no replica made a round trip between the hottest and the coldest temperature: the estimate of the rare "
-             "bins may not have converged; raise --steps (or --replicas)")
-    dr = d.get("drift_bins_max")
-    if dr is not None and dr > 0.5:
-        note(f"a replica's mean output moved by {dr:.2f} bins between the first and second half of the recorded steps: "
-             "it was still drifting toward equilibrium, which biases the rare bins (by a factor up to e^(beta x drift)); "
-             "raise --steps or --burn-in")
-    sw = d.get("swap_acceptance_min")
-    if sw is not None and sw < 0.05:
-        note(f"some neighbouring temperatures swap rarely (acceptance {sw:.3f}): raise --replicas")
-    sd = d.get("chain_sd_max")
-    if sd is not None and sd > 1.0:
-        note(f"the independent chains disagree on ln rho by up to {sd:.2f} (standard deviation) in a bin holding >= 1e-6 "
-             "of the space: raise --steps")
-    if d.get("one_over_t") is not None and not all(d["one_over_t"]):
-        note("Wang-Landau has not reached its 1/t stage in every chain (its histogram never got flat enough often); "
-             "the estimate is rough: raise --steps")
+    from ..omninput.report import sampler_warnings
+
+    for w in sampler_warnings(samples.diagnostics):
+        note(w)
 
 
 # ---------------------------------------------------------------------------------------------- annotate
@@ -328,7 +314,30 @@ def _llm_judge(args: argparse.Namespace):
 
 
 def cmd_curve(args: argparse.Namespace) -> int:
-    """``evalsift omni curve``."""
+    """``evalsift omni curve``. The samples' sampler warnings, its notes and whatever else it says on the way
+    (:func:`~._common.collect_notes`: note() calls, Python warnings) are one list, printed as ``note:`` lines
+    and shown in the report's Warnings box (:func:`~evalsift.omninput.report.curve_warnings`)."""
+    from ..omninput.report import curve_warnings
+
+    notes: list[str] = []
+    with collect_notes(notes):
+        results, paths = _curve(args, notes)
+    for n in curve_warnings(results):
+        note(n)
+    if args.json:
+        print_json({"models": [{k: c[k] for k in ("model", "aupr", "auroc", "positive_share", "n_judgments")}
+                               | {"aupr_interval": c["intervals"].get("aupr"), "aupr_common": c.get("aupr_common"),
+                                  "z_range": c["in_range"]["z_range"], "aupr_log": c["in_range"]["aupr_log"]}
+                               for c in results["models"]], "common_recall": results["common_recall"],
+                    "aupr_log_comparison": results["aupr_log_comparison"]})
+    else:
+        _print_curves(results)
+    print(f"wrote {paths['json']}, {paths['pr']}, {paths['html']}", file=sys.stderr)
+    return 0
+
+
+def _curve(args: argparse.Namespace, notes: list[str]) -> tuple[dict[str, Any], dict[str, Path]]:
+    """The results of ``omni curve`` and the paths of what it wrote; ``notes`` gets what it has to say."""
     from ..omninput import OmniSamples, common_recall_range, omni_curve, pr_curve
     from ..omninput.curves import label_rates, rescaled_axis
     from ..omninput.judge import labels_for, read_judgments_file
@@ -349,7 +358,6 @@ def cmd_curve(args: argparse.Namespace) -> int:
         raise ParameterError("--normalise cross-model compares models: give two or more --samples folders",
                              field="normalise")
     out = out_dir(args.out)
-    notes: list[str] = []
     ranges = _output_ranges(args, all_samples, notes)
     judge_info: dict[str, Any] = {"spec": args.judgments, "kind": kind}
     llm = _llm_judge(args) if kind == "llm" else None
@@ -409,18 +417,7 @@ def cmd_curve(args: argparse.Namespace) -> int:
     if kind == "proxy":
         notes.append("the labels come from a PROXY, not from people: " + judge_info.get("note", ""))
     paths = write_curve_report(results, out, [p[0] for p in per_model], [p[1] for p in per_model], labels_maps)
-    for n in notes:
-        note(n)
-    if args.json:
-        print_json({"models": [{k: c[k] for k in ("model", "aupr", "auroc", "positive_share", "n_judgments")}
-                               | {"aupr_interval": c["intervals"].get("aupr"), "aupr_common": c.get("aupr_common"),
-                                  "z_range": c["in_range"]["z_range"], "aupr_log": c["in_range"]["aupr_log"]}
-                               for c in results["models"]], "common_recall": results["common_recall"],
-                    "aupr_log_comparison": results["aupr_log_comparison"]})
-    else:
-        _print_curves(results)
-    print(f"wrote {paths['json']}, {paths['pr']}, {paths['html']}", file=sys.stderr)
-    return 0
+    return results, paths
 
 
 def _output_ranges(args: argparse.Namespace, samples: list, notes: list[str]) -> list[dict[str, Any]]:

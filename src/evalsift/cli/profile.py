@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from ..errors import DataError, ParameterError
-from ._common import add_data, add_quiet, load_data, name_list, out_dir, positive_int, seed_int
+from ._common import (add_data, add_quiet, collect_notes, load_data, name_list, note, out_dir, positive_int,
+                      seed_int)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -69,7 +70,19 @@ def _ood_options(args: argparse.Namespace) -> dict:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    """``evalsift profile``."""
+    """``evalsift profile``. What it says on the way (its notes, the profile's, Python warnings) is one list
+    (:func:`~._common.collect_notes`), printed as ``note:`` lines and shown in the report's Warnings box."""
+    notes: list[str] = []
+    with collect_notes(notes):
+        res, paths = _profile(args, notes)
+    for n in notes:
+        note(n)
+    _print_table(res)
+    print(f"wrote {paths['json']} and {paths['html']}", file=sys.stderr)
+    return 0
+
+
+def _profile(args: argparse.Namespace, notes: list[str]) -> tuple[dict, dict]:
     from ..transparency.report import profile_pool, write_report
 
     folder = out_dir(args.out)
@@ -85,13 +98,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
                         field="lm")
     res = profile_pool(pool, args.metric, dims=args.dims, topics=args.topics, models=args.models,
                        higher_is_better=not args.lower_is_better, seed=args.seed, n_samples=args.samples,
-                       ood_options=_ood_options(args), lm_path=args.lm)
-    paths = write_report(res, folder)
-    for n in res["notes"]:
-        print(f"note: {n}", file=sys.stderr)
-    _print_table(res)
-    print(f"wrote {paths['json']} and {paths['html']}", file=sys.stderr)
-    return 0
+                       ood_options=_ood_options(args), lm_path=args.lm, notes=notes)
+    return res, write_report(res, folder)
 
 
 def _print_table(res: dict) -> None:
@@ -115,8 +123,5 @@ def _print_table(res: dict) -> None:
             how = f"paper's protocol, mean of {n_rep} repeats" if n_rep else "leave-one-split-out"
             print(f"OOD prediction by {res['similarity']['field']} ({what}; {how}; {len(o['predictions'])} held-out rows): "
                   f"MAD {o['mad']:.4g} vs no-change {o['mad_no_change']:.4g}, R2 {o['r2']:.3f} vs "
-                  f"{o['r2_no_change']:.3f}")
-            if not o.get("beats_no_change", True):
-                print(f"note: on held-out {res['similarity']['field']} splits the regression ({what}) is worse than "
-                      "assuming no change; do not use its predictions for a new split of this data",
-                      file=sys.stderr)
+                  f"{o['r2_no_change']:.3f}" + ("" if o.get("beats_no_change", True) else
+                                                 " -- worse than no change (see the note)"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from ..errors import ParameterError
-from ._common import (add_data, add_quiet, load_data, name_list, note, open_unit, picked_positions, positive_int,
-                      print_json)
+from ._common import (add_data, add_quiet, load_data, note, open_unit, picked_positions, positive_int, print_json,
+                      system_list)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the metric holding the human judgments to rank by (naming it makes it human)")
     p.add_argument("--items", metavar="FILE", help="JSONL of items to use (e.g. picks.jsonl from evalsift select); "
                                                    "all items when absent")
-    p.add_argument("--systems", type=name_list, metavar="A,B,...", help="rank only these systems")
+    p.add_argument("--systems", type=system_list, metavar="A,B,...", help="rank only these systems")
     p.add_argument("--alpha", type=open_unit, default=0.05, help="significance level of the cluster tests")
     p.add_argument("--cluster-chain", default="top", choices=["top", "previous"],
                    help="reference of each cluster test: top = the current cluster's best system (default); "

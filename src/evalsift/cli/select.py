@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
-from ._common import (add_data, add_encoder, add_quiet, fraction, load_data, note, out_file, positive_float,
+from ._common import (add_data, add_encoder, add_quiet, cap_budget, fraction, load_data, note, out_file, positive_float,
                       positive_int, resolve_encoder, seed_int)
 
 
@@ -92,7 +92,9 @@ def _picks(args: argparse.Namespace, sel, pool) -> tuple[list[int], list[float |
         account = (f"cost {res.total_cost:.1f} of {args.cost_budget:g} ({res.solver}"
                    + (f": {res.message}" if res.message else "") + ")")
         return items, [float(util[i]) for i in items], [None] * len(items), account
-    budget = args.budget if args.budget is not None else max(1, int(round(args.proportion * pool.n_items)))
+    where = f"the pool ({' vs '.join(pool.systems)})" if args.a else "the pool"
+    budget = (cap_budget(args.budget, pool.n_items, "--budget", where) if args.budget is not None
+              else max(1, int(round(args.proportion * pool.n_items))))
     s = sel.select(budget)
     util = [None] * len(s.items) if s.utilities is None else [float(u) for u in s.utilities]
     sizes = [None] * len(s.items) if s.cluster_sizes is None else [int(c) for c in s.cluster_sizes]

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable
 from ..errors import DataError, ParameterError
 from ..pool import Pool
 from ..registry import Registry
-from ._common import empty_file_error, first_line
+from ._common import data_suffix, empty_file_error, first_line
 from .alpaca import read_alpaca
 from .chaosnli import read_chaosnli
 from .datasets import ENV_VAR, data_root, find_datasets, resolve_dataset
@@ -50,7 +50,7 @@ formats.add("pairwise", read_pairwise_pool, "recorded pairwise judgments: item_i
             "Arena battles, FastChat judgments, AlpacaEval annotations (CSV/TSV/JSONL/JSON)")
 
 __all__ = [
-    "load", "detect_format", "data_root", "find_datasets", "formats", "ENV_VAR",
+    "load", "resolve", "detect_format", "data_root", "find_datasets", "formats", "ENV_VAR",
     "read_s2e_jsonl", "write_s2e_jsonl", "read_mtme", "read_score_file", "read_summeval",
     "read_alpaca", "read_chaosnli", "read_table", "write_table", "make_demo_pool", "read_pairwise",
 ]
@@ -106,7 +106,7 @@ def detect_format(path: str | Path) -> str | None:
     if path.is_dir():
         return _dir_kind(path)
     if path.is_file():
-        suffix = path.suffix.lower()
+        suffix = data_suffix(path)  # through a .gz: a gzipped CSV/TSV/JSONL reads as its plain self
         if suffix == ".json":
             return "pairwise" if looks_pairwise(path) else "summeval"
         if suffix in (".jsonl", ".ndjson"):
@@ -114,8 +114,8 @@ def detect_format(path: str | Path) -> str | None:
         if suffix in _TABLE_SUFFIXES:
             return "pairwise" if suffix in (".csv", ".tsv", ".tab") and looks_pairwise(path) else "table"
         raise DataError(f"{path}: cannot tell the format from suffix {suffix!r}. Use .jsonl (subset2evaluate or long "
-                        "table), .csv/.tsv/.parquet (long table), summeval.json, or force one with 'fmt:path' "
-                        f"(formats: {', '.join(formats)}).")
+                        "table), .csv/.tsv/.parquet (long table), summeval.json (each but Parquet may be gzipped: "
+                        f".csv.gz, ...), or force one with 'fmt:path' (formats: {', '.join(formats)}).")
     if (path.parent / "sources" / f"{path.name}.txt").is_file():
         return "mtme"
     return None
@@ -149,15 +149,27 @@ def load(spec: str | Path, *, include_refs: bool | Iterable[str] = False, **kw: 
     >>> load("mtme:/data/mt-metrics-eval-v2/wmt23/en-de", include_refs=True)  # doctest: +SKIP
     """
     name = str(spec)
-    m = _PREFIX.match(name)
-    if m and (m.group(1) in formats or not Path(name).expanduser().exists()):
-        formats.get(m.group(1))  # an unknown format raises with a suggestion
-        return _read(m.group(1), Path(m.group(2)).expanduser(), name, include_refs, kw)
-    fmt = detect_format(name)
-    if fmt is not None:
-        return _read(fmt, Path(name).expanduser(), name, include_refs, kw)
-    fmt, path = resolve_dataset(name)
+    fmt, path = resolve(name)
     if fmt == "demo":
         _check_options("the demo dataset", make_demo_pool, kw)
         return make_demo_pool(**kw).with_name(name)
     return _read(fmt, path, name, include_refs, kw)
+
+
+def resolve(spec: str | Path) -> tuple[str, Path | None]:
+    """``(format, path)`` that :func:`load` reads ``spec`` with: a ``fmt:path`` spec, a path (format
+    detected) or a dataset name under ``$EVALSIFT_DATA`` (``("demo", None)`` for the built-in data).
+    Reads nothing but what format detection needs; unknown names raise as :func:`load` does.
+
+    >>> resolve("demo")
+    ('demo', None)
+    """
+    name = str(spec)
+    m = _PREFIX.match(name)
+    if m and (m.group(1) in formats or not Path(name).expanduser().exists()):
+        formats.get(m.group(1))  # an unknown format raises with a suggestion
+        return m.group(1), Path(m.group(2)).expanduser()
+    fmt = detect_format(name)
+    if fmt is not None:
+        return fmt, Path(name).expanduser()
+    return resolve_dataset(name)

@@ -36,6 +36,20 @@ _SIGNATURES = ((b"\x1f\x8b", "gzip-compressed data, not a text file"), (b"\x89PN
                (b"\xff\xfe", "UTF-16 text"), (b"\xfe\xff", "UTF-16 text"))
 
 
+def data_suffix(path: str | Path) -> str:
+    """The suffix that tells a file's format, lower-cased, looking through a ``.gz`` (every text file
+    is read through :func:`read_text` / :func:`iter_lines`, which decompress it): ``t.csv.gz`` ->
+    ``.csv``, ``t.CSV`` -> ``.csv``, ``t.gz`` -> ``.gz``.
+
+    >>> data_suffix("scores.csv.gz"), data_suffix("battles.JSONL"), data_suffix("x.gz")
+    ('.csv', '.jsonl', '.gz')
+    """
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if len(suffixes) >= 2 and suffixes[-1] == ".gz":
+        return suffixes[-2]
+    return suffixes[-1] if suffixes else ""
+
+
 def check_file(path: str | Path, what: str = "file") -> Path:
     """``path`` as a Path after checking it exists and is not a folder; DataError naming it otherwise.
 
@@ -137,6 +151,22 @@ def blank_state(text: str) -> str:
     return "is empty" if not text else "holds only blank lines"
 
 
+def json_problem(e: json.JSONDecodeError, *, line: bool = True) -> str:
+    """What a JSON parse error says and where, for a message: ``Expecting value at line 2 column 5``
+    (``line=False``: ``... at column 5``, for a file of one JSON value per line, whose line is named
+    apart). Python's own text for some errors ends in "at" ("Invalid control character at"), which
+    is dropped so the place is said once.
+
+    >>> try:
+    ...     json.loads('{"a": "x\\ty"}')
+    ... except json.JSONDecodeError as e:
+    ...     json_problem(e), json_problem(e, line=False)
+    ('Invalid control character at line 1 column 9', 'Invalid control character at column 9')
+    """
+    msg = e.msg[: -len(" at")] if e.msg.endswith(" at") else e.msg
+    return f"{msg} at line {e.lineno} column {e.colno}" if line else f"{msg} at column {e.colno}"
+
+
 def load_json(path: str | Path, expected: str) -> Any:
     """Parse a whole-file JSON document; DataError naming the file for an empty file or bad JSON."""
     text = read_text(path)
@@ -145,7 +175,7 @@ def load_json(path: str | Path, expected: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise DataError(f"{path}: not valid JSON ({e.msg}, line {e.lineno} column {e.colno}).") from None
+        raise DataError(f"{path}: not valid JSON ({json_problem(e)}).") from None
 
 
 def read_lines(path: Path) -> list[str]:
@@ -166,13 +196,15 @@ def read_lines(path: Path) -> list[str]:
 
 
 def _open_binary(path: Path) -> BinaryIO:
+    """The file's bytes, decompressed on the fly for a ``.gz`` (closing the stream closes the file)."""
     try:
-        raw = open(path, "rb")
+        if path.suffix.lower() == ".gz":
+            return gzip.open(path, "rb")  # type: ignore[return-value]
+        return open(path, "rb")
     except PermissionError:
         raise DataError(f"{path}: permission denied; cannot read the file (check its permissions).") from None
     except OSError as e:
         raise DataError(f"{path}: cannot read the file ({e.strerror or e}).") from None
-    return gzip.GzipFile(fileobj=raw, mode="rb") if path.suffix.lower() == ".gz" else raw  # type: ignore[return-value]
 
 
 def _read_error(path: Path, e: BaseException) -> DataError:
@@ -276,7 +308,7 @@ def iter_jsonl(path: Path, *, what: str = "items", expected: str | None = None) 
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise DataError(
-                f"{path}: line {lineno} is not valid JSON ({e.msg} at column {e.colno}); "
+                f"{path}: line {lineno} is not valid JSON ({json_problem(e, line=False)}); "
                 "each line must hold one JSON object."
             ) from None
         yield lineno, obj

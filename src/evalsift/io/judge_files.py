@@ -431,9 +431,51 @@ def read_alpaca_annotations(path: Path, rows: Rows, cols: list[str], name: str |
     return out.build(name)
 
 
+# ---------------------------------------------------------------------------------------- evalsift's own records
+def read_evalsift_judgments(path: Path, rows: Rows, cols: list[str], name: str | None = None) -> PairwiseData:
+    """evalsift's own judgment records (``annotate export --format judgments``): one row per stored judgment,
+    undone ones included (``retracted_at`` set). Judgments that stand are kept in the order they were stored
+    (``id``): finished ones as verdicts, skips as skips; undone ones are left out (a note says how many).
+    Score judgments (``b`` empty) are refused: they are not pairwise verdicts."""
+    out = _Builder(path)
+    undone = 0
+    ordered = sorted(rows, key=lambda lr: (lr[1].get("id") is None, lr[1].get("id") or 0, lr[0]))
+    for line, r in ordered:
+        iid = _id(r.get("item_id"))
+        if iid is None:
+            raise DataError(f"{path}: line {line}: item_id is missing; every judgment record names its item",
+                            field="item_id")
+        a = _name(path, line, r, "a", iid, "every judgment record names its first system")
+        if _text(r.get("b")) is None or not str(r.get("b")).strip():
+            raise DataError(f"{path}: line {line}: b is empty: this is a score judgment (a score project's export), "
+                            "not a pairwise verdict; rank scores with 'annotate export --format table' and "
+                            "'evalsift rank'", field="b", item_id=iid)
+        b = _name(path, line, r, "b", iid, "every judgment record names its second system")
+        _different(path, line, a, b, iid)
+        if r.get("retracted_at"):
+            undone += 1
+            continue
+        status = _text(r.get("status")) or "done"
+        verdict = _text(r.get("verdict"))
+        if status == "done" and verdict not in ("a", "b", "tie"):
+            raise DataError(f"{path}: line {line}: verdict {r.get('verdict')!r} is not a, b or tie", field="verdict",
+                            item_id=iid)
+        out.see(iid, a, b)
+        detail = dict(r.get("detail") or {}) if isinstance(r.get("detail"), dict) else {}
+        detail.update({"source": str(path), "line": line, "id": r.get("id")})
+        out.judgments.append(Judgment(
+            item_id=iid, a=a, b=b, verdict=verdict if status == "done" else None,
+            annotator=_annotator(r.get("annotator")) or file_annotator(path), kind=_text(r.get("kind")) or "human",
+            shown_order=_text(r.get("shown_order")) or "ab", status=status,
+            created_at=_text(r.get("created_at")) or _now(), detail=detail))
+    _dropped_note(path, undone, "judgment(s) were undone in the annotation app and are left out")
+    return out.build(name)
+
+
 #: layout name (:func:`~evalsift.io.pairwise.pairwise_layout`) -> reader
 READERS: dict[str, Callable[..., PairwiseData]] = {
     "arena": read_arena,
     "fastchat": read_fastchat,
     "alpaca": read_alpaca_annotations,
+    "evalsift": read_evalsift_judgments,
 }

@@ -73,8 +73,8 @@ from ..errors import DataError, UnknownNameError, suggest
 from ..oracle.base import Judgment
 from ..pool import Pool
 from ..restrict import PAIR_SYSTEMS
-from ._common import (MISSING_TOKENS, blank_state, check_file, empty_file_error, first_line, iter_jsonl, natural_key,
-                      read_text, to_float, warn_data)
+from ._common import (MISSING_TOKENS, blank_state, check_file, empty_file_error, first_line, iter_jsonl, json_problem,
+                      natural_key, read_text, to_float, warn_data)
 from .datasets import ENV_VAR, data_root
 
 REQUIRED = ("item_id", "system_a", "system_b", "verdict")
@@ -187,7 +187,7 @@ def _json_list_rows(path: Path, what: str, expected: str) -> list[tuple[int, Any
         try:
             obj, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as e:
-            raise DataError(f"{path}: not valid JSON ({e.msg}, line {e.lineno} column {e.colno}).") from None
+            raise DataError(f"{path}: not valid JSON ({json_problem(e)}).") from None
         line += text.count("\n", last, pos)
         last = pos
         out.append((line, obj))
@@ -242,10 +242,12 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "fastchat": ("model_1", "model_2", "g1_winner", "g2_winner"),
     "arena": ("model_a", "model_b", "winner"),
     "alpaca": ("generator_1", "generator_2", "preference"),
+    "evalsift": ("item_id", "a", "b", "verdict", "annotator", "status", "shown_order"),
 }
 _LAYOUT_NAMES = ("a pairwise table (item_id, system_a, system_b, verdict), Chatbot Arena battles (model_a, model_b, "
                  "winner), FastChat pairwise judgments (question_id, model_1, model_2, g1_winner, g2_winner) or "
-                 "AlpacaEval annotations (instruction, generator_1, generator_2, preference)")
+                 "AlpacaEval annotations (instruction, generator_1, generator_2, preference), or evalsift's own judgment "
+                 "records (annotate export --format judgments: item_id, a, b, verdict, annotator, status, shown_order)")
 #: AlpacaEval annotations name their item by one of these (besides generator_1, generator_2, preference)
 ALPACA_ITEM_FIELDS = ("instruction", "index")
 

@@ -1,4 +1,5 @@
-"""Long tables: one row per (item, system), as CSV, TSV, JSONL or Parquet.
+"""Long tables: one row per (item, system), as CSV, TSV, JSONL or Parquet (CSV, TSV and JSONL may be
+gzipped: ``scores.csv.gz``).
 
 Columns:
 
@@ -33,6 +34,7 @@ DataError. Missing, unreadable, non-UTF-8 and non-Parquet files are DataErrors n
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import math
@@ -44,8 +46,8 @@ import numpy as np
 
 from ..errors import DataError, missing_dependency
 from ..pool import Pool
-from ._common import (blank_state, check_file, check_human, clean_value, empty_file_error, iter_jsonl, json_default,
-                      nan_matrix, read_text, spreadsheet_cell, to_float, warn_data)
+from ._common import (blank_state, check_file, check_human, clean_value, data_suffix, empty_file_error, iter_jsonl,
+                      json_default, nan_matrix, read_text, spreadsheet_cell, to_float, warn_data)
 
 REQUIRED = ("item_id", "system", "output")
 ITEM_FIELDS = ("input", "reference", "domain", "doc", "cost")
@@ -54,10 +56,21 @@ SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".nd
 
 
 def table_kind(path: Path) -> str:
-    """``csv``, ``tsv``, ``jsonl`` or ``parquet`` from the file suffix; DataError otherwise."""
-    kind = SUFFIXES.get(Path(path).suffix.lower())
+    """``csv``, ``tsv``, ``jsonl`` or ``parquet`` from the file suffix, through a ``.gz``
+    (:func:`~evalsift.io._common.data_suffix`: ``t.csv.gz`` is a gzipped CSV, read as judge files
+    are); DataError otherwise, and for a gzipped Parquet file (Parquet compresses inside the file).
+
+    >>> table_kind(Path("t.csv.gz")), table_kind(Path("t.TSV"))
+    ('csv', 'tsv')
+    """
+    suffix = data_suffix(path)
+    kind = SUFFIXES.get(suffix)
     if kind is None:
-        raise DataError(f"{path}: unknown table format {Path(path).suffix!r}; use one of {', '.join(SUFFIXES)}.")
+        raise DataError(f"{path}: unknown table format {suffix!r}; use one of {', '.join(SUFFIXES)} (CSV, TSV and "
+                        "JSONL may be gzipped: .csv.gz, ...).")
+    if kind == "parquet" and Path(path).suffix.lower() == ".gz":
+        raise DataError(f"{path}: a Parquet file is read as it is, not gzipped (Parquet compresses inside the file); "
+                        "gunzip it, or write it with compression='zstd'.")
     return kind
 
 
@@ -498,7 +511,8 @@ def table_rows(pool: Pool) -> list[dict[str, Any]]:
 
 
 def write_table(pool: Pool, path: str | Path, *, spreadsheet_safe: bool = False) -> Path:
-    """Write ``pool`` as a long table; the suffix picks JSONL, CSV, TSV or Parquet. Returns the path.
+    """Write ``pool`` as a long table; the suffix picks JSONL, CSV, TSV or Parquet, gzipped when it
+    ends in ``.gz`` (``pool.csv.gz``; not Parquet). Returns the path.
 
     Human flags are not stored: name human columns ``human``/``human_*`` or pass ``human_metrics``
     to :func:`read_table` when reading the file back. ``spreadsheet_safe``: CSV/TSV text cells that a
@@ -510,8 +524,9 @@ def write_table(pool: Pool, path: str | Path, *, spreadsheet_safe: bool = False)
     kind, rows = table_kind(path), table_rows(pool)
     header = list(dict.fromkeys(k for r in rows for k in r)) or [*REQUIRED]
     header = [*REQUIRED, *(h for h in header if h not in REQUIRED)]
+    gz = path.suffix.lower() == ".gz"
     if kind == "jsonl":
-        with open(path, "w", encoding="utf-8") as f:
+        with (gzip.open if gz else open)(path, "wt", encoding="utf-8") as f:
             for r in rows:
                 f.write(json.dumps(r, ensure_ascii=False, default=json_default) + "\n")
     elif kind == "parquet":
@@ -520,7 +535,7 @@ def write_table(pool: Pool, path: str | Path, *, spreadsheet_safe: bool = False)
 
         pq.write_table(pa.Table.from_pylist(rows), path)
     else:
-        with open(path, "w", encoding="utf-8", newline="") as f:
+        with (gzip.open if gz else open)(path, "wt", encoding="utf-8", newline="") as f:
             w = csv.DictWriter(f, fieldnames=header, delimiter="," if kind == "csv" else "\t")
             w.writeheader()
             cell = spreadsheet_cell if spreadsheet_safe else (lambda v: v)

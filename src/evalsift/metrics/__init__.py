@@ -13,13 +13,15 @@
 """
 
 from .ngrams import tokenize
-from .reference import REFERENCE_METRICS, ensure_metric, reference_metrics, rouge, sentence_bleu, sentence_chrf
+from .reference import (REFERENCE_METRICS, ensure_metric, ensure_oracle_metric, reference_metrics, rouge, sentence_bleu,
+                        sentence_chrf)
 from .similarity import SIMILARITY_KINDS, item_diversity, pairwise_similarity, unigram_overlap
 
 __all__ = [
     "REFERENCE_METRICS",
     "SIMILARITY_KINDS",
     "ensure_metric",
+    "ensure_oracle_metric",
     "item_diversity",
     "pairwise_similarity",
     "reference_metrics",

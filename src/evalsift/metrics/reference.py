@@ -11,7 +11,7 @@ score matrices named ``"<metric>-ref"``; :func:`ensure_metric` computes one on d
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -196,3 +196,29 @@ def ensure_metric(pool: Pool, metric: str | None) -> tuple[Pool, str | None]:
         return pool, metric
     return (pool if name in pool.scores else reference_metrics(pool, [name[: -len("-ref")]])), name
 
+
+
+def ensure_oracle_metric(pool: Pool, oracle: Any) -> tuple[Pool, Any]:
+    """``(pool, oracle)`` with a metric oracle's column made ready by :func:`ensure_metric`, so a
+    judge simulated from a reference metric is computed on demand as ``--metric``, ``--proxy`` and
+    the judge report have it: ``"metric:chrf-ref"`` (or the bare metric name the benchmarks take,
+    ``"chrF-ref"``) that the pool lacks is computed against its references and comes back under its
+    canonical name (``"metric:chrF-ref"``). Any other oracle -- another spec, an Oracle object -- and
+    a name that is not a reference metric come back unchanged.
+
+    >>> p = Pool(item_ids=["i0"], systems=["A"], outputs={"A": ["a b"]}, references={"ref": ["a b"]})
+    >>> q, spec = ensure_oracle_metric(p, "metric:rouge-2-ref")
+    >>> spec, q.metrics
+    ('metric:ROUGE-2-ref', ('ROUGE-2-ref',))
+    >>> ensure_oracle_metric(p, "judgments:pairs.csv")[1]
+    'judgments:pairs.csv'
+    """
+    if not isinstance(oracle, str):
+        return pool, oracle
+    kind, sep, name = oracle.partition(":")
+    if not sep:
+        return ensure_metric(pool, oracle)
+    if kind != "metric" or not name:
+        return pool, oracle
+    pool, name = ensure_metric(pool, name)
+    return pool, f"metric:{name}"

@@ -38,7 +38,9 @@ without a usable verdict (no marker, conflicting markers, a refusal, a rating of
 stored with ``"final": False``: it is reused like any other (the item stays an error, at no cost)
 unless the judge is built with ``retry_unusable=True``, which asks it again and replaces it (through
 the cache's optional ``replace(key, value)``). The cache is only touched from the calling thread, so
-an SQLite-backed cache works as it is.
+an SQLite-backed cache works as it is. A Judgment's ``detail["usage"]`` sums the tokens of all its
+answers, cached or not; ``detail["cached_tokens"]`` is the part that came from the cache (or from the
+same request answered earlier in the batch) and was not paid again.
 
 **Streaming results**: ``judge_pairs`` and ``judge_score_judgments`` take ``on_judgment``, called in
 the calling thread with each item's Judgment as soon as all its answers are in (cached ones first).
@@ -76,6 +78,7 @@ import queue
 import re
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -577,8 +580,10 @@ class LLMJudge:
         ``usable(text)`` says whether an answer carries a verdict; ``on_filled(call)`` is called for
         each call as soon as it is filled (cache hits first, then answers in the order they arrive).
         The cache is read and written in this thread only, each answer the moment it arrives;
-        identical requests are sent once. Ctrl-C stops sending at once: the answers already received
-        are stored before the KeyboardInterrupt goes on, the requests in flight are abandoned.
+        identical requests are sent once. Ctrl-C stops sending at once; the answers already received
+        are stored and handed over, and the requests in flight are waited for up to one per-attempt
+        deadline (``timeout``; a second Ctrl-C abandons them) before the KeyboardInterrupt goes on
+        (:meth:`_wind_down`).
         """
         done = on_filled or (lambda c: None)
         todo, stale = self._from_cache(calls, usable, done)
@@ -598,47 +603,92 @@ class LLMJudge:
             jobs.put(k)
         answers: queue.SimpleQueue = queue.SimpleQueue()
         stop = threading.Event()
+        lock = threading.Lock()  # taking a job and stopping are one step each, so "in flight" is exact
+        count = {"taken": 0, "taken_in": 0}
 
         def work() -> None:
-            while not stop.is_set():
-                try:
-                    k = jobs.get_nowait()
-                except queue.Empty:
-                    return
+            while True:
+                with lock:
+                    if stop.is_set():
+                        return
+                    try:
+                        k = jobs.get_nowait()
+                    except queue.Empty:
+                        return
+                    count["taken"] += 1
                 answers.put((k, self._send(client, openai, todo[k][0].messages, target.shown)))
 
-        current = None  # the answer being taken in, until it is in the cache
+        current: list = []  # the answer being taken in, until it is in the cache
+
+        def take(item: tuple[str, dict[str, Any]], *, count_unreachable: bool = True) -> None:
+            """Fill the calls of one answer, store it, hand the calls over."""
+            count["taken_in"] += 1
+            current[:] = [item]
+            k, answer = item
+            answer = {f: _scrub(v, secrets) for f, v in answer.items()}
+            for n, c in enumerate(todo[k]):
+                for f, v in answer.items():
+                    setattr(c, f, dict(v) if isinstance(v, dict) else v)
+                c.cached = n > 0  # the same request again in this batch: answered by the first, free
+            self._keep(k, answer, k in stale, usable)
+            current.clear()
+            for c in todo[k]:
+                done(c)
+            if count_unreachable:
+                self._count_unreachable(answer, target.shown)
+
         try:
             httpx_log.addFilter(mask)
             for n in range(min(self.concurrency, len(todo))):  # daemons: a request in flight never holds the process
                 threading.Thread(target=work, name=f"evalsift-llm-{n}", daemon=True).start()
             for _ in range(len(todo)):
-                current = k, answer = _next(answers)
-                answer = {f: _scrub(v, secrets) for f, v in answer.items()}
-                for n, c in enumerate(todo[k]):
-                    for f, v in answer.items():
-                        setattr(c, f, dict(v) if isinstance(v, dict) else v)
-                    c.cached = n > 0  # the same request again in this batch: answered by the first, free
-                self._keep(k, answer, k in stale, usable)
-                current = None
-                for c in todo[k]:
-                    done(c)
-                self._count_unreachable(answer, target.shown)
+                take(_next(answers))
         except KeyboardInterrupt:
-            stop.set()
-            arrived = [current] if current is not None else []
-            while True:  # what has arrived is kept: an answer received is never paid for twice
-                try:
-                    arrived.append(answers.get_nowait())
-                except queue.Empty:
-                    break
-            for k, answer in arrived:
-                self._keep(k, {f: _scrub(v, secrets) for f, v in answer.items()}, k in stale, usable)
+            with lock:
+                stop.set()
+            self._wind_down(answers, current, count, take, lambda item: self._keep(
+                item[0], {f: _scrub(v, secrets) for f, v in item[1].items()}, item[0] in stale, usable))
             raise
         finally:
             stop.set()
             client.close()
             httpx_log.removeFilter(mask)
+
+    def _wind_down(self, answers: queue.SimpleQueue, current: list, count: dict[str, int],
+                   take: Callable[..., None], keep: Callable[[tuple[str, dict[str, Any]]], None]) -> None:
+        """After a first Ctrl-C (no new request is sent any more): keep what has arrived, and wait up to
+        one per-attempt deadline (``timeout``) for the answers still in flight, so they are stored and
+        handed over too; a second Ctrl-C abandons them at once (what arrived is stored all the same)."""
+        for item in current:  # interrupted while taking it in: into the cache at least
+            keep(item)
+        current.clear()
+        try:
+            while True:  # what has arrived is taken in: an answer received is never paid for twice
+                try:
+                    item = answers.get_nowait()
+                except queue.Empty:
+                    break
+                take(item, count_unreachable=False)
+            flying = count["taken"] - count["taken_in"]
+            if not flying:
+                return
+            print(f"interrupted: waiting up to {self.timeout:g} s for {flying} answer(s) in flight, to keep them; "
+                  "Ctrl-C again to abandon them", file=sys.stderr, flush=True)
+            end = time.monotonic() + self.timeout
+            while count["taken"] > count["taken_in"] and time.monotonic() < end:
+                try:
+                    item = answers.get(timeout=min(0.25, max(0.01, end - time.monotonic())))
+                except queue.Empty:
+                    continue
+                take(item, count_unreachable=False)
+            left = count["taken"] - count["taken_in"]
+            if left:
+                print(f"abandoned {left} answer(s) still in flight after {self.timeout:g} s", file=sys.stderr,
+                      flush=True)
+        except KeyboardInterrupt:
+            for item in current:
+                keep(item)
+            print(f"abandoned {count['taken'] - count['taken_in']} answer(s) in flight", file=sys.stderr, flush=True)
 
     def _from_cache(self, calls: list[_Call], usable: Callable[[str], bool],
                     done: Callable[[_Call], None]) -> tuple[dict[str, list[_Call]], set[str]]:
@@ -854,7 +904,9 @@ class LLMJudge:
             answers.append(rec)
         detail: dict[str, Any] = {"answers": answers, "raw": [r["raw"] for r in answers],
                                   "shown_orders": [r["shown_order"] for r in answers],
-                                  "usage": _sum_usage([r["usage"] for r in answers]), "request": copy.deepcopy(request)}
+                                  "usage": _sum_usage([r["usage"] for r in answers]),
+                                  "cached_tokens": _sum_usage([r["usage"] for r in answers if r["cached"]])["total_tokens"],
+                                  "request": copy.deepcopy(request)}
         if risk:
             detail["injection_risk"] = risk
         shown = answers[0]["shown_order"]
@@ -898,7 +950,9 @@ class LLMJudge:
             detail.update(reason=f"no output for {system}", error_kind="no_output")
             return Judgment(verdict=None, status="error", detail=detail, **common)
         score = parse_rating(c.content, self.scale) if c.ok else None
-        detail.update(raw=c.content, usage=_sum_usage([c.usage]), finish_reason=c.finish_reason, cached=c.cached)
+        usage = _sum_usage([c.usage])
+        detail.update(raw=c.content, usage=usage, cached_tokens=usage["total_tokens"] if c.cached else 0,
+                      finish_reason=c.finish_reason, cached=c.cached)
         if risk:
             detail["injection_risk"] = risk
         if score is None:

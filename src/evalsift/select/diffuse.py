@@ -357,6 +357,7 @@ selector("diffuse_rep_norm", help="DiffUse, largest-norm representative per clus
 selector("input_clusters", help="baseline: Ward clusters of input embeddings")(_preset(space="input"))
 selector("diffuse_strata", help="valid DiffUse: random order, DiffUse's clusters as strata for the anytime rule")(
     DiffUseStrata)
-selector("diffuse_random_rep", help="the name issue 8 used for diffuse_strata (the same selector)")(
+selector("diffuse_random_rep", help="another name for diffuse_strata (the same selector), kept so older "
+                                    "command lines and scripts still work")(
     lambda **params: DiffUseStrata(**params))
 selector("max_norm", help="baseline: largest difference norm first")(MaxNorm)

@@ -36,7 +36,8 @@ from ..errors import DataError, ParameterError, check_choice
 
 __all__ = [
     "AGREEMENT_KINDS", "ALPHA_LEVELS", "AlphaResult", "FleissResult", "JudgmentMatrix", "KappaResult",
-    "agreement_from_judgments", "cohen_kappa", "fleiss_kappa", "judgment_matrix", "krippendorff_alpha",
+    "RATING_SCALE_POINTS", "agreement_from_judgments", "cohen_kappa", "fleiss_kappa", "judgment_matrix",
+    "krippendorff_alpha", "scores_are_categorical",
 ]
 
 ALPHA_LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -519,8 +520,49 @@ def _integer_scale(values: Iterable[float]) -> list[int] | None:
     return list(range(lo, hi + 1))
 
 
-def agreement_from_judgments(judgments: Iterable[Any], kind: str = "pairwise") -> dict[str, Any]:
+#: a scale of at most this many whole-number points (1-5, 1-7, 0-10) is a rating scale whose points are also
+#: categories; scores on a finer scale (0-100) or with fractions are continuous
+RATING_SCALE_POINTS = 11
+
+
+def scores_are_categorical(values: Iterable[float], scale: Sequence[float] | None = None) -> bool:
+    """True when scores can also be read as categories: every score a whole number on a scale of at most
+    :data:`RATING_SCALE_POINTS` points -- ``scale`` (low, high) when given (a project's), else the span of the
+    scores themselves. Then exact matches and nominal statistics (percent agreement, Fleiss' kappa) mean
+    something; on a continuous scale two people seldom give the same number, however close they are.
+
+    >>> scores_are_categorical([1, 2, 5], (1, 5)), scores_are_categorical([70, 71], (0, 100))
+    (True, False)
+    >>> scores_are_categorical([70, 71]), scores_are_categorical([2.5, 3])     # no scale: the scores' own span
+    (True, False)
+    """
+    vals = list(values)
+    if not vals or any(v != round(v) for v in vals):
+        return False
+    lo, hi = (min(vals), max(vals)) if scale is None else (min(float(scale[0]), min(vals)),
+                                                           max(float(scale[1]), max(vals)))
+    return lo == round(lo) and hi == round(hi) and hi - lo + 1 <= RATING_SCALE_POINTS
+
+
+def _mean_abs_difference(columns: list[list[float]]) -> float:
+    """Mean over items of the mean ``|u - v|`` over the pairs of scores given to the item (each item weighs
+    the same, as in percent agreement), in the scores' unit."""
+    diffs = [float(np.mean([abs(u - v) for u, v in combinations(vals, 2)])) for vals in columns]
+    return float(np.mean(diffs)) if diffs else NAN
+
+
+def agreement_from_judgments(judgments: Iterable[Any], kind: str = "pairwise",
+                             scale: Sequence[float] | None = None) -> dict[str, Any]:
     """Agreement among the annotators of a list of judgments, as a JSON-ready dict.
+
+    Each statistic is reported at the level of measurement the data has, and ``levels`` names it
+    (statistic -> 'nominal' or 'interval ...'). Verdicts are nominal. Scores are interval data; on a
+    rating scale (``scale`` -- the project's (low, high), else the scores' own span -- of at most
+    :data:`RATING_SCALE_POINTS` whole-number points, :func:`scores_are_categorical`: ``scores`` is
+    'categorical') their points are also categories, so the nominal statistics are reported too. On a
+    continuous scale (0-100, fractions: ``scores`` is 'continuous') exact matches mean nothing: percent
+    agreement and Fleiss' kappa are NaN (with a note), left out of ``levels``, and ``mean_abs_diff`` says
+    how far apart people are.
 
     The judgments become an annotators x items matrix by :func:`judgment_matrix` (status 'done'
     only; pairwise verdicts in the canonical system order; the latest judgment of an annotator on an
@@ -529,15 +571,19 @@ def agreement_from_judgments(judgments: Iterable[Any], kind: str = "pairwise") -
     - ``n_annotators``, ``n_items`` (judged by anyone), ``n_items_multi`` (judged by >= 2
       annotators), ``percent_agreement``: over the items with >= 2 annotators, the share of
       annotator pairs that gave the same value, averaged over items, in percent (for scores: the
-      same number).
+      same number; NaN for continuous scores).
     - ``cohen``: Cohen's kappa for every pair of annotators sharing at least 2 items (``pairs``) and
       their ``mean`` over the pairs where it is defined. Pairwise verdicts are nominal ('a', 'b',
       'tie'). Scores use quadratic weights over the integer scale ``min..max`` (so the weight is the
       squared score difference), and only when every score is a whole number; per pair also ``pearson``.
     - ``fleiss``: Fleiss' kappa over the items with >= 2 annotators when they all have the same
-      number of annotators (NaN with a note otherwise). Scores are nominal categories here, again
-      only for whole-number scores.
+      number of annotators (NaN with a note otherwise). Scores are nominal categories here, so only
+      categorical scores get one (NaN with a note for continuous scores).
     - ``krippendorff``: alpha over all items, 'nominal' for verdicts and 'interval' for scores.
+    - scores only: ``mean_abs_diff`` (``value``: over the items with >= 2 annotators, the mean absolute
+      difference of the scores given to an item, over its pairs of annotators, averaged over items, in
+      score units; ``scale_width`` high - low when ``scale`` is given), ``scores`` ('categorical' or
+      'continuous') and ``scale``.
 
     Too little overlap gives NaN with a ``note`` (on the statistic and a summary in ``note``), never
     an exception.
@@ -550,13 +596,23 @@ def agreement_from_judgments(judgments: Iterable[Any], kind: str = "pairwise") -
     (1.0, 1.0, 4, 100.0)
     """
     check_choice("kind", kind, AGREEMENT_KINDS, where="agreement_from_judgments")
+    if scale is not None:
+        try:
+            ok = len(scale) == 2 and math.isfinite(float(scale[0])) and float(scale[0]) < float(scale[1]) < math.inf
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ParameterError(f"agreement_from_judgments: scale must be (low, high) with low < high, got {scale!r}",
+                                 field="scale")
     m = judgment_matrix(judgments, kind)
     arr = m.array()
     n_ann, n_items = arr.shape
     rated = np.array([[v is not None for v in r] for r in arr], dtype=bool).reshape(arr.shape)
     multi = rated.sum(axis=0) >= 2
     notes: list[str] = []
-    scale = _integer_scale(v for v in arr.ravel() if v is not None) if kind == "score" else None
+    scored = [v for v in arr.ravel() if v is not None] if kind == "score" else []
+    categorical = kind == "pairwise" or scores_are_categorical(scored, scale)
+    points = _integer_scale(scored) if kind == "score" else None  # Cohen's quadratic weights need whole numbers
 
     # Cohen, every pair of annotators with >= 2 shared items
     pairs = []
@@ -571,10 +627,10 @@ def agreement_from_judgments(judgments: Iterable[Any], kind: str = "pairwise") -
             entry.update(kappa=_round(k.kappa), agreement=_round(k.observed_agreement), note=k.note)
         else:
             xs, ys = np.array(x, dtype=float), np.array(y, dtype=float)
-            if scale is None:
+            if points is None:
                 entry.update(kappa=NAN, note="scores are not whole numbers: Cohen's kappa needs a rating scale")
             else:
-                k = cohen_kappa([int(v) for v in xs], [int(v) for v in ys], labels=scale, weights="quadratic")
+                k = cohen_kappa([int(v) for v in xs], [int(v) for v in ys], labels=points, weights="quadratic")
                 entry.update(kappa=_round(k.kappa), note=k.note)
             entry["agreement"] = _round(float(np.mean(xs == ys)))
             entry["pearson"] = (_round(float(np.corrcoef(xs, ys)[0, 1]))
@@ -592,9 +648,11 @@ def agreement_from_judgments(judgments: Iterable[Any], kind: str = "pairwise") -
     # Fleiss over the items with >= 2 annotators
     if not multi.any():
         fleiss: dict[str, Any] = {"kappa": NAN, "n_items": 0, "n_raters": 0, "note": "no item has 2 or more annotators"}
-    elif kind == "score" and scale is None:
+    elif not categorical:
         fleiss = {"kappa": NAN, "n_items": int(multi.sum()), "n_raters": 0,
-                  "note": "scores are not whole numbers: Fleiss' kappa needs categories"}
+                  "note": "not computed: Fleiss' kappa is nominal (each score a category), and these scores are on a "
+                          "continuous scale, where two people seldom give the same number; see Krippendorff's alpha "
+                          "(interval) and the mean absolute difference"}
     else:
         fr = fleiss_kappa(arr[:, multi].T, form="labels")
         fleiss = {"kappa": _round(fr.kappa), "n_items": fr.n_items, "n_raters": fr.n_raters, "note": fr.note}
@@ -609,13 +667,31 @@ def agreement_from_judgments(judgments: Iterable[Any], kind: str = "pairwise") -
              "note": alpha.note}
 
     cols = [[v for v in arr[:, c] if v is not None] for c in np.nonzero(multi)[0]]
+    percent = _round(_percent_agreement(cols)) if categorical else NAN
+    levels = {"percent_agreement": "nominal: exact match", "cohen": "nominal", "fleiss": "nominal",
+              "krippendorff": level}
+    extra: dict[str, Any] = {}
+    if kind == "score":
+        width = None if scale is None else float(scale[1]) - float(scale[0])
+        extra = {"scores": "categorical" if categorical else "continuous",
+                 "scale": None if scale is None else [float(scale[0]), float(scale[1])],
+                 "mean_abs_diff": {"value": _round(_mean_abs_difference(cols)), "n_items": len(cols),
+                                   "scale_width": width, "level": "interval",
+                                   "note": None if cols else "no item has 2 or more annotators"}}
+        levels.update(cohen="interval: quadratic weights", mean_abs_diff="interval")
+        if not categorical:
+            del levels["percent_agreement"], levels["fleiss"]
     if n_items == 0:
         notes.append("no judgments with status 'done'")
     elif not multi.any():
         notes.append("no item was judged by 2 or more annotators, so there is no agreement to measure")
     else:
+        if not categorical:
+            notes.append("continuous scores: exact-match statistics (percent agreement, Fleiss' kappa) are not shown; "
+                         "the interval-level ones are")
         notes += [f"{name}: {part['note']}" for name, part in (("Cohen", cohen), ("Fleiss", fleiss),
-                                                               ("Krippendorff", kripp)) if part["note"]]
+                                                               ("Krippendorff", kripp))
+                  if part["note"] and (categorical or name != "Fleiss")]
     return {
         "kind": kind,
         "n_judgments_used": m.n_used,
@@ -626,9 +702,11 @@ def agreement_from_judgments(judgments: Iterable[Any], kind: str = "pairwise") -
         "annotators": list(m.annotators),
         "n_items": n_items,
         "n_items_multi": int(multi.sum()),
-        "percent_agreement": _round(_percent_agreement(cols)),
+        "percent_agreement": percent,
         "cohen": cohen,
         "fleiss": fleiss,
         "krippendorff": kripp,
+        **extra,
+        "levels": levels,
         "note": "; ".join(notes) or None,
     }

@@ -39,12 +39,12 @@ import numpy as np
 
 from ..errors import DataError, ParameterError, UnknownNameError
 from ..progress import progress_bar
-from ..report.html import page, png_uri as _png, table as _table, write_json
+from ..report.html import page, png_uri as _png, table as _table, warnings_box, write_json
 from .analysis import analyse_all, correlations, distributions, mean_score
 from .ood import ood_regression, split_indices, split_similarity, two_model_profile
 
-__all__ = ["CORRELATED", "LABEL_FREE", "MAX_LINES", "circular_dimensions", "default_dimensions", "plotted_systems",
-           "profile_pool", "write_report"]
+__all__ = ["CORRELATED", "LABEL_FREE", "MAX_LINES", "circular_dimensions", "default_dimensions", "ood_warning",
+           "plotted_systems", "profile_pool", "write_report"]
 
 # computed from the inputs alone (the learned ones fitted on the other splits only): known for an unjudged split
 LABEL_FREE = ("length", "perplexity", "ngram_perplexity", "learned_difficulty", "learned_noise")
@@ -220,13 +220,23 @@ def _topics(pool: Any, topics: str, scaled_dims: dict, perf: Any, label_free: li
     ood = _ood(splits, perf, scaled_dims, notes, "all dimensions", ood_options)
     free = {k: v for k, v in scaled_dims.items() if k in label_free}
     ood_free = _ood(splits, perf, free, notes, "label-free dimensions", ood_options) if free else None
+    for o, what in ((ood, "all dimensions"), (ood_free, "label-free dimensions")):
+        if o and not o.get("beats_no_change", True):
+            notes.append(ood_warning(topics, what))
     return sim, ood, ood_free
+
+
+def ood_warning(field: str, what: str) -> str:
+    """The warning for an OOD regression that loses to "no change" on held-out ``field`` splits (``what``: the
+    dimensions it used); in the notes, so the terminal and the report's Warnings box both say it."""
+    return (f"on held-out {field} splits the regression ({what}) is worse than assuming no change; do not use its "
+            "predictions for a new split of this data")
 
 
 def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, topics: str | None = None,
                  models: Sequence[str] | None = None, higher_is_better: bool = True, seed: int = 0,
                  n_samples: int = 200, quiet: bool | None = None, lm_path: Any = None,
-                 ood_options: dict[str, Any] | None = None) -> dict[str, Any]:
+                 ood_options: dict[str, Any] | None = None, notes: list[str] | None = None) -> dict[str, Any]:
     """The data profile of ``pool`` on ``metric`` (see the module docstring for the keys), JSON-ready.
 
     ``dims``: dimension names (default: :func:`default_dimensions`, the ones the data allows that do
@@ -237,11 +247,13 @@ def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, t
     ``perplexity``. The ``random`` baseline row (Tables 1-2) is always added to the analysis.
     ``ood_options``: keyword arguments of :func:`~.ood.ood_regression` (``protocol="paper"`` and its
     ``pairs``, ``test_pairs``, ``repeats``; the full data is every item, ``seed`` is this ``seed``).
+    ``notes``: the list that receives the notes (it is ``results["notes"]``; default: a new one) -- pass one to
+    add what is said while the profile is computed and its report written, e.g. Python warnings.
     """
     from .dimensions import random_dimension
 
     pool.check_metric(metric)
-    notes: list[str] = []
+    notes = [] if notes is None else notes
     pool = _scored_systems(pool, metric, notes)
     if dims:
         names = list(dict.fromkeys(dims))
@@ -436,8 +448,14 @@ def _ood_html(ood: dict | None, title: str) -> str:
             ["no change", ood["mad_no_change"], ood["r2_no_change"], ood["r2_change_no_change"]]]
     weights = [[k, v] for k, v in ood["weights"].items()]
     return (f"<h3>{html.escape(title)}</h3><p>{html.escape(ood['scheme'])}; {len(ood['predictions'])} held-out "
-            "(source, target, model) rows.</p>" + _table(["predictor", "MAD", "R2", "R2 of the shift"], rows)
-            + "<p>Standardised weights (fitted on all pairs):</p>" + _table(["feature", "weight"], weights))
+            "(source, target, model) rows.</p>"
+            + _table(["predictor", "MAD", "R2", "R2 of the shift"], rows,
+                     absent={"R2": "not defined: the held-out scores do not vary (R2 has no denominator)",
+                             "R2 of the shift": "not defined: the held-out shifts do not vary (R2 has no "
+                                                "denominator)"})
+            + "<p>Standardised weights (fitted on all pairs):</p>"
+            + _table(["feature", "weight"], weights,
+                     absent={"weight": "not defined: the scores the regression fits do not vary"}))
 
 
 def _label(row: dict) -> str:
@@ -446,16 +464,17 @@ def _label(row: dict) -> str:
 
 
 def _html(results: dict) -> str:
+    """The report's body. Its figures are drawn before the Warnings box is written, so a warning raised while
+    drawing that reaches ``results["notes"]`` is in the box too."""
     r = results
-    parts = [f"<h1>Data profile: {html.escape(str(r['data']))}, {html.escape(r['metric'])}</h1>",
-             (f"<p>{r['n_items']} items, {len(r['systems'])} systems; "
-              f"{'higher' if r['higher_is_better'] else 'lower'} is better; seed {r['seed']}.</p>")]
-    parts += [f"<p>note: {html.escape(n)}</p>" for n in r["notes"]]
-    parts.append("<h2>Stratified re-evaluation (Tables 1-2)</h2>")
+    parts = ["<h2>Stratified re-evaluation (Tables 1-2)</h2>"]
     parts.append(_table(["dimension", "% significant strata", "strata ranking differently", "mean sigma"],
                         [[_label(s), s["pct_significant"],
                           s["n_rank_significant"] if s.get("rank_change_possible", True) else "n/a", s["mean_sigma"]]
-                         for s in r["summary"]]))
+                         for s in r["summary"]],
+                        absent={"mean sigma": "not defined: no model's performance per stratum has a finite spread "
+                                              "(a stratum without a scored item)",
+                                "% significant strata": "not defined: no stratum could be tested"}))
     parts.append("<p>random: the baseline row (strata that carry no property of the data; about 5% significant "
                  "strata and 0.5 of 10 rank changes by chance). circular: computed from what is evaluated, so its "
                  "strata differ by construction.</p>")
@@ -465,7 +484,9 @@ def _html(results: dict) -> str:
     if r.get("correlation"):
         c = r["correlation"]
         parts.append("<h2>Correlation between the dimensions (Sec. 3.1; Spearman rho)</h2>")
-        parts.append(_table(["", *c["dimensions"]], [[d, *row] for d, row in zip(c["dimensions"], c["rho"])]))
+        parts.append(_table(["", *c["dimensions"]], [[d, *row] for d, row in zip(c["dimensions"], c["rho"])],
+                            absent={d: "not defined: a dimension is constant on the items both have (Spearman rho "
+                                       "needs variation)" for d in c["dimensions"]}))
     parts.append(f"<h2>Performance per stratum (Fig. 4)</h2><img alt='strata' src='{strata_figure(r)}'>")
     shown, left_out = plotted_systems(r["systems"])
     if left_out:
@@ -480,21 +501,30 @@ def _html(results: dict) -> str:
         parts.append(f"<h2>Similarity of the {html.escape(sim['field'])} splits (Fig. 5)</h2>"
                      f"<img alt='similarity' src='{similarity_figure(sim)}'>")
         parts.append(_table(["split", "items", *sim["dimensions"]],
-                            [[s, n, *[sim["vs_pool"][s][d] for d in sim["dimensions"]]] for s, n in sim["splits"].items()]))
+                            [[s, n, *[sim["vs_pool"][s][d] for d in sim["dimensions"]]]
+                             for s, n in sim["splits"].items()],
+                            absent={d: "no SMD: the split has no finite value of this dimension"
+                                    for d in sim["dimensions"]}))
     if r["ood"] or r["ood_label_free"]:
         parts.append("<h2>Out-of-distribution prediction (Tables 3-4)</h2>")
         parts.append(_ood_html(r["ood"], "all dimensions"))
         parts.append(_ood_html(r["ood_label_free"], "label-free dimensions only (a new, unjudged split)"))
         if r["ood"]:
             parts.append(f"<img alt='ood' src='{ood_figure(r['ood'], r['metric'])}'>")
-    return page("evalsift profile", "".join(parts))
+    head = [f"<h1>Data profile: {html.escape(str(r['data']))}, {html.escape(r['metric'])}</h1>",
+            warnings_box(r["notes"], "evalsift profile"),
+            (f"<p>{r['n_items']} items, {len(r['systems'])} systems; "
+             f"{'higher' if r['higher_is_better'] else 'lower'} is better; seed {r['seed']}.</p>")]
+    return page("evalsift profile", "".join(head + parts))
 
 
 def write_report(results: dict, out_dir: str | Path) -> dict[str, Path]:
-    """Write ``results.json`` (strict JSON, NaN as null) and the self-contained ``report.html`` into ``out_dir``."""
+    """Write ``results.json`` (strict JSON, NaN as null) and the self-contained ``report.html`` into ``out_dir``;
+    the report opens with a Warnings box holding ``results["notes"]``, what ``evalsift profile`` prints as
+    ``note:`` lines (a value it has none of is a dash with a footnote saying why)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "results.json", "html": out / "report.html"}
-    write_json(results, paths["json"])
     paths["html"].write_text(_html(results), encoding="utf-8")
+    write_json(results, paths["json"])  # after the report: its figures may have added to the notes
     return paths

@@ -35,6 +35,9 @@ judgments of kind ``judge`` (annotator = the judge's spec). They sharpen the lea
 planned_looks`), each look at ``alpha / looks`` on the first battles in the order they were stored,
 so the answer is wrong with probability at most ``alpha`` (a union bound; asymptotic, as the
 rank-sets). Once a look meets the rule, or ``max_battles`` human battles are in, nobody is given more.
+While it is open, :func:`status` gives each system's rank-set at the looks' level beside the
+``1 - alpha`` board and says why the rule has not stopped in one sentence
+(:func:`~evalsift.arena.leaderboard.explain_stop`, as ``evalsift arena --stop`` does).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ import numpy as np
 
 from ..arena.battles import Battles
 from ..arena.design import design_strata, neyman_allocation, pair_probabilities, pilot_allocation, stratum_probabilities
-from ..arena.leaderboard import _board, parse_stop, planned_looks, stop_met
+from ..arena.leaderboard import _board, explain_stop, parse_stop, planned_looks, stop_met
 from ..errors import DataError
 from ..stats.sequential import VALUES
 from ..store import Project, Store
@@ -294,7 +297,9 @@ def _draw_stratum(state: ArenaState, store: Store, annotator_id: int, rng) -> tu
 
 
 def status(state: ArenaState, store: Store) -> dict[str, Any]:
-    """The live leaderboard and the stop rule's state, for the admin page and the status API."""
+    """The live leaderboard and the stop rule's state, for the admin page and the status API: each model's
+    ``look_rank_set`` (its rank-set at the level every planned look uses) beside its ``rank_set``, and
+    ``explanation`` (also ``stop["explanation"]``), why the rule has or has not stopped."""
     st = state.settings
     out: dict[str, Any] = {"systems": state.systems, "pairs": len(state.pairs), "prompts": len(state.items),
                            "human_battles": state.n, "max_battles": st["max_battles"], "alpha": st["alpha"],
@@ -305,12 +310,23 @@ def status(state: ArenaState, store: Store) -> dict[str, Any]:
     out["answered"] = stop["met"]
     out["closed"] = state.done(store)  # why nobody is given more battles (None while open)
     out["decided"] = out["closed"] is not None
+    why = dict(stop=st["stop"], models=state.systems, alpha=st["alpha"], looks=stop["planned_looks"], n=state.n,
+               met_at=stop["at"], closed=out["closed"] if out["decided"] and not stop["met"] else None)
     try:
         board = state.board()
     except DataError as e:
         out.update(models=[], reason=str(e))
+        stop["explanation"] = explain_stop(**why)
+        out["explanation"] = stop["explanation"]["sentence"]
         return out
     d = board.to_dict()
+    # the same battles at the level every planned look uses, beside the 1 - alpha board a person reads
+    at_look = state.board(alpha=stop["alpha_per_look"])
+    for m in d["models"]:
+        m["look_rank_set"] = [int(r) for r in at_look.rank_set[state.systems.index(m["name"])]]
+    stop["explanation"] = explain_stop(**why, rank_set=board.rank_set, look_rank_set=at_look.rank_set,
+                                       order=board.order())
+    out["explanation"] = stop["explanation"]["sentence"]
     out.update(models=d["models"], judge_weights=d["judge_weights"], judge_agreement=d["judges"], strata=d["strata"],
                win_matrix=d["win_matrix"], model_order=d["model_order"],
                coverage=f"live: per-system {1 - st['alpha']:.0%} intervals and simultaneous {1 - st['alpha']:.0%} "

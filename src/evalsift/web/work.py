@@ -141,6 +141,42 @@ class _Live:
     undone: int = 0  # the store's newest retraction when the Session was built (a new one: rebuild)
 
 
+def live_session(project: Project, items: Sequence[dict[str, Any]]) -> Session:
+    """A live pairwise project's Session before any verdict: its pool is every stored item (in the stored
+    order, ``items`` as :meth:`~evalsift.store.Store.items` gives them), its selector the stored decision
+    sets, its settings and proxy the stored ones. The server and a replay of an export both build it here."""
+    st = project.settings
+    pool = Pool(item_ids=[r["item_id"] for r in items], inputs=[r["input"] for r in items],
+                systems=[st["a"], st["b"]], outputs={s: [r["outputs"].get(s) for r in items]
+                                                     for s in (st["a"], st["b"])}, name=project.name)
+    sel = StoredSets(sets=project.selector["sets"], sizes=project.selector.get("sizes"),
+                     method=project.selector.get("name", ""), random=project.selector.get("random_order", False))
+    sel.name = project.selector.get("name", "")
+    return Session(pool, sel, a=st["a"], b=st["b"], risk=st["risk"], min_labels=st["min_labels"],
+                   max_labels=st["max_labels"], risk_rule=st["risk_rule"], proxy=_stored_proxy(project, pool))
+
+
+def feed_live(live: _Live, judgments: Sequence[tuple[int, Judgment]]) -> None:
+    """Give a live Session the finished verdicts among ``(id, judgment)`` (in the order they were stored):
+    an item's verdicts go in together once ``overlap`` different people have judged it; a late extra answer
+    to an item already given counts as it comes."""
+    for jid, j in judgments:
+        live.last_id = jid
+        if j.status != "done" or j.is_score:
+            continue
+        if j.item_id in live.fed:  # a late extra answer: it counts as it comes
+            live.session.record(j)
+            live.session.advance()
+            continue
+        waiting = live.waiting.setdefault(j.item_id, [])
+        waiting.append(j)
+        if len({w.annotator for w in waiting}) >= live.overlap:  # the item has its `overlap` people
+            for w in live.waiting.pop(j.item_id):
+                live.session.record(w)
+            live.fed.add(j.item_id)
+            live.session.advance()
+
+
 class Workspace:
     """The annotation projects of one store, and the rules for handing out and taking in work."""
 
@@ -323,34 +359,10 @@ class Workspace:
         live = self._live.get(project_id)
         undone = self.store.last_retraction(project_id)
         if live is None or live.undone != undone:
-            st = project.settings
-            items = self.store.items(project_id)
-            pool = Pool(item_ids=[r["item_id"] for r in items], inputs=[r["input"] for r in items],
-                        systems=[st["a"], st["b"]], outputs={s: [r["outputs"].get(s) for r in items]
-                                                             for s in (st["a"], st["b"])}, name=project.name)
-            sel = StoredSets(sets=project.selector["sets"], sizes=project.selector.get("sizes"),
-                             method=project.selector.get("name", ""),
-                             random=project.selector.get("random_order", False))
-            sel.name = project.selector.get("name", "")
-            session = Session(pool, sel, a=st["a"], b=st["b"], risk=st["risk"], min_labels=st["min_labels"],
-                              max_labels=st["max_labels"], risk_rule=st["risk_rule"],
-                              proxy=_stored_proxy(project, pool))
-            live = self._live[project_id] = _Live(session, 0, int(st.get("overlap", 1)), {}, set(), undone)
-        for jid, j in self.store.judgments_with_ids(project_id, since_id=live.last_id):
-            live.last_id = jid
-            if j.status != "done" or j.is_score:
-                continue
-            if j.item_id in live.fed:  # a late extra answer: it counts as it comes
-                live.session.record(j)
-                live.session.advance()
-                continue
-            waiting = live.waiting.setdefault(j.item_id, [])
-            waiting.append(j)
-            if len({w.annotator for w in waiting}) >= live.overlap:  # the item has its `overlap` people
-                for w in live.waiting.pop(j.item_id):
-                    live.session.record(w)
-                live.fed.add(j.item_id)
-                live.session.advance()
+            session = live_session(project, self.store.items(project_id))
+            live = self._live[project_id] = _Live(session, 0, int(project.settings.get("overlap", 1)), {}, set(),
+                                                  undone)
+        feed_live(live, self.store.judgments_with_ids(project_id, since_id=live.last_id))
         return live.session
 
     def _wanted(self, project: Project, session: Session) -> list[int]:
@@ -571,7 +583,7 @@ class Workspace:
                           "undone": sum(p["undone"] for p in people), "total": len(judgments)},
             "open_leases": sum(p["open"] for p in people),
             "servers": [{k: s[k] for k in ("hostname", "pid", "address", "started_at")} for s in self.store.servers()],
-            "agreement": _agreement(done, project.kind),
+            "agreement": _agreement(done, project.kind, project.settings.get("scale")),
         }
         if project.mode == "fixed":
             out["queue"] = self.store.queue_state(project_id)
@@ -608,13 +620,17 @@ def _stored_proxy(project: Project, pool: Pool) -> MetricProxy | None:
     return MetricProxy.from_state(state)
 
 
-def _agreement(done: list[Judgment], kind: str) -> dict[str, Any]:
+def _agreement(done: list[Judgment], kind: str, scale: Any = None) -> dict[str, Any]:
+    """Agreement of the finished judgments, each statistic at the level the data has (a score project's
+    ``scale`` tells a rating scale, whose points are categories, from a continuous one)."""
     try:
         from ..stats.agreement import agreement_from_judgments
     except ImportError:  # pragma: no cover - the agreement module ships with evalsift
         return {"note": "agreement statistics unavailable"}
     try:
-        return agreement_from_judgments(done, kind="score" if kind == "score" else "pairwise")
+        if kind == "score":
+            return agreement_from_judgments(done, kind="score", scale=scale)
+        return agreement_from_judgments(done, kind="pairwise")
     except Exception as e:  # noqa: BLE001 - a status page must not fail because of too little overlap
         return {"note": f"agreement not computed: {e}"}
 
