@@ -7,7 +7,7 @@ import scipy.optimize
 
 from evalsift.errors import DataError, ParameterError
 from evalsift.pool import Pool
-from evalsift.select.costaware import item_costs, knapsack_select, time_model_cost
+from evalsift.select.costaware import item_costs, knapsack_select, knapsack_values, time_model_cost
 
 
 def _pool(inputs=None, **metadata):
@@ -176,3 +176,20 @@ def test_time_model_counts_characters_for_scripts_without_spaces():
     np.testing.assert_allclose(item_costs(p, length_unit="words"), [0.15 * 1 + 33.7, 0.15 * 3 + 33.7])
     with pytest.raises(ParameterError, match="length_unit='letters' is not one of: auto, words, characters"):
         item_costs(p, length_unit="letters")
+
+
+# ---------------------------------------------------------------- the package's rescaling
+def test_package_rescaling_by_hand():
+    # u = [0, 9, 10]: (u - 0) / (10 - 0) / 2 + 0.1 = [0.1, 0.55, 0.6]; ours: u - 0 = [0, 9, 10]
+    assert knapsack_values([0.0, 9.0, 10.0], "package").tolist() == pytest.approx([0.1, 0.55, 0.6])
+    assert knapsack_values([0.0, 9.0, 10.0]).tolist() == [0.0, 9.0, 10.0]
+    # costs 1, 1, 2 and budget 2: {0, 1} or {2}. Ours: 0 + 9 = 9 < 10, so item 2.
+    # The package's: 0.1 + 0.55 = 0.65 > 0.6 (each item's 0.1 favours more items), so items 1 and 0.
+    ours = knapsack_select([0.0, 9.0, 10.0], [1.0, 1.0, 2.0], 2.0)
+    theirs = knapsack_select([0.0, 9.0, 10.0], [1.0, 1.0, 2.0], 2.0, rescale="package")
+    assert ours.items.tolist() == [2] and theirs.items.tolist() == [1, 0]
+    assert theirs.total_utility == 9.0 and theirs.params["rescale"] == "package"  # given utilities, not values
+    # equal utilities: the package divides by zero; every value is 0.1 here
+    assert knapsack_values([3.0, 3.0], "package").tolist() == [0.1, 0.1]
+    with pytest.raises(ParameterError, match="rescale"):
+        knapsack_select([1.0, 2.0], [1.0, 1.0], 1.0, rescale="minmax")

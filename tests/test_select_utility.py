@@ -189,3 +189,25 @@ def test_combinator_parts_with_their_own_metric():
         make_selector("combinator", methods=[("metric_var", {"metrc": "x"})]).fit(pool)
     with pytest.raises(ParameterError, match="selector name, \\(name, \\{parameters\\}\\)"):
         make_selector("combinator", methods=[("metric_var", "x")])
+
+
+def test_diversity_package_tokenizer_by_hand():
+    from evalsift.select.diversity import package_unigram_similarity
+
+    # whitespace tokens, case and punctuation kept: {The, cat.} vs {the, cat} share nothing: 0
+    assert package_unigram_similarity(["The cat.", "the cat"]) == 0.0
+    # either side without a token scores 1 (ours: 0 for one empty side)
+    assert package_unigram_similarity(["", "x y"]) == 1.0
+    # three outputs, unordered pairs: (a a b, a b) 2*2/5 = 0.8, (a a b, c) 0, (a b, c) 0 -> 0.8 / 3
+    assert package_unigram_similarity(["a a b", "a b", "c"]) == pytest.approx(0.8 / 3)
+    assert np.isnan(package_unigram_similarity(["only one", None]))
+    # item 0 differs only in case and punctuation, item 1 in one word of two
+    outputs = {"A": ["The cat.", "x y"], "B": ["the cat", "x z"]}
+    pool = Pool(item_ids=["i0", "i1"], systems=["A", "B"], outputs=outputs)
+    ours = make_selector("diversity").fit(pool)  # our tokens: item 0 identical (1), item 1 0.5
+    theirs = make_selector("diversity", tokenizer="package").fit(pool)  # item 0: 0, item 1: 0.5
+    np.testing.assert_allclose(ours.utilities_, [-1.0, -0.5])
+    np.testing.assert_allclose(theirs.utilities_, [0.0, -0.5])
+    assert ours.select(2).items.tolist() == [1, 0] and theirs.select(2).items.tolist() == [0, 1]
+    with pytest.raises(ParameterError, match="tokenizer"):
+        make_selector("diversity", tokenizer="whitespace")

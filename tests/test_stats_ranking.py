@@ -539,3 +539,50 @@ def test_wmt23_mqm(data_dir):
     assert np.all(corr[:, -1] == 1.0) and np.all(corr > 0)
     counts = prefix_cluster_counts(scores, orders, sizes)
     assert np.all(counts[:, -1] == cluster_count(scores))
+
+
+# ---------------------------------------------------------------------------------------------
+# Cluster rules: ours, the paper's text (App. Alg. 1), subset2evaluate's package
+# ---------------------------------------------------------------------------------------------
+
+# A beats B and C on every item; B and C are identical on every item
+IDENTICAL = np.array([[3, 1, 1], [4, 2, 2], [5, 1, 1], [6, 2, 2], [5, 3, 3], [4, 0, 0]], dtype=float)
+
+
+def test_package_rule_splits_identical_systems_by_hand():
+    # 6 items: C - B is all zero. ours / text: p = 1, C stays with B; the package opens a new cluster.
+    # B - A = [-2, -2, -4, -4, -2, -4]: all negative, 6 items with ties, scipy enumerates: p = 1/64 < 0.05.
+    assert cluster_count(IDENTICAL) == 2
+    assert cluster_count(IDENTICAL, rule="text") == 2
+    assert cluster_count(IDENTICAL, rule="package") == 3
+    r = system_clusters(IDENTICAL, rule="package")
+    assert r.labels.tolist() == [0, 1, 2] and r.rule == "package" and r.chain == "previous"
+    assert r.p_values.tolist() == [1 / 64, 1.0]  # the split of C comes from the rule, not from its p-value
+    # prefixes: 2 items are one cluster under the package (it needs 3: ``len(data) < 3``) though B == C there;
+    # 3 items: B - A = [-2, -2, -4], mid-ranks 1.5, 1.5, 3, R+ = 0, p = 1/8: A and B together, C split: 2;
+    # 6 items: 3. The text rule: 1, 1, 2.
+    sizes = [2, 3, 6]
+    assert prefix_cluster_counts(IDENTICAL, np.arange(6), sizes, rule="package").tolist() == [1, 2, 3]
+    assert prefix_cluster_counts(IDENTICAL, np.arange(6), sizes, rule="text").tolist() == [1, 1, 2]
+
+
+def test_package_rule_uses_scipys_test():
+    # 15 items: A = 1 everywhere; B = 0 on 11 items, 2 on 4. B - A: 11 x -1, 4 x +1 (all |d| tied, R+ = 32).
+    # scipy's default approximates there: Phi((32 - 60) / sqrt(240)) = 0.0354 < 0.05: two clusters.
+    # The exact test of ours and the text rule: 1941/32768 = 0.0592: one cluster.
+    s = np.c_[np.ones(15), np.r_[np.zeros(11), np.full(4, 2.0)]]
+    assert cluster_count(s, rule="package") == 2
+    assert cluster_count(s, rule="text") == cluster_count(s) == 1
+    assert cluster_count(s, rule="package", test="auto") == 1  # the package's rule with our exact test
+    assert system_clusters(s, rule="package").p_values[0] == pytest.approx(phi(-28 / math.sqrt(240)))
+
+
+def test_cluster_rule_settings_and_overrides():
+    assert system_clusters(IDENTICAL).chain == "top" and system_clusters(IDENTICAL, rule="text").chain == "previous"
+    r = system_clusters(IDENTICAL, rule="package", chain="top")  # an explicit chain wins over the rule's
+    assert (r.chain, r.rule, r.n_clusters) == ("top", "package", 3)
+    assert "scipy" in system_clusters(IDENTICAL, rule="package").test
+    with pytest.raises(ParameterError, match="rule"):
+        cluster_count(IDENTICAL, rule="paper")
+    with pytest.raises(ParameterError, match="chain"):
+        prefix_cluster_counts(IDENTICAL, np.arange(6), [6], rule="package", chain="best")

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from evalsift.errors import ParameterError
+from evalsift.errors import DataError, ParameterError
 from evalsift.stats import (
     WILCOXON_TEST,
     cluster_count,
@@ -393,3 +393,63 @@ def test_prefix_cluster_counts_equal_loop_for_each_test():
                 assert got[k, j] == cluster_count(scores[orders[k, :size]], test=test)
     # no prefix of 3 items separates two systems: the smallest exact p with n <= 3 is 1/8
     assert np.all(prefix_cluster_counts(scores, orders, [3]) == 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# method='scipy': what subset2evaluate's call, scipy.stats.wilcoxon(d, alternative="less"), computes
+# ---------------------------------------------------------------------------------------------
+
+SCIPY_AUTO_PERMUTES = tuple(int(x) for x in scipy.__version__.split(".")[:2]) >= (1, 15)
+
+
+def test_scipy_method_by_hand():
+    # 15 items, 11 at -1 and 4 at +1: every |d| = 1 is tied, mid-rank 8, R+ = 4 * 8 = 32.
+    # scipy's default approximates (14 <= 15 <= 50 with ties): mean 15*16/4 = 60,
+    # var = (15*16*31 - (15^3 - 15)/2) / 24 = (7440 - 1680) / 24 = 240, z = (32 - 60) / sqrt(240).
+    # Exact: R+ <= 32 means at most 4 of 15 positive: (1 + 15 + 105 + 455 + 1365) / 2^15 = 1941/32768.
+    d = [-1.0] * 11 + [1.0] * 4
+    assert signed_rank_p_values(d, method="scipy") == pytest.approx(phi(-28 / math.sqrt(240)), rel=1e-12)
+    assert signed_rank_p_values(d) == 1941 / 32768  # 'auto' is exact here: 0.0592 > 0.05 > 0.0354
+    # 13 items with ties: scipy enumerates the 2^13 sign flips, i.e. the exact conditional p-value
+    d13 = [-1.0] * 10 + [1.0] * 3  # P(at most 3 of 13 positive) = (1 + 13 + 78 + 286) / 8192
+    assert signed_rank_p_values(d13, method="scipy") == pytest.approx(378 / 8192, rel=1e-12)
+    # more than 50 items: the approximation, even with only 5 non-zero differences (counted: the input's length)
+    d55 = [-1.0, -2.0, -3.0, -4.0, -5.0] + [0.0] * 50
+    assert signed_rank_p_values(d55, method="scipy") == pytest.approx(phi(-7.5 / math.sqrt(13.75)), rel=1e-12)
+    assert signed_rank_p_values(d55) == 1 / 32  # ours counts non-zero differences: exact
+
+
+def test_scipy_method_reads_padded_lengths():
+    # zeros padded after a prefix are not part of scipy's input: lengths say where each row ends
+    d = np.array([-1.0] * 11 + [1.0] * 4)
+    padded = np.zeros((2, 60))
+    padded[0, :15] = d
+    padded[1, :13] = d[2:]
+    got = signed_rank_p_values(padded, method="scipy", lengths=[15, 13])
+    assert got.tolist() == [signed_rank_p_values(d, method="scipy"), signed_rank_p_values(d[2:], method="scipy")]
+    # without lengths the width (60 > 50) is the length: the approximation for both
+    assert signed_rank_p_values(padded, method="scipy")[1] != got[1]
+    with pytest.raises(DataError, match="lengths"):
+        signed_rank_p_values(padded, method="scipy", lengths=[15])
+    with pytest.raises(DataError, match="at least"):
+        signed_rank_p_values(padded, method="scipy", lengths=[3, 13])
+
+
+@pytest.mark.skipif(not SCIPY_AUTO_PERMUTES, reason="scipy < 1.15 decides method='auto' differently")
+def test_scipy_method_equals_scipys_default_call():
+    rng = np.random.default_rng(29)
+    rows = []
+    for L in (3, 8, 13, 14, 20, 50, 51, 70):
+        rows.append(rng.normal(size=L))  # no zero, no tie: scipy's exact (L <= 50)
+        rows.append(rng.integers(-4, 5, size=L).astype(float))  # ties and zeros (MQM-like)
+        rows.append(np.r_[rng.normal(size=L - 1), 0.0])  # one zero, no tie
+    checked = 0
+    for d in rows:
+        if not (d != 0).any():
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = float(scipy.stats.wilcoxon(d, alternative="less").pvalue)
+        assert signed_rank_p_values(d, method="scipy") == pytest.approx(expected, rel=1e-9, abs=1e-15), d
+        checked += 1
+    assert checked == len(rows)

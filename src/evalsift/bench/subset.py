@@ -29,11 +29,17 @@ coarser grid (every 1% of the subsample) and cost more.
 
 Two protocols (``protocol=``; each setting can still be overridden one by one):
 
-- ``"evalsift"`` (default): the above, with Kendall tau-b, clusters compared with the cluster's
-  best system (``cluster_chain="top"``), proportions 0.05, 0.10, ..., 0.50, 80% subsamples.
+- ``"evalsift"`` (default): the above, with Kendall tau-b, evalsift's cluster rule
+  (``cluster_rule="ours"``: compared with the cluster's best system, the exact signed-rank test up
+  to 50 non-zero differences), proportions 0.05, 0.10, ..., 0.50, 80% subsamples, evalsift's
+  unigram tokens for ``diversity`` and its knapsack values (``u - min``) under ``cost_aware``.
 - ``"paper"``: the evaluation behind Zouhar et al.'s Table 10 and Table 2 (Sec. 2.1, App. Alg. 1,
   Eq. 11; where the paper is silent, the package's code and Table 10 script): Spearman's rho,
-  clusters compared with the system just above (``cluster_chain="previous"``), ten geometrically
+  subset2evaluate's cluster rule (``cluster_rule="package"``: compared with the system just above,
+  ``scipy.stats.wilcoxon``'s default call, a new cluster when all differences are zero; ``"text"``
+  is App. Alg. 1 as written with our exact test), the package's whitespace unigram tokens for
+  ``diversity`` (``diversity_tokenizer="package"``) and its knapsack values
+  (``knapsack_utility="package"``, under ``cost_aware``), ten geometrically
   spaced proportions from 0.05 to 0.5 (the package's ``PROPS``), the whole pool (no subsample);
   methods whose picks do not depend on the seed are fitted and scored once (on every seed when
   ``subsample`` is set below 1),
@@ -41,6 +47,11 @@ Two protocols (``protocol=``; each setting can still be overridden one by one):
   shared by every seed and method; curve values are taken at the prefix ``floor(p * n)`` itself.
   Without ``human_metric`` the human scores are chosen as subset2evaluate's WMT loader does
   (:func:`paper_human_metric`).
+
+``cost_aware=True`` (the paper's Table 1 setting, Eq. 2): at a proportion p each method's picks are
+the knapsack's (:func:`evalsift.select.knapsack_select` over its utilities) under a cost budget of
+``floor(p n)`` items of mean cost, costs from the item field ``cost`` or the paper's time model;
+curves are taken on the non-nested grid (every 1% of the pool, and the proportions' prefix sizes).
 """
 
 from __future__ import annotations
@@ -57,15 +68,22 @@ from ..pool import Pool
 from ..progress import progress_bar
 from .parallel import TaskJournal, import_ray, is_parallel, run_tasks, shippable_encoder, workers_timing
 from ..select import build_selector, make_selector
+from ..select.costaware import KNAPSACK_RESCALES, item_costs, knapsack_select
+from ..select.diversity import TOKENIZERS
 from ..stats import (CLUSTER_CHAINS, CORRELATION_KINDS, cluster_count, needed_to_match, prefix_cluster_counts,
                      prefix_correlation, prefix_sizes, spearman, kendall_tau_b, standard_error)
+from ..stats.ranking import CLUSTER_RULES, cluster_rule_settings
+from ..stats.wilcoxon import WILCOXON_TESTS
 
 PROPS = tuple(round(0.05 * k, 2) for k in range(1, 11))
 PAPER_PROPS = tuple(float(p) for p in np.geomspace(0.05, 0.5, 10))  # subset2evaluate's utils.PROPS
 PROTOCOLS = ("evalsift", "paper")
 PROTOCOL_DEFAULTS: dict[str, dict[str, Any]] = {
-    "evalsift": {"correlation": "kendall", "cluster_chain": "top", "props": PROPS, "subsample": 0.8},
-    "paper": {"correlation": "spearman", "cluster_chain": "previous", "props": PAPER_PROPS, "subsample": 1.0},
+    "evalsift": {"correlation": "kendall", "cluster_rule": "ours", "props": PROPS, "subsample": 0.8,
+                 "diversity_tokenizer": "ours", "knapsack_utility": "ours"},
+    # subset2evaluate's rules where its code, not the paper's text, made the tables (docs/reproductions.md)
+    "paper": {"correlation": "spearman", "cluster_rule": "package", "props": PAPER_PROPS, "subsample": 1.0,
+              "diversity_tokenizer": "package", "knapsack_utility": "package"},
 }
 # the human scores subset2evaluate's WMT loader takes, first found first (its load_data_wmt)
 PAPER_HUMAN_ORDER = ("esa", "da-sqm", "mqm", "wmt", "appraise", "wmt-raw", "wmt-appraise")
@@ -105,16 +123,19 @@ def paper_human_metric(pool: Pool) -> str:
 
 
 class _Evaluator:
-    """Curves of orderings on one subsample's human scores (items x systems)."""
+    """Curves of orderings on one subsample's human scores (items x systems). ``chain``: the cluster
+    chain, or a dict ``{"rule", "chain"}`` (the cluster rule and its chain)."""
 
-    def __init__(self, H: np.ndarray, kind: str, alpha: float, chain: str = "top") -> None:
-        self.H, self.kind, self.alpha, self.chain = H, kind, alpha, chain
+    def __init__(self, H: np.ndarray, kind: str, alpha: float, chain: str | dict[str, str] = "top") -> None:
+        self.H, self.kind, self.alpha = H, kind, alpha
+        clusters = chain if isinstance(chain, dict) else {"rule": "ours", "chain": chain}
+        self.rule, self.chain = clusters["rule"], clusters["chain"]
         self.ref = H.mean(axis=0)
 
     def nested(self, orders: np.ndarray, sizes: np.ndarray) -> dict[str, np.ndarray]:
         return {"correlation": prefix_correlation(self.H, orders, sizes, kind=self.kind, reference=self.ref),
-                "clusters": prefix_cluster_counts(self.H, orders, sizes, alpha=self.alpha,
-                                                  chain=self.chain).astype(float)}
+                "clusters": prefix_cluster_counts(self.H, orders, sizes, alpha=self.alpha, chain=self.chain,
+                                                  rule=self.rule).astype(float)}
 
     def per_size(self, picks: dict[int, np.ndarray]) -> dict[str, np.ndarray]:
         corr_fn = kendall_tau_b if self.kind == "kendall" else spearman
@@ -123,17 +144,18 @@ class _Evaluator:
             means = self.H[items].mean(axis=0)
             c = corr_fn(means, self.ref)
             corr.append(0.0 if np.isnan(c) else c)
-            clus.append(cluster_count(self.H[items], alpha=self.alpha, chain=self.chain))
+            clus.append(cluster_count(self.H[items], alpha=self.alpha, chain=self.chain, rule=self.rule))
         return {"correlation": np.array(corr), "clusters": np.array(clus, dtype=float)}
 
 
 def _check(pool: Pool, human_metric: str, props: Sequence[float], seeds: int, subsample: float,
-           kind: str, chain: str) -> RankingRestriction:
+           kind: str, chain: str | None) -> RankingRestriction:
     """The systems and items the protocol can use: the metric named as human is the ground truth
     (flagged human in the data or not), restricted by :func:`evalsift.restrict.restrict_ranking`."""
     pool.check_metric(human_metric)
     check_choice("correlation", kind, CORRELATION_KINDS, where="bench subset")
-    check_choice("cluster_chain", chain, CLUSTER_CHAINS, where="bench subset")
+    if chain is not None:
+        check_choice("cluster_chain", chain, CLUSTER_CHAINS, where="bench subset")
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise ParameterError(f"bench subset: seeds must be a positive integer, got {seeds!r}", field="seeds")
     if not 0 < subsample <= 1:
@@ -146,14 +168,20 @@ def _check(pool: Pool, human_metric: str, props: Sequence[float], seeds: int, su
 def subset_bench(pool: Pool, human_metric: str | None, methods: Sequence[str], *, metric: str | None = None,
                  seeds: int = 10, props: Sequence[float] | None = None, subsample: float | None = None,
                  random_targets: int = 10, correlation: str | None = None, alpha: float = 0.05,
-                 cluster_chain: str | None = None, protocol: str = "evalsift",
+                 cluster_chain: str | None = None, protocol: str = "evalsift", cluster_rule: str | None = None,
+                 diversity_tokenizer: str | None = None, knapsack_utility: str | None = None,
+                 cost_aware: bool = False,
                  encoder: Any = "minilm", quiet: bool = False, level: float = 0.95,
                  interval_resamples: int = 1000, jobs: int | str | None = 1, backend: str = "local",
                  ray_address: str | None = None, journal: TaskJournal | None = None) -> dict[str, Any]:
     """Run the protocol; returns the ``results.json`` dictionary (see the module doc and docs/cli.md).
     ``protocol`` (``"evalsift"`` or ``"paper"``) sets the defaults of ``correlation``,
-    ``cluster_chain`` (:func:`evalsift.stats.system_clusters`' ``chain``), ``props`` and
-    ``subsample`` (``PROTOCOL_DEFAULTS``); a value given explicitly wins. ``human_metric=None`` is
+    ``cluster_rule`` (:func:`evalsift.stats.system_clusters`' ``rule``: ``ours``, ``text`` or
+    ``package``), ``props``, ``subsample``, ``diversity_tokenizer`` (``ours`` or ``package``: the
+    ``tokenizer`` of every selector that has one, i.e. ``diversity``'s unigram) and
+    ``knapsack_utility`` (``ours`` or ``package``: the knapsack's ``rescale`` under ``cost_aware``)
+    (``PROTOCOL_DEFAULTS``); a value given explicitly wins. ``cluster_chain`` (``top`` or
+    ``previous``), when given, replaces the cluster rule's own chain. ``human_metric=None`` is
     allowed with ``protocol="paper"`` (:func:`paper_human_metric`).
     ``interval_resamples=0`` leaves the correlation intervals out. ``jobs`` / ``backend`` /
     ``ray_address``: the seeds run on that many worker processes or on Ray
@@ -162,15 +190,22 @@ def subset_bench(pool: Pool, human_metric: str | None, methods: Sequence[str], *
     check_choice("protocol", protocol, PROTOCOLS, where="bench subset")
     defaults = PROTOCOL_DEFAULTS[protocol]
     correlation = defaults["correlation"] if correlation is None else correlation
-    cluster_chain = defaults["cluster_chain"] if cluster_chain is None else cluster_chain
+    cluster_rule = defaults["cluster_rule"] if cluster_rule is None else cluster_rule
     props = defaults["props"] if props is None else props
     subsample = defaults["subsample"] if subsample is None else subsample
+    diversity_tokenizer = defaults["diversity_tokenizer"] if diversity_tokenizer is None else diversity_tokenizer
+    knapsack_utility = defaults["knapsack_utility"] if knapsack_utility is None else knapsack_utility
+    check_choice("cluster_rule", cluster_rule, CLUSTER_RULES, where="bench subset")
+    check_choice("diversity_tokenizer", diversity_tokenizer, TOKENIZERS, where="bench subset")
+    check_choice("knapsack_utility", knapsack_utility, KNAPSACK_RESCALES, where="bench subset")
     if human_metric is None:
         if protocol != "paper":
             raise ParameterError("bench subset: name the human metric (--human-metric NAME); only --protocol paper "
                                  "chooses one itself", field="human_metric")
         human_metric = paper_human_metric(pool)
     restriction = _check(pool, human_metric, props, seeds, subsample, correlation, cluster_chain)
+    clusters = cluster_rule_settings(cluster_rule, cluster_chain, where="bench subset")
+    cluster_chain = clusters["chain"]
     full = restriction.pool
     for m in methods:
         make_selector(m)  # fail fast on an unknown name
@@ -187,9 +222,10 @@ def subset_bench(pool: Pool, human_metric: str | None, methods: Sequence[str], *
         import_ray()
     task_inputs = {"full": full, "human_metric": human_metric, "methods": list(methods), "evaluated": evaluated,
                    "settings": {"metric": metric, "encoder": shippable_encoder(encoder) if is_parallel(jobs, backend)
-                                else encoder},
+                                else encoder, "tokenizer": diversity_tokenizer},
                    "subsample": subsample, "props": props, "correlation": correlation, "alpha": alpha,
-                   "chain": cluster_chain, "protocol": protocol,
+                   "chain": {"rule": cluster_rule, "chain": cluster_chain}, "protocol": protocol,
+                   "cost_aware": {"rescale": knapsack_utility} if cost_aware else None,
                    "random_targets": random_targets, "interval_resamples": interval_resamples, "level": level}
     with progress_bar(seeds * len(evaluated), "seeds x methods", quiet) as advance:
         done = run_tasks(_seed_task, range(seeds), shared=task_inputs, jobs=jobs, backend=backend,
@@ -209,7 +245,12 @@ def subset_bench(pool: Pool, human_metric: str | None, methods: Sequence[str], *
         timing["evaluation"] += res["evaluation_time"]
     out = _results(pool, full, human_metric, metric, methods, seeds, subsample, props, correlation, alpha,
                    random_targets, per_seed, ntm, baseline, censored, timing, time.perf_counter() - t_start)
-    out.update(protocol=protocol, cluster_chain=cluster_chain)
+    out.update(protocol=protocol, cluster_chain=cluster_chain, cluster_rule=cluster_rule,
+               cluster_test=WILCOXON_TESTS[str(clusters["test"])], diversity_tokenizer=diversity_tokenizer)
+    if cost_aware:
+        out["cost_aware"] = {"knapsack_utility": knapsack_utility,
+                             "budget": "floor(p * n) items of mean cost; costs from the item field 'cost', else "
+                                       "0.15 * source words + 33.7 s"}
     if protocol == "paper":
         out["random_targets"]["seeds"] = f"{TARGET_SEED_BASE} + r, shared by every seed and method"
         out["repetitions"] = {m: len(per_seed[m]["correlation"]) for m in methods}
@@ -255,11 +296,14 @@ def _seed_task(shared: dict[str, Any], seed: int) -> dict[str, Any]:
         sel = build_selector(method, seed, shared["settings"])
         if paper and seed > 0 and not sel.randomised and sub is full:
             continue  # the paper's protocol scores a seed-independent method once (seed 0) on the whole pool
+        if shared.get("cost_aware"):
+            sel = _CostAware(sel, shared["cost_aware"]["rescale"])
         fitted[method] = _fit(sub, sel)
         out["fit_time"][method] = time.perf_counter() - t0
     t0 = time.perf_counter()
     sizes = prefix_sizes(props, sub.n_items)
-    for method, (grid, curve, systems) in _curves(sub, fitted, human_metric, kind, alpha, chain).items():
+    for method, (grid, curve, systems) in _curves(sub, fitted, human_metric, kind, alpha, chain,
+                                                  extra_sizes=sizes).items():
         out["baseline"][method] = _random_key(systems)
         ev_props, tv = targets.values(systems)
         out["curves"][method], out["ntm"][method], out["censored"][method] = {}, {}, 0
@@ -344,6 +388,35 @@ class _Targets:
         return self.target_props, self.cache[systems]
 
 
+class _CostAware:
+    """A fitted selector's picks for a budget of k items, made cost-aware: the knapsack over its
+    utilities (:func:`evalsift.select.utilities_of`) with a cost budget of k items of mean cost
+    (subset2evaluate's Table 1 script gives ``int(p n)`` as budget over costs normalised to mean 1).
+    Costs: :func:`evalsift.select.item_costs` (the field ``cost``, else the time model)."""
+
+    nested = False
+
+    def __init__(self, base: Any, rescale: str) -> None:
+        self.base, self.rescale = base, rescale
+        self.randomised = bool(base.randomised)
+
+    def fit(self, pool: Pool) -> "_CostAware":
+        from ..select import utilities_of
+
+        self.base.fit(pool)
+        u = utilities_of(self.base)
+        self.utilities_ = np.nan_to_num(u, nan=np.nanmin(u) if np.isfinite(u).any() else 0.0)  # as select does
+        self.costs_ = item_costs(pool)
+        crowd_rest = getattr(self.base, "evaluated_systems_", None)
+        if crowd_rest:
+            self.evaluated_systems_ = crowd_rest
+        return self
+
+    def select(self, k: int):
+        return knapsack_select(self.utilities_, self.costs_, float(k) * float(self.costs_.mean()),
+                               rescale=self.rescale)
+
+
 def _fit(sub: Pool, sel: Any):
     """The fitted selector and the systems to evaluate it on (None = all)."""
     sel = sel.fit(sub)
@@ -351,9 +424,11 @@ def _fit(sub: Pool, sel: Any):
     return sel, (tuple(sub.system_index(s) for s in crowd_rest) if crowd_rest else None)
 
 
-def _curves(sub: Pool, fitted: dict, human_metric: str, kind: str, alpha: float, chain: str) -> dict[str, tuple]:
+def _curves(sub: Pool, fitted: dict, human_metric: str, kind: str, alpha: float, chain: str | dict[str, str],
+            extra_sizes: np.ndarray | None = None) -> dict[str, tuple]:
     """Per method (grid proportions, {stat: curve}, systems). Nested orderings that share a system
-    set are evaluated together, in one vectorised pass over the prefix sizes."""
+    set are evaluated together, in one vectorised pass over the prefix sizes. Cost-aware picks are
+    also taken at ``extra_sizes`` (the proportions' prefix sizes)."""
     H, n = sub.score(human_metric), sub.n_items
     out: dict[str, tuple] = {}
     groups: dict[tuple[int, ...] | None, list[str]] = defaultdict(list)
@@ -363,6 +438,8 @@ def _curves(sub: Pool, fitted: dict, human_metric: str, kind: str, alpha: float,
             continue
         ev = _Evaluator(H if systems is None else H[:, list(systems)], kind, alpha, chain)
         sizes = _grid(n, nested=False)
+        if isinstance(sel, _CostAware) and extra_sizes is not None:
+            sizes = np.unique(np.r_[sizes, extra_sizes])
         out[method] = (sizes / n, ev.per_size({int(k): sel.select(int(k)).items for k in sizes}), systems)
     sizes = _grid(n, nested=True)
     for systems in {s for _, s in fitted.values()} - {None}:  # random judged on the same systems, to normalise

@@ -108,11 +108,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="the metric the ranking is judged by (naming it makes it human); required unless "
                          "--protocol paper, which takes the human scores subset2evaluate's loader takes")
     bs.add_argument("--protocol", default="evalsift", choices=["evalsift", "paper"],
-                    help="evalsift (default): Kendall, clusters against the cluster's best system, proportions "
-                         "0.05..0.5 step 0.05, 80%% subsamples; paper: the paper's Table 10 / Table 2 evaluation "
-                         "(Spearman, clusters against the system above as in its App. Alg. 1, 10 geometric "
-                         "proportions 0.05..0.5, the whole pool, seed-independent methods once); the options "
-                         "below override one setting each")
+                    help="evalsift (default): Kendall, our cluster rule, proportions 0.05..0.5 step 0.05, 80%% "
+                         "subsamples; paper: the paper's Table 10 / Table 2 evaluation (Spearman, subset2evaluate's "
+                         "cluster rule, Diversity tokens and knapsack values, 10 geometric proportions 0.05..0.5, the "
+                         "whole pool, seed-independent methods once); the options below override one setting each")
     bs.add_argument("--metric", help="automatic metric for metric-based selectors (NAME-ref computes chrF-ref etc.)")
     bs.add_argument("--methods", type=name_list, metavar="M1,M2,...",
                     default=["random", "metric_avg", "metric_var", "metric_cons", "diversity", "irt"],
@@ -126,9 +125,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     bs.add_argument("--correlation", choices=["kendall", "spearman"],
                     help="rank correlation (default kendall; --protocol paper: spearman)")
     bs.add_argument("--alpha", type=open_unit, default=0.05, help="significance level of the cluster count")
+    bs.add_argument("--cluster-rule", choices=["ours", "text", "package"],
+                    help="cluster count: ours (default; against the cluster's best system, exact signed-rank test up "
+                         "to 50 non-zero differences), text (App. Alg. 1 as written: against the system just above, "
+                         "the same exact test), package (subset2evaluate's code, the default of --protocol paper: "
+                         "against the system above, scipy.stats.wilcoxon's default call, identical systems split)")
     bs.add_argument("--cluster-chain", choices=["top", "previous"],
-                    help="reference of each cluster test: top = the current cluster's best system (default), "
-                         "previous = the system just above (App. Alg. 1; the default of --protocol paper)")
+                    help="reference of each cluster test, replacing the cluster rule's own: top = the current "
+                         "cluster's best system, previous = the system just above")
+    bs.add_argument("--diversity-tokenizer", choices=["ours", "package"],
+                    help="unigram tokens of diversity: ours (default; lower-cased words without punctuation) or "
+                         "package (subset2evaluate's whitespace split, the default of --protocol paper)")
+    bs.add_argument("--cost-aware", action="store_true",
+                    help="the paper's Table 1 setting: each method's picks at proportion p are the knapsack's under "
+                         "a cost budget of floor(p n) items of mean cost (costs: item field cost, else the time "
+                         "model)")
+    bs.add_argument("--knapsack-utility", choices=["ours", "package"],
+                    help="with --cost-aware, the values the knapsack maximises: ours (default; u - min u) or package "
+                         "(subset2evaluate's (u - min) / (max - min) / 2 + 0.1, the default of --protocol paper)")
     bs.add_argument("--level", type=open_unit, default=0.95,
                     help="level of the correlation intervals (bootstrap over each prefix's items)")
     bs.add_argument("--interval-resamples", type=int, default=1000,
@@ -339,12 +353,16 @@ def cmd_bench_subset(args: argparse.Namespace) -> int:
     res, out = _run(args, lambda pool, journal: subset_bench(
         pool, args.human_metric, args.methods, metric=args.metric, seeds=args.seeds, props=args.props,
         subsample=args.subsample, correlation=args.correlation, alpha=args.alpha, cluster_chain=args.cluster_chain,
-        protocol=args.protocol, encoder=resolve_encoder(args, pool), quiet=args.quiet, level=args.level,
+        protocol=args.protocol, cluster_rule=args.cluster_rule, diversity_tokenizer=args.diversity_tokenizer,
+        knapsack_utility=args.knapsack_utility, cost_aware=args.cost_aware,
+        encoder=resolve_encoder(args, pool), quiet=args.quiet, level=args.level,
         interval_resamples=max(0, args.interval_resamples), journal=journal, **workers))
     subset_plot(res, out / "subset.png")
     print(f"{res['data']}: human {res['human_metric']}, metric {res['metric']}, {res['n_systems']} systems, "
           f"{res['n_items']} items (subsample {res['subsample']}), {res['seeds']} seeds, {res['correlation']}, "
-          f"clusters vs {res['cluster_chain']}, protocol {res['protocol']}")
+          f"{res['cluster_rule']} cluster rule, diversity tokens {res['diversity_tokenizer']}, "
+          + (f"cost-aware (knapsack values {res['cost_aware']['knapsack_utility']}), " if "cost_aware" in res else "")
+          + f"clusters vs {res['cluster_chain']}, protocol {res['protocol']}")
     print("mean over the proportions (the paper's Table 10 cell: correlation / clusters):")
     for m in res["methods"]:
         r = res["mean_over_props"][m]

@@ -16,9 +16,10 @@ utility subject to total cost <= budget, a 0-1 knapsack solved as an integer pro
 
 Where we differ from subset2evaluate's ``select_subset.costaware``: it rescales utilities to
 ``(u - min) / (max - min) / 2 + 0.1``, which gives every item a bonus of 0.1 and so favours picking
-more (cheaper) items; we subtract the minimum only (see :func:`knapsack_select`). Its greedy fill walks
-items by the solver's 0/1 value and stops at the first item that does not fit; ours keeps looking for
-any unpicked item that still fits, in order of utility per cost.
+more (cheaper) items; by default we subtract the minimum only (``rescale="ours"``), and
+``rescale="package"`` is theirs (see :func:`knapsack_select` and :func:`knapsack_values`). Its greedy
+fill walks items by the solver's 0/1 value and stops at the first item that does not fit; ours keeps
+looking for any unpicked item that still fits, in order of utility per cost (under both rescalings).
 """
 
 from __future__ import annotations
@@ -37,12 +38,13 @@ from scipy import optimize
 from ..errors import DataError, ParameterError, check_choice, suggest
 from ..pool import Pool
 
-__all__ = ["LENGTH_UNITS", "TIME_MODEL_BASE", "TIME_MODEL_PER_WORD", "KnapsackResult", "item_costs",
-           "knapsack_select", "source_length", "time_model_cost"]
+__all__ = ["KNAPSACK_RESCALES", "LENGTH_UNITS", "TIME_MODEL_BASE", "TIME_MODEL_PER_WORD", "KnapsackResult",
+           "item_costs", "knapsack_select", "knapsack_values", "source_length", "time_model_cost"]
 
 TIME_MODEL_PER_WORD = 0.15  # seconds per unit of source length (a word, or a character, see source_length)
 TIME_MODEL_BASE = 33.7  # seconds per item
 LENGTH_UNITS = ("auto", "words", "characters")
+KNAPSACK_RESCALES = ("ours", "package")  # how utilities become the knapsack's values (knapsack_values)
 _SHOW = 5  # how many offending item ids an error message names
 # scripts written without spaces between words (or, for Hangul, with units far longer than a word
 # of the time model): Han, Hiragana, Katakana (and half-width), Hangul, Thai
@@ -210,6 +212,31 @@ def _check_inputs(utilities: Any, costs: Any, cost_budget: float, time_limit: fl
     return u, c
 
 
+def knapsack_values(utilities: Sequence[float] | np.ndarray, rescale: str = "ours") -> np.ndarray:
+    """The values the knapsack maximises, from finite utilities.
+
+    - ``"ours"``: ``u - min u`` (>= 0; adding a constant to every utility changes nothing).
+    - ``"package"``: ``(u - min u) / (max u - min u) / 2 + 0.1``, in [0.1, 0.6]: subset2evaluate's
+      rescaling before its knapsack (``select_subset.py::costaware``, our reading of it, not its
+      code). Every item is worth at least 0.1, so more (cheaper) items are favoured. When all
+      utilities are equal the package divides by zero; here every value is then 0.1.
+
+    >>> knapsack_values([2.0, 4.0, 10.0]).tolist()              # u - 2
+    [0.0, 2.0, 8.0]
+    >>> knapsack_values([2.0, 4.0, 10.0], "package").tolist()   # (u - 2) / 8 / 2 + 0.1
+    [0.1, 0.225, 0.6]
+    """
+    rescale = check_choice("rescale", rescale, KNAPSACK_RESCALES, where="knapsack_values")
+    u = np.asarray(utilities, dtype=float)
+    if not len(u):
+        return u.copy()
+    shifted = u - u.min()
+    if rescale == "ours":
+        return shifted
+    span = float(shifted.max())
+    return (shifted / span if span > 0 else np.zeros_like(shifted)) / 2 + 0.1
+
+
 def _greedy_fill(picked: np.ndarray, value: np.ndarray, costs: np.ndarray, budget: float) -> int:
     """Add unpicked items that still fit, best value per cost first (ties: cheaper, then earlier).
     Changes ``picked`` in place; returns how many items were added."""
@@ -264,7 +291,7 @@ def _solve_milp(value: np.ndarray, costs: np.ndarray, budget: float, time_limit:
 
 
 def knapsack_select(utilities: Sequence[float] | np.ndarray, costs: Sequence[float] | np.ndarray,
-                    cost_budget: float, *, time_limit: float = 10.0) -> KnapsackResult:
+                    cost_budget: float, *, time_limit: float = 10.0, rescale: str = "ours") -> KnapsackResult:
     """Items maximising total utility with total cost <= ``cost_budget`` (0-1 knapsack).
 
     1. **Shift.** The solver maximises ``sum (u_i - min u)``. Utilities are often negated
@@ -272,7 +299,9 @@ def knapsack_select(utilities: Sequence[float] | np.ndarray, costs: Sequence[flo
        would pick nothing; subtracting the minimum makes them >= 0. It also makes the result
        independent of adding a constant to every utility; the flip side is that each picked item
        "costs" ``min u`` relative to the raw sum, so with all-positive utilities a few high-utility
-       items can beat more items of moderate utility.
+       items can beat more items of moderate utility. ``rescale="package"`` maximises
+       subset2evaluate's values instead, ``(u - min) / (max - min) / 2 + 0.1``
+       (:func:`knapsack_values`); the steps below use whichever values were chosen.
     2. **Solve.** ``scipy.optimize.milp`` (HiGHS): integrality 1, bounds 0..1, one constraint
        ``costs @ x <= cost_budget``, ``options={"time_limit": time_limit}`` (seconds). HiGHS stops
        at its default relative MIP gap (1e-4). If the budget covers every item, no solve is needed.
@@ -291,8 +320,8 @@ def knapsack_select(utilities: Sequence[float] | np.ndarray, costs: Sequence[flo
     """
     u, c = _check_inputs(utilities, costs, cost_budget, time_limit)
     budget = float(cost_budget)
-    params = {"cost_budget": budget, "time_limit": float(time_limit), "n_items": len(u)}
-    value = u - u.min() if len(u) else u
+    value = knapsack_values(u, rescale)
+    params = {"cost_budget": budget, "time_limit": float(time_limit), "n_items": len(u), "rescale": rescale}
     if c.sum() <= budget:
         picked, solver, status, message = np.ones(len(u), dtype=bool), "all", "optimal", "the budget covers every item"
     else:

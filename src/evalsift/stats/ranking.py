@@ -27,6 +27,18 @@ from .wilcoxon import (
 
 CORRELATION_KINDS = ("kendall", "spearman")
 CLUSTER_CHAINS = ("top", "previous")
+CLUSTER_RULES = ("ours", "text", "package")
+# what each cluster rule sets (docs/ranking-stats.md, "Cluster rules"); chain and test can be overridden
+CLUSTER_RULE_SETTINGS: dict[str, dict[str, object]] = {
+    # evalsift's: compare with the cluster's best system, exact test up to 50 non-zero differences
+    "ours": {"chain": "top", "test": "auto", "split_identical": False, "min_items": 0},
+    # the paper's App. Alg. 1 as written: compare with the system just above; the exact test as ours
+    "text": {"chain": "previous", "test": "auto", "split_identical": False, "min_items": 0},
+    # subset2evaluate's evaluate.compute_clusters (the code behind Tables 2 and 10): the system just
+    # above, scipy.stats.wilcoxon's default call, a new cluster when all differences are zero, and one
+    # cluster for fewer than 3 items
+    "package": {"chain": "previous", "test": "scipy", "split_identical": True, "min_items": 3},
+}
 MATCH_RULES = ("first", "stays")
 
 
@@ -168,17 +180,40 @@ def _check_test(test: str, fn: str) -> str:
     return check_choice("test", test, WILCOXON_METHODS, where=fn)
 
 
+def cluster_rule_settings(rule: str = "ours", chain: str | None = None, test: str | None = None,
+                          where: str = "cluster_rule_settings") -> dict[str, object]:
+    """The settings of a cluster rule (``CLUSTER_RULE_SETTINGS``), with ``chain`` / ``test`` overriding
+    the rule's own when given: ``{"rule", "chain", "test", "split_identical", "min_items"}``.
+
+    >>> s = cluster_rule_settings("package")
+    >>> s["chain"], s["test"], s["split_identical"], s["min_items"]
+    ('previous', 'scipy', True, 3)
+    >>> cluster_rule_settings("package", test="auto")["test"]   # the package's rule with our exact test
+    'auto'
+    """
+    rule = check_choice("rule", rule, CLUSTER_RULES, where=where)
+    out: dict[str, object] = {"rule": rule, **CLUSTER_RULE_SETTINGS[rule]}
+    if chain is not None:
+        out["chain"] = _check_chain(chain, where)
+    if test is not None:
+        out["test"] = _check_test(test, where)
+    return out
+
+
 def _walk_clusters(G: np.ndarray, order: np.ndarray, alpha: float, chain: str, test: str = "auto",
-                   source: np.ndarray | None = None, lengths: np.ndarray | None = None):
+                   source: np.ndarray | None = None, lengths: np.ndarray | None = None,
+                   split_identical: bool = False, min_items: int = 0):
     """Cluster walk for c cases at once. G: (g, m, n_sys) scores, higher better; order: (c, n_sys).
 
     Case i walks ``G[source[i]]`` (default: ``G[i]``) over its first ``lengths[i]`` items (default:
     all m): the differences of the items after them are set to zero, which leaves a signed-rank
-    p-value unchanged under every method (zeros are dropped), so cases of different lengths share
-    one array. Returns labels in sorted position (c, n_sys), p-values (c, n_sys - 1) and the
-    reference system of each comparison (c, n_sys - 1). Each step is one vectorised signed-rank
-    test over the cases (``test``: the method of :func:`signed_rank_p_values`); only the
-    n_sys - 1 steps are a Python loop.
+    p-value unchanged under every method (zeros are dropped; ``test='scipy'`` is told each case's
+    length), so cases of different lengths share one array. Returns labels in sorted position
+    (c, n_sys), p-values (c, n_sys - 1) and the reference system of each comparison (c, n_sys - 1).
+    Each step is one vectorised signed-rank test over the cases (``test``: the method of
+    :func:`signed_rank_p_values`); only the n_sys - 1 steps are a Python loop.
+    ``split_identical``: differences that are all zero start a new cluster (subset2evaluate's rule;
+    their p-value stays 1). ``min_items``: a case of fewer items is one cluster.
     """
     c, n_sys = order.shape
     m = G.shape[1]
@@ -190,6 +225,7 @@ def _walk_clusters(G: np.ndarray, order: np.ndarray, alpha: float, chain: str, t
     labels = np.zeros((c, n_sys), dtype=np.int64)
     p = np.ones((c, max(n_sys - 1, 0)))
     refs = np.zeros((c, max(n_sys - 1, 0)), dtype=np.int64)
+    identical = np.zeros(c, dtype=bool)
     ref = order[:, 0].copy()
     for step in range(1, n_sys):
         nxt = order[:, step]
@@ -199,9 +235,16 @@ def _walk_clusters(G: np.ndarray, order: np.ndarray, alpha: float, chain: str, t
             d = G[g, items, nxt[rows, None]] - G[g, items, base[rows, None]]  # (rows, width)
             if lengths is not None:
                 d[items[None, :] >= lengths[rows, None]] = 0.0
-            p[rows, step - 1] = signed_rank_p_values(d, "less", method=test)  # H1: next is worse than base
+            # H1: next is worse than base
+            p[rows, step - 1] = signed_rank_p_values(d, "less", method=test,
+                                                     lengths=None if lengths is None else width[rows])
+            identical[rows] = ~(d != 0).any(axis=1)
         refs[:, step - 1] = base
         new = p[:, step - 1] < alpha
+        if split_identical:
+            new |= identical
+        if min_items:
+            new &= width >= min_items
         labels[:, step] = labels[:, step - 1] + new
         ref = np.where(new, nxt, ref)
     return labels, p, refs
@@ -221,10 +264,12 @@ class SystemClusters:
     alpha: float
     chain: str
     test: str = WILCOXON_TEST  # description of the signed-rank test used (WILCOXON_TESTS[method])
+    rule: str = "ours"  # the cluster rule (CLUSTER_RULES) whose settings were used
 
 
 def system_clusters(
-    scores, alpha: float = 0.05, higher_is_better: bool = True, chain: str = "top", test: str = "auto"
+    scores, alpha: float = 0.05, higher_is_better: bool = True, chain: str | None = None, test: str | None = None,
+    rule: str = "ours",
 ) -> SystemClusters:
     """Statistical cluster count of systems (Zouhar et al. 2025, Sec. 2.1), with labels and p-values.
 
@@ -232,14 +277,21 @@ def system_clusters(
     Systems are sorted by mean, best first (ties keep column order). Walking down the list, the
     next system is compared with a reference by a one-sided Wilcoxon signed-rank test (H1: the next
     system is worse); p < ``alpha`` starts a new cluster. Systems whose paired differences are all
-    zero get p = 1 and stay together. ``test`` is the test's method (see
-    :func:`signed_rank_p_values`): ``'auto'`` (default) is exact for at most 50 non-zero
-    differences and the normal approximation above; ``'exact'``, ``'approx'`` force one.
+    zero get p = 1 and stay together (except under ``rule='package'``). ``test`` is the test's
+    method (see :func:`signed_rank_p_values`): ``'auto'`` is exact for at most 50 non-zero
+    differences and the normal approximation above; ``'exact'``, ``'approx'`` force one;
+    ``'scipy'`` decides as ``scipy.stats.wilcoxon``'s defaults do.
 
-    ``chain='top'`` (default): the reference is the first (best) system of the current cluster, so
-    every member is not significantly worse than its cluster's leader and small steps cannot chain
-    far apart systems into one cluster (ours). ``chain='previous'``: the reference is the system just
-    above (the paper's App. Alg. 1 and subset2evaluate's released code). See ``docs/ranking-stats.md``.
+    ``chain='top'``: the reference is the first (best) system of the current cluster, so every
+    member is not significantly worse than its cluster's leader and small steps cannot chain far
+    apart systems into one cluster (ours). ``chain='previous'``: the reference is the system just
+    above (the paper's App. Alg. 1 and subset2evaluate's released code).
+
+    ``rule`` sets ``chain`` and ``test`` when they are not given, and the two special cases
+    (``CLUSTER_RULE_SETTINGS``): ``'ours'`` (default: ``top``, ``auto``), ``'text'`` (App. Alg. 1 as
+    written: ``previous``, ``auto``), ``'package'`` (subset2evaluate's ``evaluate.compute_clusters``,
+    which made the paper's tables: ``previous``, ``scipy``, all-zero differences start a new
+    cluster, fewer than 3 items are one cluster). See ``docs/ranking-stats.md``.
 
     >>> s = np.array([[3, 1, 1], [4, 2, 2], [5, 1, 1], [6, 2, 2], [5, 3, 3], [4, 0, 0]])
     >>> r = system_clusters(s)           # A beats B, C on all 6 items (exact p = 1/64); B == C
@@ -248,13 +300,14 @@ def system_clusters(
     """
     fn = "system_clusters"
     alpha = _check_alpha(alpha, fn)
-    chain = _check_chain(chain, fn)
-    test = _check_test(test, fn)
+    cfg = cluster_rule_settings(rule, chain, test, where=fn)
+    chain, test = cfg["chain"], cfg["test"]
     s = _complete_items(scores, fn)
     signed = s if higher_is_better else -s
     means = s.mean(axis=0)
     order = np.argsort(-signed.mean(axis=0), kind="stable")
-    lab_sorted, p, refs = _walk_clusters(signed[None], order[None], alpha, chain, test)
+    lab_sorted, p, refs = _walk_clusters(signed[None], order[None], alpha, chain, test,
+                                         split_identical=cfg["split_identical"], min_items=cfg["min_items"])
     labels = np.empty(s.shape[1], dtype=np.int64)
     labels[order] = lab_sorted[0]
     return SystemClusters(
@@ -268,18 +321,21 @@ def system_clusters(
         alpha=alpha,
         chain=chain,
         test=WILCOXON_TESTS[test],
+        rule=cfg["rule"],
     )
 
 
 def cluster_count(
-    scores, alpha: float = 0.05, higher_is_better: bool = True, chain: str = "top", test: str = "auto"
+    scores, alpha: float = 0.05, higher_is_better: bool = True, chain: str | None = None, test: str | None = None,
+    rule: str = "ours",
 ) -> int:
     """Number of clusters from :func:`system_clusters`.
 
-    >>> cluster_count([[3, 1, 1], [4, 2, 2], [5, 1, 1], [6, 2, 2], [5, 3, 3], [4, 0, 0]])
-    2
+    >>> s = [[3, 1, 1], [4, 2, 2], [5, 1, 1], [6, 2, 2], [5, 3, 3], [4, 0, 0]]   # B == C on every item
+    >>> cluster_count(s), cluster_count(s, rule="package")   # the package splits identical systems
+    (2, 3)
     """
-    return system_clusters(scores, alpha, higher_is_better, chain, test).n_clusters
+    return system_clusters(scores, alpha, higher_is_better, chain, test, rule).n_clusters
 
 
 def paired_t_p_values(scores) -> np.ndarray:
@@ -436,14 +492,15 @@ def prefix_correlation(
 
 
 def prefix_cluster_counts(
-    scores, orders, sizes, alpha: float = 0.05, higher_is_better: bool = True, chain: str = "top", test: str = "auto"
+    scores, orders, sizes, alpha: float = 0.05, higher_is_better: bool = True, chain: str | None = None,
+    test: str | None = None, rule: str = "ours",
 ) -> np.ndarray:
     """:func:`cluster_count` of every prefix: (k, len(sizes)) integers (1-D order: (len(sizes),)).
 
     Same inputs as :func:`prefix_means` (complete items). The cluster walk runs for every (order,
     size) at once (one vectorised signed-rank test per step; a shorter prefix's missing items count
     as zero differences, which the test drops), so the Python loop is n_systems - 1 steps.
-    ``test``: the signed-rank method, as in :func:`system_clusters`.
+    ``test`` and ``rule``: as in :func:`system_clusters`.
 
     >>> s = np.array([[3, 1, 1], [4, 2, 2], [5, 1, 1], [6, 2, 2], [5, 3, 3], [4, 0, 0]], dtype=float)
     >>> prefix_cluster_counts(s, [0, 1, 2, 3, 4, 5], [3, 6]).tolist()   # 3 items cannot reach p < 0.05
@@ -451,8 +508,8 @@ def prefix_cluster_counts(
     """
     fn = "prefix_cluster_counts"
     alpha = _check_alpha(alpha, fn)
-    chain = _check_chain(chain, fn)
-    test = _check_test(test, fn)
+    cfg = cluster_rule_settings(rule, chain, test, where=fn)
+    chain, test = cfg["chain"], cfg["test"]
     s, o, sz, single = _prefix_inputs(scores, orders, sizes, fn)
     signed = s if higher_is_better else -s
     gathered = np.take(signed, o[:, : sz.max()], axis=0)  # (k, m, n_sys)
@@ -461,7 +518,8 @@ def prefix_cluster_counts(
     k, n_sizes, n_sys = order.shape
     # every (order, size) case walks at once: case (i, col) is order i's first sz[col] items
     labels, _, _ = _walk_clusters(gathered, order.reshape(k * n_sizes, n_sys), alpha, chain, test,
-                                  source=np.repeat(np.arange(k), n_sizes), lengths=np.tile(sz, k))
+                                  source=np.repeat(np.arange(k), n_sizes), lengths=np.tile(sz, k),
+                                  split_identical=cfg["split_identical"], min_items=cfg["min_items"])
     counts = (labels[:, -1] + 1).reshape(k, n_sizes)
     return counts[0] if single else counts
 

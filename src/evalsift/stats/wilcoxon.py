@@ -8,10 +8,11 @@ from scipy.special import ndtr
 from ..errors import DataError, check_choice
 from .ranks import _rank_rows
 
-WILCOXON_METHODS = ("auto", "exact", "approx")
+WILCOXON_METHODS = ("auto", "exact", "approx", "scipy")
 WILCOXON_ALTERNATIVES = ("less", "greater", "two-sided")
 
 EXACT_MAX_N = 50  # method='auto': exact null distribution up to this many non-zero differences
+SCIPY_PERMUTATION_MAX_N = 13  # method='scipy': scipy's default enumerates all sign flips up to this input length
 _EXACT_BLOCK = 1 << 19  # elements of the exact test's working arrays per block of rows
 
 # one-line descriptions of the test, per method (stored in results, e.g. SystemClusters.test)
@@ -29,11 +30,16 @@ WILCOXON_TESTS = {
         "one-sided Wilcoxon signed-rank, normal approximation "
         "(zero_method='wilcox', tie-corrected variance, no continuity correction)"
     ),
+    "scipy": (
+        "one-sided Wilcoxon signed-rank as scipy.stats.wilcoxon's defaults decide (scipy >= 1.15, "
+        "subset2evaluate's call): inputs of more than 50 items, or of 14-50 items with a zero or a tied |d|, "
+        "the normal approximation (no continuity correction); otherwise exact"
+    ),
 }
 WILCOXON_TEST = WILCOXON_TESTS["auto"]
 
 
-def signed_rank_p_values(diffs, alternative: str = "less", method: str = "auto"):
+def signed_rank_p_values(diffs, alternative: str = "less", method: str = "auto", lengths=None):
     """Wilcoxon signed-rank p-values for every row of ``diffs`` (m x n paired differences), at once.
 
     A 1-D ``diffs`` is one row and gives one float. ``alternative='less'``: the differences tend to
@@ -66,6 +72,15 @@ def signed_rank_p_values(diffs, alternative: str = "less", method: str = "auto")
       distinct tied rank sets in about 0.7 s (2 cores); ``prefix_cluster_counts`` on WMT23 en-de
       (20 orders, sizes 5..460) 1.35x the time of 'approx'. See ``docs/ranking-stats.md``.
 
+    - ``'scipy'``: what ``scipy.stats.wilcoxon(d, alternative=...)`` with its defaults computes
+      (scipy >= 1.15; subset2evaluate's cluster test calls it so, in ``evaluate.compute_clusters``),
+      decided per row from the row's *input length* L (zeros included) as scipy decides: L > 50:
+      the normal approximation; L <= 50 without a zero and without a tied ``|d|``: exact; with a
+      zero or a tie, L <= 13: exact (scipy enumerates all 2^L sign flips, which is the exact
+      conditional distribution); 14 <= L <= 50: the normal approximation. ``lengths`` gives each
+      row's L when rows are zero-padded (a prefix of L items padded to a common width); default:
+      the row width. Only this method reads ``lengths``.
+
     >>> signed_rank_p_values([-1, -2, -3])   # 1 of the 8 sign patterns has R+ <= 0
     0.125
     >>> signed_rank_p_values([[-1, -2, -3, -4, -5], [0, 0, 0, 0, 0]]).tolist()   # 1/32; no evidence
@@ -74,6 +89,10 @@ def signed_rank_p_values(diffs, alternative: str = "less", method: str = "auto")
     0.0216
     >>> round(signed_rank_p_values([-1, -2, -3, -4, -5], "greater", method="approx"), 4)
     0.9784
+    >>> d = [-1] * 14 + [1]   # 15 tied |d| (mid-rank 8): scipy's default approximates, Phi((8 - 60) / sqrt(240))
+    >>> # 'auto' is exact: P(at most 1 of 15 positive) = 16 / 2^15
+    >>> round(signed_rank_p_values(d, method="scipy"), 6), signed_rank_p_values(d)
+    (0.000395, 0.00048828125)
     """
     fn = "signed_rank_p_values"
     check_choice("alternative", alternative, WILCOXON_ALTERNATIVES, where=fn)
@@ -94,6 +113,8 @@ def signed_rank_p_values(diffs, alternative: str = "less", method: str = "auto")
         exact = count > 0
     elif method == "auto":
         exact = (count > 0) & (count <= EXACT_MAX_N)
+    elif method == "scipy":
+        exact = (count > 0) & _scipy_exact_rows(d, nonzero, count, ties, lengths)
     else:
         exact = np.zeros(d.shape[0], dtype=bool)
     p = np.ones(d.shape[0])
@@ -103,6 +124,26 @@ def signed_rank_p_values(diffs, alternative: str = "less", method: str = "auto")
     if exact.any():
         p[exact] = _exact_p(nonzero[exact], ranks[exact], r_plus[exact], alternative)
     return float(p[0]) if squeeze else p
+
+
+def _scipy_exact_rows(d, nonzero, count, ties, lengths) -> np.ndarray:
+    """Rows where scipy.stats.wilcoxon's default (``method='auto'``, scipy >= 1.15) is exact.
+
+    scipy (``scipy/stats/_wilcoxon.py``) decides from the input length L, zeros included: L > 50
+    approximates; otherwise a row without zeros and ties uses the exact untied distribution, one
+    with zeros or ties enumerates the 2^L sign flips when L <= 13 (``PermutationMethod``, whose
+    9,999 resamples exceed 2^13: the exact conditional distribution) and approximates above. Both
+    exact branches are what :func:`_exact_p` computes.
+    """
+    L = np.full(d.shape[0], d.shape[1]) if lengths is None else np.asarray(lengths, dtype=np.int64).reshape(-1)
+    if L.shape != (d.shape[0],):
+        raise DataError(f"signed_rank_p_values: lengths must give one length per row ({d.shape[0]}), got {L.shape}")
+    if (L < count).any() or (L > d.shape[1]).any():
+        raise DataError("signed_rank_p_values: each length must be at least the row's non-zero differences and at "
+                        f"most its width {d.shape[1]}")
+    zeros = L > count
+    tied = (np.where(nonzero, ties, 1) > 1).any(axis=1)
+    return (L <= EXACT_MAX_N) & (~(zeros | tied) | (L <= SCIPY_PERMUTATION_MAX_N))
 
 
 def _approx_p(d, nonzero, count, ties, r_plus, alternative: str) -> np.ndarray:
