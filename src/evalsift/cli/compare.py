@@ -190,7 +190,7 @@ def _judge_reports(args: argparse.Namespace, pool, judges: list, session) -> dic
     verdicts this comparison collected -- only those: the labels paid for, not the rest of a replayed
     file -- with a quick forecast (100 simulated pools, 500 bootstrap resamples)."""
     from ..errors import EvalsiftError
-    from ..judge_report import judge_report
+    from ..oracle.report import judge_report
     from ..oracle.judgments import JudgmentsOracle
 
     collected = JudgmentsOracle([j for j in session.judgments if j.status == "done"], name="the verdicts collected")

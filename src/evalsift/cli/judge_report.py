@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_judge_report(args: argparse.Namespace) -> int:
     """``evalsift judge-report``."""
     from ..errors import ParameterError
-    from ..judge_report import judge_report
+    from ..oracle.report import judge_report
 
     if (args.a is None) != (args.b is None):
         raise ParameterError("give both --a and --b for one pair, or neither for every pair with items judged by "

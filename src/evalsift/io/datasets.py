@@ -10,7 +10,7 @@ Names found under the root (nothing is assumed to exist; each is discovered by i
 - ``<folder>/<subset>`` (``chaosnli/snli``, ``chaosnli/mnli_m``) for a ``<root>/<folder>/`` holding
   ``chaosNLI_v1.0/chaosNLI_<subset>.jsonl`` and ``predictions/<SNLI|MNLI>_*.json``;
 - ``<folder>/<stem>`` (``arena-ppr/human``) for a file of recorded pairwise judgments directly in
-  ``<root>/<folder>/`` (:func:`evalsift.io.pairwise.find_judge_files`), read by the ``pairwise`` reader.
+  ``<root>/<folder>/`` (:func:`evalsift.io.pairwise_layout.find_judge_files`), read by the ``pairwise`` reader.
 
 ``demo`` is built in and needs no data root.
 """
@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..errors import UnknownNameError, suggest
 from .chaosnli import chaosnli_subsets
+from .pairwise_layout import find_judge_files
 
 ENV_VAR = "EVALSIFT_DATA"
 BUILTIN = ("demo",)
@@ -80,8 +81,6 @@ def find_datasets(root: Path | None = None) -> dict[str, tuple[str, Path | None]
         for subset in chaosnli_subsets(folder):
             found.setdefault(f"{folder.name}/{subset}",
                              ("chaosnli", folder / "chaosNLI_v1.0" / f"chaosNLI_{subset}.jsonl"))
-    from .pairwise import find_judge_files  # pairwise imports this module
-
     for name, file in find_judge_files(root).items():
         found.setdefault(name, ("pairwise", file))
     return found

@@ -1,9 +1,9 @@
 """Judge data as people keep it: Chatbot Arena battles, FastChat / MT-Bench judgments, AlpacaEval annotations.
 
-Each layout is read into the same :class:`~evalsift.io.pairwise.PairwiseData` as the pairwise table (a
+Each layout is read into the same :class:`~evalsift.io.pairwise_data.PairwiseData` as the pairwise table (a
 Pool plus recorded :class:`~evalsift.oracle.base.Judgment`\\ s), by the same entry points:
-:func:`~evalsift.io.pairwise.read_pairwise` tells the layout from the file's header or first record
-(:func:`~evalsift.io.pairwise.pairwise_layout`) and calls the reader here, so ``load(path)``,
+:func:`~evalsift.io.pairwise_table.read_pairwise` tells the layout from the file's header or first record
+(:func:`~evalsift.io.pairwise_layout.pairwise_layout`) and calls the reader here, so ``load(path)``,
 ``--data FILE``, the ``judgments:FILE`` oracle and the ``judge:judgments:FILE`` proxy all take these
 files. The files may be JSONL, a JSON list (``.json``), CSV or TSV (``.gz`` too); errors name the
 file, the line (for a JSON list, the line where the object starts), the field and the fix.
@@ -57,7 +57,7 @@ AlpacaEval annotations (:func:`read_alpaca_annotations`)
 ----------------------------------------------------------
 ``annotations.json`` as alpaca_eval writes it: a JSON list of ``{instruction, output_1, generator_1,
 output_2, generator_2, annotator, preference, dataset?, ...}``. The verdict is
-:func:`~evalsift.io.pairwise.alpaca_verdict` of ``preference`` (1 = output_1 better, 2 = output_2
+:func:`~evalsift.io.pairwise_data.alpaca_verdict` of ``preference`` (1 = output_1 better, 2 = output_2
 better, 1.5 or 0 a draw, a weighted annotator's value in between by which side of 1.5 it falls; the
 raw value is in ``detail``); a missing preference is an ``error`` judgment; a non-number or a number
 outside [1, 2] that is not 0 is a DataError. ``a = generator_1``; the item is the ``index`` column
@@ -92,7 +92,7 @@ from typing import Any
 from ..errors import DataError
 from ..oracle.base import Judgment, _now
 from ._common import MISSING_TOKENS, to_float, warn_data
-from .pairwise import KINDS, PairwiseData, _Builder, _choice, _text, alpaca_verdict
+from .pairwise_data import KINDS, PairwiseData, _Builder, _choice, _text, alpaca_verdict
 
 #: name parts that make an annotator an LLM judge (matched at the start of a word, any case)
 LLM_FAMILIES = ("gpt", "chatgpt", "claude", "llama", "mistral", "mixtral", "gemini", "gemma", "palm", "bard", "qwen",
@@ -201,7 +201,7 @@ def _dropped_note(path: Path, count: int, what: str) -> None:
 def read_arena(path: Path, rows: Rows, cols: list[str], name: str | None = None) -> PairwiseData:
     """Chatbot Arena battles (or MT-Bench human judgments) from a file's rows (see the module doc).
 
-    ``rows``: ``(line, record)`` pairs as :func:`~evalsift.io.pairwise.read_pairwise` reads them; ``cols``:
+    ``rows``: ``(line, record)`` pairs as :func:`~evalsift.io.pairwise_table.read_pairwise` reads them; ``cols``:
     every field seen. Use ``read_pairwise(path)`` rather than calling this directly.
     """
     id_col = next((c for c in BATTLE_IDS if c in cols), None)
@@ -472,7 +472,7 @@ def read_evalsift_judgments(path: Path, rows: Rows, cols: list[str], name: str |
     return out.build(name)
 
 
-#: layout name (:func:`~evalsift.io.pairwise.pairwise_layout`) -> reader
+#: layout name (:func:`~evalsift.io.pairwise_layout.pairwise_layout`) -> reader
 READERS: dict[str, Callable[..., PairwiseData]] = {
     "arena": read_arena,
     "fastchat": read_fastchat,

@@ -1,0 +1,185 @@
+"""Recorded pairwise judgments as data: :class:`PairwiseData` (what every judgment reader returns), the
+verdict codes (:func:`parse_verdict`, :func:`alpaca_verdict`) and the builder the readers fill
+(:class:`_Builder`, with its cell helpers :func:`_text`, :func:`_choice`, :func:`_set_once`).
+
+Nothing here reads a file: the table reader (:mod:`evalsift.io.pairwise_table`), the judge-file readers
+(:mod:`evalsift.io.judge_files`) and the recorded datasets (:mod:`evalsift.io.pairwise_recorded`) build on it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError, suggest
+from ..oracle.base import Judgment
+from ..pool import Pool
+from ..restrict import PAIR_SYSTEMS
+
+VERDICT_CODES = {"a": "a", "b": "b", "tie": "tie", "1": "a", "2": "b", "0": "tie"}
+KINDS = ("human", "llm", "metric")
+ORDERS = ("ab", "ba")
+
+
+@dataclass(frozen=True)
+class PairwiseData:
+    """A Pool (the items and systems judged) and the recorded judgments, in recorded order.
+
+    ``source`` names where they came from (a path or a dataset name). ``judgments_of(a, b)`` gives
+    one pair's judgments; ``pairs()`` the pairs judged.
+
+    >>> from evalsift.oracle import Judgment
+    >>> j = Judgment(item_id="1", a="X", b="Y", verdict="a", annotator="ann", kind="human")
+    >>> data = PairwiseData(Pool(item_ids=["1"], systems=["X", "Y"]), (j,), "inline")
+    >>> data.pairs(), len(data.judgments_of("Y", "X"))
+    ([('X', 'Y')], 1)
+    """
+
+    pool: Pool
+    judgments: tuple[Judgment, ...]
+    source: str
+
+    def judgments_of(self, a: str, b: str) -> list[Judgment]:
+        """The judgments of systems ``a`` and ``b`` (recorded in either order, kept as recorded), in
+        recorded order. A system the data does not know is a DataError naming it.
+
+        >>> from evalsift.oracle import Judgment
+        >>> j = Judgment(item_id="1", a="X", b="Y", verdict="b", annotator="ann", kind="human")
+        >>> PairwiseData(Pool(item_ids=["1"], systems=["X", "Y"]), (j,), "inline").judgments_of("Y", "X")[0].verdict
+        'b'
+        """
+        for s in (a, b):
+            self.pool.system_index(s)  # an unknown system names itself with a suggestion
+        want = {a, b}
+        return [j for j in self.judgments if {j.a, j.b} == want]
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """The system pairs judged, as first recorded, in first-seen order."""
+        seen: dict[frozenset, tuple[str, str]] = {}
+        for j in self.judgments:
+            seen.setdefault(frozenset((j.a, j.b)), (j.a, j.b))
+        return list(seen.values())
+
+
+# ---------------------------------------------------------------------------------------- verdicts
+def parse_verdict(value: Any) -> str | None:
+    """``'a'``, ``'b'`` or ``'tie'`` for a recorded verdict cell, None when it is not one.
+
+    Accepts ``a``/``b``/``tie`` in any case and ``1`` (= a), ``2`` (= b), ``0`` (= tie) as text or
+    whole numbers.
+
+    >>> [parse_verdict(v) for v in ("A", "tie", " b ", 1, "2", 0, 2.0, "x", None, True)]
+    ['a', 'tie', 'b', 'a', 'b', 'tie', 'b', None, None, None]
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, float):
+        if not value.is_integer():
+            return None
+        value = int(value)
+    key = str(value).strip().lower()
+    return VERDICT_CODES.get(key)
+
+
+def alpaca_verdict(preference: float) -> str | None:
+    """The verdict (a = the baseline ``generator_1``, b = the model ``generator_2``) of an AlpacaEval preference.
+
+    Below 1.5 the baseline wins, above 1.5 the model wins, exactly 1.5 is a tie; ``0`` is AlpacaEval's
+    older encoding of a draw (its ``pairwise_to_winrate``: "0 or 1.5 for draw"). Anything else outside
+    [1, 2] is None (not a preference).
+
+    >>> [alpaca_verdict(p) for p in (1.0, 1.2, 1.5, 1.9999, 2.0, 0.0, 3.0)]
+    ['a', 'a', 'tie', 'b', 'b', 'tie', None]
+    """
+    if preference == 0:
+        return "tie"
+    if not 1.0 <= preference <= 2.0:
+        return None
+    return "tie" if preference == 1.5 else ("a" if preference < 1.5 else "b")
+
+
+# ---------------------------------------------------------------------------------------- the builder
+class _Builder:
+    """Collects what a reader finds -- items and systems in first-seen order, outputs, inputs, judgments --
+    and makes the :class:`PairwiseData`. Outputs and inputs are kept once per item (and system); a second,
+    different text is a DataError naming both lines (:func:`_set_once`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.items: dict[str, int] = {}
+        self.systems: dict[str, int] = {}
+        self.outputs: dict[tuple[str, str], tuple[str, int]] = {}
+        self.inputs: dict[tuple[str], tuple[str, int]] = {}
+        self.judgments: list[Judgment] = []
+        self.battles: dict[str, tuple[str, str]] | None = None  # item -> its two systems, when items are battles
+        self._pairs: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def battle(self, iid: str, a: str, b: str) -> None:
+        """Note that item ``iid`` is a battle of ``a`` and ``b`` only (no other pair has it): the Pool's
+        metadata ``_systems`` says so, and :func:`~evalsift.restrict.restrict_pair` keeps a pair's own battles."""
+        if self.battles is None:
+            self.battles = {}
+        key = (a, b) if a <= b else (b, a)
+        self.battles.setdefault(iid, self._pairs.setdefault(key, key))  # one tuple per pair, shared
+
+    def see(self, iid: str, a: str, b: str) -> None:
+        """Note an item and its two systems (first-seen order)."""
+        self.items.setdefault(iid, len(self.items))
+        self.systems.setdefault(a, len(self.systems))
+        self.systems.setdefault(b, len(self.systems))
+
+    def output(self, iid: str, system: str, text: str | None, line: int, column: str) -> None:
+        if text is not None:
+            _set_once(self.outputs, (iid, system), text, line, self.path, column, iid, system)
+
+    def input(self, iid: str, text: str | None, line: int, column: str) -> None:
+        if text is not None:
+            _set_once(self.inputs, (iid,), text, line, self.path, column, iid, None)
+
+    def build(self, name: str | None) -> PairwiseData:
+        ids, names = list(self.items), list(self.systems)
+        with_output = {s for _, s in self.outputs}
+        outs = {s: [self.outputs.get((i, s), (None,))[0] for i in ids] for s in names if s in with_output}
+        ins = [self.inputs.get((i,), (None,))[0] for i in ids] if self.inputs else None
+        meta = {PAIR_SYSTEMS: [self.battles.get(i) for i in ids]} if self.battles else None
+        pool = Pool(item_ids=ids, inputs=ins, systems=names, outputs=outs, metadata=meta,
+                    name=name if name is not None else str(self.path))
+        return PairwiseData(pool=pool, judgments=tuple(self.judgments), source=str(self.path))
+
+
+def _text(value: Any) -> str | None:
+    """A cell as text, None when missing (empty, JSON null)."""
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def _set_once(store: dict, key: tuple, value: str, line: int, path: Path, column: str, item_id: str,
+              system: str | None) -> None:
+    """Record ``value`` for ``key`` (first line wins); a different second text is a DataError naming both lines."""
+    if key not in store:
+        store[key] = (value, line)
+        return
+    first, first_line = store[key]
+    if first != value:
+        noun, whose = ("input", f"item {item_id!r}") if system is None else ("output", f"item {item_id!r} of system {system!r}")
+        raise DataError(f"{path}: line {line} gives {whose} a different {noun} than line {first_line} "
+                        f"({value[:40]!r} vs {first[:40]!r}); keep one {noun} per "
+                        f"{'item' if system is None else 'item and system'}: make the cells agree or leave the later "
+                        "one empty.", field=column, item_id=item_id, system=system)
+
+
+def _choice(path: Path, line: int, column: str, value: Any, options: tuple[str, ...], default: str,
+            item_id: str) -> str:
+    text = _text(value)
+    if text is None:
+        return default
+    key = text.strip().lower()
+    if key not in options:
+        raise DataError(f"{path}: line {line}: {column} {text!r} is not one of: {', '.join(options)}.{suggest(key, options)}",
+                        field=column, item_id=item_id)
+    return key
