@@ -109,6 +109,7 @@ def _props(folder: Path) -> None:
              vectors=v)
 
 
+@pytest.mark.slow  # every command in the docs, end to end: most of the suite's time
 @pytest.mark.parametrize("doc", [d for d in DOCS if any(_not_run(e) is None for e in examples(d))],
                          ids=lambda d: str(d.relative_to(ROOT)))
 def test_every_example_runs(doc, tmp_path):

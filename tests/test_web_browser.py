@@ -16,7 +16,7 @@ from evalsift.web import Workspace  # noqa: E402
 from _web import Server, browser_missing, chromium, league_key, league_pool, league_value, open_page, pair_pool  # noqa: E402
 
 _MISSING = browser_missing()
-pytestmark = pytest.mark.skipif(_MISSING is not None, reason=_MISSING or "")
+pytestmark = [pytest.mark.skipif(_MISSING is not None, reason=_MISSING or ""), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
