@@ -167,9 +167,11 @@ def test_api_gives_the_question_and_takes_yes_or_no_only(tmp_path, folders, caps
         a2 = next_one()
         assert post(a2, score=0)[0] == 200
         a3 = next_one()
-        assert post(a3, score="1")[0] == 200
+        code, err = post(a3, score="1")  # a score is a JSON number: the string "1" is refused, saying so
+        assert code == 422 and err["field"] == "score" and "JSON number" in err["error"]
+        assert post(a3, score=1)[0] == 200
         a4 = next_one()
-        assert post(a4, score="0")[0] == 200
+        assert post(a4, score=0)[0] == 200
         a5 = next_one()
         code, res = post(a5, skip=True)
         assert code == 200 and res["stored"]
