@@ -17,6 +17,11 @@ The reference is itself an estimate (all battles, not the models' true strengths
 target the intervals, which are made for the superpopulation, cover conservatively as the budget
 nears the file's size.
 
+``bias``: on the same data, each model's mean signed error (the draw's score less the full-data fit, Elo)
+with its standard error over the draws, for uniform and ``neyman`` draws, beside per-model coverage and
+the battles-needed ratio: does an adaptive draw move the estimate (issue 29 reported the strongest model
+3-4 s.e. too high under ``neyman``)?
+
 ``synthetic``: leagues of 20 models with known strengths (normal, sd 0.6 in log-odds), 20,000 battles
 over uniformly random pairs with outcomes drawn from Bradley-Terry (no ties), and a judge that
 repeats the human verdict with probability 0.6 and otherwise answers from its own, distorted
@@ -31,6 +36,7 @@ any stop is wrong; a clear best), ``--draws`` leagues each, and on Chatbot Arena
 bootstrap is one refit per replicate, timed on a few and scaled, said so in the table).
 
     EVALSIFT_DATA=../shared/data python benchmarks/arena_rankings.py arena [--draws 100] [--alpha 0.1]
+    python benchmarks/arena_rankings.py bias [--draws 200] [--budgets 2000,5000]
     python benchmarks/arena_rankings.py synthetic [--draws 100] [--judge even|uneven]
     python benchmarks/arena_rankings.py stops [--draws 200]
     python benchmarks/arena_rankings.py speed
@@ -65,22 +71,25 @@ def methods_for(judges: list[str]) -> dict[str, tuple[str, list[str]]]:
 
 
 def measure(battles: Battles, ref_scores: np.ndarray, ref_ranks: np.ndarray, judges: list[str], budgets, draws: int,
-            alpha: float) -> dict:
+            alpha: float, methods: dict | None = None) -> dict:
+    """Per (method, budget): coverage, rank-set size, width, seconds per draw, and ``err`` (draws x models: each
+    draw's scores less ``ref_scores``). ``methods``: default :func:`methods_for` ``judges``."""
     res = {}
-    for name, (alloc, js) in methods_for(judges).items():
+    for name, (alloc, js) in (methods or methods_for(judges)).items():
         for n in budgets:
             if n > battles.n:
                 continue
-            cov_rank, cov_int, size, width, t0 = [], [], [], [], time.perf_counter()
+            cov_rank, cov_int, size, width, err, t0 = [], [], [], [], [], time.perf_counter()
             for s in range(draws):
                 L = leaderboard(battles, judges=js, human_budget=n, allocation=alloc, alpha=alpha, seed=1000 + s)
+                err.append(L.fit.scores - ref_scores)
                 rs = L.rank_set
                 cov_rank.append(bool(np.all((rs[:, 0] <= ref_ranks) & (ref_ranks <= rs[:, 1]))))
                 cov_int.append(np.mean((L.interval[:, 0] <= ref_scores) & (ref_scores <= L.interval[:, 1])))
                 size.append(np.mean(rs[:, 1] - rs[:, 0] + 1))
                 width.append(np.mean(L.interval[:, 1] - L.interval[:, 0]))
             res[(name, n)] = {"rank": np.mean(cov_rank), "int": np.mean(cov_int), "size": np.mean(size),
-                              "width": np.mean(width), "s": (time.perf_counter() - t0) / draws}
+                              "width": np.mean(width), "s": (time.perf_counter() - t0) / draws, "err": np.array(err)}
     return res
 
 
@@ -123,6 +132,58 @@ def arena(root: Path, draws: int, alpha: float) -> str:
                                       f"them; {draws} draws per cell, alpha {alpha}")
 
 
+def bias(root: Path, draws: int, alpha: float, budgets) -> str:
+    """The signed error of each model's score (the draw's estimate less the full-data fit, Elo) averaged over
+    ``draws`` seeded draws, with its standard error over the draws, for uniform and neyman draws at each budget;
+    beside it per-model interval coverage and the battles human-only uniform draws need for the same mean
+    rank-set size (its curve measured at the neighbouring budgets of ``BUDGETS`` as well)."""
+    folder = root / "arena-ppr"
+    battles = read_battles(str(folder / "human.jsonl"), [str(folder / f"{j}.jsonl") for j in JUDGES])
+    ref = fit_bt(battles)
+    base = "human only, uniform"
+    methods = {k: v for k, v in methods_for(list(JUDGES)).items() if v[0] != "active" and k != base}
+    lo = max([b for b in BUDGETS if b < min(budgets)] or [min(budgets)])
+    hi = min([b for b in BUDGETS if b > max(budgets)] or [max(budgets)])
+    curve = sorted({b for b in BUDGETS if lo <= b <= hi} | set(budgets))
+    res = measure(battles, ref.scores, ranks(ref.coef), list(JUDGES), curve, draws, alpha, {base: ("uniform", [])})
+    res.update(measure(battles, ref.scores, ranks(ref.coef), list(JUDGES), budgets, draws, alpha, methods))
+    order = np.argsort(-ref.coef, kind="stable")
+    top = int(order[0])
+    names = [base] + list(methods)
+
+    def stat(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return e.mean(axis=0), e.std(axis=0, ddof=1) / np.sqrt(len(e))
+
+    lines = [f"### Signed error of the scores (estimate - the fit of all {battles.n} Chatbot Arena human battles, Elo), "
+             f"{draws} draws per cell (seeds 1000-{999 + draws}), alpha {alpha}", "",
+             f"Per budget: the strongest model's ({battles.models[top]}) mean signed error +- its standard error over "
+             "the draws (mean / s.e.) / models whose mean error is over 2 s.e. from 0 (of "
+             f"{battles.K}) / per-model interval coverage / battles human-only uniform needs for the same mean "
+             "rank-set size, as a ratio", "",
+             "| method | " + " | ".join(f"{b} battles" for b in budgets) + " |", "|---|" + "---|" * len(budgets)]
+    for name in names:
+        cells = []
+        for b in budgets:
+            r = res[(name, b)]
+            m, se = stat(r["err"])
+            eq = equivalent(res, base, b, r["size"], curve)
+            cells.append(f"{m[top]:+.1f} +- {se[top]:.1f} ({m[top] / se[top]:+.1f}) / {int(np.sum(np.abs(m / se) > 2))} / "
+                         f"{r['int']:.3f} / " + (f"{b / eq:.2f}" if eq else "-"))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    cols = [(name, b) for b in budgets for name in names]
+    lines += ["", "Every model: mean signed error (Elo) and, in brackets, that mean in standard errors over the draws; "
+              "models strongest first", "",
+              "| model (full-data score) | " + " | ".join(f"{n}, {b}" for n, b in cols) + " |",
+              "|---|" + "---|" * len(cols)]
+    per = {c: stat(res[c]["err"]) for c in cols}
+    for k in order:
+        lines.append(f"| {battles.models[k]} ({ref.scores[k]:.0f}) | "
+                     + " | ".join(f"{per[c][0][k]:+.1f} ({per[c][0][k] / per[c][1][k]:+.1f})" for c in cols) + " |")
+    lines.append("")
+    lines.append("Seconds per draw: " + ", ".join(f"{n} at {b}: {res[(n, b)]['s']:.2f}" for n, b in cols))
+    return "\n".join(lines)
+
+
 def synthetic_league(seed: int, n: int = 20000, K: int = 20, judge: str = "even") -> tuple[Battles, np.ndarray]:
     """A league with known strengths and one judge: ``even`` repeats the human verdict with probability 0.6
     and otherwise answers from its own, distorted strengths; ``uneven`` repeats it with probability 0.9 on a
@@ -153,7 +214,7 @@ def synthetic(draws: int, alpha: float, judge: str = "even") -> str:
         r = measure(battles, true_scores, ranks(beta), ["judge"], budgets, 1, alpha)
         for k, v in r.items():
             out.setdefault(k, []).append(v)
-    res = {k: {m: float(np.mean([x[m] for x in v])) for m in v[0]} for k, v in out.items()}
+    res = {k: {m: float(np.mean([x[m] for x in v])) for m in v[0] if m != "err"} for k, v in out.items()}
     which = ("a judge right 60% of the time, else its own strengths" if judge == "even" else
              "a judge right 90% of the time on half the pairs, a coin on the rest")
     return table(res, budgets, alpha, f"Synthetic leagues (20 models, 20,000 battles, known strengths, {which}; {draws} "
@@ -252,16 +313,18 @@ def speed() -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=["arena", "synthetic", "stops", "speed"])
+    ap.add_argument("what", choices=["arena", "bias", "synthetic", "stops", "speed"])
     ap.add_argument("--draws", type=int, default=100)
     ap.add_argument("--alpha", type=float, default=0.1)
     ap.add_argument("--judge", choices=["even", "uneven"], default="even",
                     help="synthetic: the judge's quality, the same on every pair (even) or good on half of them (uneven)")
+    ap.add_argument("--budgets", default="2000,5000", help="bias: the human budgets, comma-separated")
     ap.add_argument("--out", help="also write the table (markdown) here")
     args = ap.parse_args()
     root = Path(os.environ.get("EVALSIFT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
     t0 = time.time()
     text = (arena(root, args.draws, args.alpha) if args.what == "arena" else
+            bias(root, args.draws, args.alpha, [int(b) for b in args.budgets.split(",")]) if args.what == "bias" else
             synthetic(args.draws, args.alpha, args.judge) if args.what == "synthetic" else
             stops(root, args.draws) if args.what == "stops" else speed())
     text += f"\n\n({time.time() - t0:.0f} s; command: python benchmarks/arena_rankings.py {' '.join(sys.argv[1:])})"

@@ -11,7 +11,8 @@ import pytest
 
 from evalsift.arena import Battles, fit_bt_ppi, ranks
 from evalsift.arena.bt import bootstrap_bt_ppi
-from evalsift.arena.design import design_strata, draw_neyman, integer_allocation, judge_class
+from evalsift.arena.design import (crossfit_folds, design_strata, draw_neyman, integer_allocation, judge_class,
+                                   neyman_allocation, pilot_allocation)
 from evalsift.arena.leaderboard import leaderboard
 from evalsift.cli import main
 from evalsift.errors import ParameterError
@@ -52,7 +53,7 @@ def test_strata_by_hand():
     """Pair X-Y: 60 battles, the judge says X won in 50 and Y in 10; pair Y-Z: 40, a tie in all; pair X-Z:
     6 battles. Budget 20 of 106: a cell needs 4 * 106 / 20 = 21.2 battles to be its own stratum. X-Y's 50
     'X won' and Y-Z's 40 ties are strata; X-Y's 10 'Y won' are that pair's rest (10 < 21.2, so it joins
-    the one stratum of small rests, with X-Z's 6)."""
+    the one stratum of small rests, with X-Z's 6). Each is then cut in two halves."""
     a = [0] * 60 + [1] * 40 + [0] * 6
     b = [1] * 60 + [2] * 40 + [2] * 6
     f = [1.0] * 50 + [0.0] * 10 + [0.5] * 40 + [1.0] * 6
@@ -60,14 +61,18 @@ def test_strata_by_hand():
     cls = judge_class(battles, ["j"])
     assert cls[:50].tolist() == [2] * 50 and cls[50:60].tolist() == [0] * 10 and set(cls[60:100]) == {1}
     label, sizes = design_strata(battles, ["j"], budget=20)
-    assert sorted(sizes.tolist()) == [16, 40, 50]
-    assert len(set(label[:50])) == 1 and len(set(label[60:100])) == 1
-    assert label[50] == label[100] and len(set(label[50:60].tolist() + label[100:].tolist())) == 1
+    # each stratum then cut in two halves, its battles alternately in file order: 50 -> 25 + 25, 40 -> 20 + 20,
+    # the small rests' 10 + 6 -> 8 + 8
+    assert sorted(sizes.tolist()) == [8, 8, 20, 20, 25, 25]
+    assert label[0:50:2].tolist() == [label[0]] * 25 and label[1:50:2].tolist() == [label[1]] * 25
+    assert label[1] == label[0] + 1  # twins side by side, so crossfit_folds puts them on both sides
+    assert len(set(label[60:100])) == 2 and len(set(label[:50]) | set(label[60:100])) == 4
+    assert set(label[50:60].tolist() + label[100:].tolist()) == {label[50], label[51]}
     # the judge given from the other side reads the same: classes are oriented to the pair
     flipped = Battles.from_arrays(["X", "Y", "Z"], b, a, [0.0] * 106, judges={"j": [1 - v for v in f]})
     assert judge_class(flipped, ["j"]).tolist() == cls.tolist()
-    # without judges the strata are the pairs: X-Z's 6 < 21.2 is the rest
-    assert sorted(design_strata(battles, None, budget=20)[1].tolist()) == [6, 40, 60]
+    # without judges the strata are the pairs: X-Z's 6 < 21.2 is the rest; each cut in two
+    assert sorted(design_strata(battles, None, budget=20)[1].tolist()) == [3, 3, 20, 20, 30, 30]
 
 
 def test_a_neyman_draw_is_a_stratified_sample_with_its_probabilities():
@@ -79,7 +84,7 @@ def test_a_neyman_draw_is_a_stratified_sample_with_its_probabilities():
     n = np.bincount(strata, minlength=len(N))
     assert np.allclose(prob, n[strata] / N[strata])  # inclusion probability n_h / N_h, exactly
     assert np.all(n >= np.minimum(N, 2))  # every stratum can estimate its variance
-    assert len(N) <= 900 / 4 + 1
+    assert len(N) <= 2 * (900 / 4 + 1)
     again = draw_neyman(battles, 900, np.random.default_rng(0), ["judge"], alpha=0.1)
     assert np.array_equal(again[0], idx)  # the seed decides the draw
 
@@ -144,6 +149,29 @@ def test_neyman_sends_people_where_the_judge_is_a_coin():
         coin = np.array([agree[k] < 0.7 for k in key])
         more.append(coin[idx].mean() - coin.mean())
     assert np.mean(more) > 0.012
+
+
+def test_no_stratum_steers_its_own_share():
+    """Issue 29: Neyman's rule is cross-fitted. The strata fall into two folds (each holding one half of every
+    cell), and one fold's shares are read from the other fold's draws only. Turning every verdict drawn in one
+    fold upside down (y -> 1 - y) leaves that fold's allocation exactly as it was and moves the other fold's
+    (so the verdicts do steer, only never their own stratum's). Before, a stratum's share read its own draws:
+    flipping them moved it."""
+    battles, _ = league(5, n=6000, uneven=True)
+    label, N = design_strata(battles, ["judge"], 900)
+    rng = np.random.default_rng(1)
+    n0 = pilot_allocation(N, 900)
+    idx = np.concatenate([rng.choice(np.flatnonzero(label == h), k, replace=False) for h, k in enumerate(n0)])
+    y = battles.y[idx]
+    fold = crossfit_folds(N)
+    assert set(fold.tolist()) == {0, 1} and abs(N[fold == 0].sum() - N.sum() / 2) < N.max()  # two even folds
+    before = neyman_allocation(battles, idx, y, label, N, ["judge"], 600, 900, 0.1)
+    for side in (0, 1):
+        flipped = np.where(fold[label[idx]] == side, 1.0 - y, y)
+        after = neyman_allocation(battles, idx, flipped, label, N, ["judge"], 600, 900, 0.1)
+        assert after.sum() == before.sum() == 600 and np.all(after >= n0)
+        assert np.array_equal(after[fold == side], before[fold == side])  # its own verdicts: no effect
+        assert not np.array_equal(after[fold != side], before[fold != side])  # the other fold reads them
 
 
 def test_neyman_from_the_command_line_on_the_arena_files(tmp_path, capsys):

@@ -13,7 +13,10 @@ inverse and estimate sums over *all* battles, whatever the rule did:
   ``N_h`` is the stratum's size, ``v_h`` the variance of what people say there beyond what the judges
   predict (the PPI residual ``y - lam f``), and ``g_h`` how much one battle of that stratum moves the
   pairwise differences whose separation is still in doubt. Battles go where people and judges
-  disagree, and where a comparison is close to being settled. Within a stratum the battles are drawn
+  disagree, and where a comparison is close to being settled. The rule is cross-fitted: every cell is
+  cut in two halves, twin strata in two folds, and each fold's shares are read from the other fold's
+  draws only, so no stratum's own verdicts steer how many of its battles are drawn. Within a stratum
+  the battles are drawn
   uniformly without replacement, so each drawn battle of stratum ``h`` stands for ``N_h / n_h`` battles
   (post-stratified weights) and the variance is the stratified one (:func:`evalsift.arena.bt.fit_bt_ppi`
   with ``strata``).
@@ -21,9 +24,9 @@ inverse and estimate sums over *all* battles, whatever the rule did:
 >>> import numpy as np
 >>> from evalsift.arena.battles import Battles
 >>> b = Battles.from_arrays(["X", "Y", "Z"], [0] * 60 + [1] * 40, [1] * 60 + [2] * 40, [1.0] * 100)
->>> labels, sizes = design_strata(b, None, budget=20)    # two pairs, each large enough to be a stratum
+>>> labels, sizes = design_strata(b, None, budget=20)    # two pairs, each large enough: two halves each
 >>> sizes.tolist()
-[60, 40]
+[30, 30, 20, 20]
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from .battles import Battles
 
 EXPLORE = 0.1  # the active rule's uniform share
 ROUNDS = 20  # the active rule refits this many times over the budget
-PER_STRATUM = 4  # a cell is its own stratum when a proportional share of the budget gives it this many battles
+PER_STRATUM = 4  # a cell is its own stratum (two halves) when a proportional share of the budget gives it this many battles
 PILOT = 0.25  # neyman: the share of the budget drawn proportionally before the strata's variances are known
 NEYMAN_ROUNDS = 4  # neyman: the allocation is recomputed this many times after the pilot
 PAIR_PRIOR = 100.0  # neyman: a pair's own residual variance counts as much as this many draws at the model's
@@ -133,8 +136,10 @@ def design_strata(battles: Battles, judges: Sequence[str] | None, budget: int, *
     """The strata of a ``neyman`` draw, fixed from the battles alone before anything is drawn: a cell is a
     pair of models and the judges' class (:func:`judge_class`); a cell that a proportional share of
     ``budget`` would give fewer than ``per_stratum`` battles joins the rest of its pair, and a pair's rest
-    that small joins one stratum of all such rests. Returns ``(stratum per battle, stratum sizes)``, so
-    at most ``budget / per_stratum + 1`` strata."""
+    that small joins one stratum of all such rests. Each of these is then cut in two halves, its battles
+    taken alternately in file order: twin strata, numbered side by side, so that each half's share can be
+    read from the other half's draws (:func:`crossfit_folds`). Returns ``(stratum per battle, stratum
+    sizes)``, so at most ``2 * (budget / per_stratum + 1)`` strata."""
     inverse, _, _ = _pair_index(battles)
     cls = judge_class(battles, list(judges or ()))
     least = per_stratum * battles.n / budget
@@ -147,6 +152,12 @@ def design_strata(battles: Battles, judges: Sequence[str] | None, budget: int, *
         rest_size = np.bincount(inverse[small], minlength=inverse.max() + 1)[inverse]
         label = np.where(small & (rest_size < least), -(inverse.max() + 2), label)  # the one stratum of small rests
     _, label = np.unique(label, return_inverse=True)
+    # each stratum cut in two halves, its battles alternately in file order: twins, side by side in the order
+    sizes = np.bincount(label)
+    order = np.argsort(label, kind="stable")
+    rank = np.empty(battles.n, dtype=int)
+    rank[order] = np.arange(battles.n) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    _, label = np.unique(2 * label + rank % 2, return_inverse=True)
     return label.astype(int), np.bincount(label)
 
 
@@ -231,10 +242,11 @@ def _contrast_weights(diff: np.ndarray, cov: np.ndarray, shrink: float, alpha: f
 def _residual_variance(battles: Battles, idx: np.ndarray, strata: np.ndarray, resid: np.ndarray, p: np.ndarray,
                        cls: np.ndarray, label: np.ndarray, N: np.ndarray) -> np.ndarray:
     """Per stratum, the variance of people's verdicts beyond what the fit and the judges predict (``resid``,
-    the PPI residual of each draw). A model fitted to all the draws so far gives the within-stratum variance
-    ``theta_c + phi_c p (1 - p)`` for the judges' class ``c`` and the win probability ``p`` of each battle
-    (the left-out one, :func:`_left_out_differences`); each pair then gets its own level against that
-    model, from all of the pair's draws shrunk toward 1 as if ``PAIR_PRIOR`` more draws had matched the
+    the PPI residual of each draw). A model fitted to the draws ``idx`` (in :func:`neyman_allocation`, the
+    other fold's) gives the within-stratum variance ``theta_c + phi_c p (1 - p)`` for the judges' class
+    ``c`` and the win probability ``p`` of each battle (the left-out one, :func:`_left_out_differences`);
+    each pair then gets its own level against that model, from the pair's draws among ``idx`` (a twin
+    half's and the pair's other cells') shrunk toward 1 as if ``PAIR_PRIOR`` more draws had matched the
     model. Averaged over the stratum's battles."""
     H = len(N)
     e = np.where(battles.a[idx] < battles.b[idx], resid, -resid)  # oriented to the pair, as the strata are
@@ -295,14 +307,11 @@ def _relevance(battles: Battles, Hi: np.ndarray, diff: np.ndarray, cov: np.ndarr
     return np.bincount(label, gx, len(N)) / N
 
 
-def neyman_allocation(battles: Battles, idx: np.ndarray, y: np.ndarray, label: np.ndarray, N: np.ndarray,
-                      judges: Sequence[str], total: int, budget: int, alpha: float) -> np.ndarray:
-    """The next allocation of a ``neyman`` draw: given the human draws so far (positions ``idx`` with
-    verdicts ``y``) in the strata ``label`` (sizes ``N``), refit the leaderboard (with the judges, by
-    PPI++) and return integers ``n_h`` summing to ``total``, proportional to ``N_h sqrt(v_h g_h)``
-    (:func:`_residual_variance`, :func:`_relevance`) within the bounds: never fewer than drawn so far,
-    never more than the stratum holds. While some model has no battle yet there is nothing to steer by
-    and the allocation is proportional to ``N_h``. ``budget``: the draw's whole budget."""
+def _neyman_weights(battles: Battles, idx: np.ndarray, y: np.ndarray, label: np.ndarray, N: np.ndarray,
+                    judges: Sequence[str], budget: int, alpha: float) -> np.ndarray | None:
+    """Neyman's weights ``N_h sqrt(v_h g_h)`` for every stratum (:func:`_residual_variance`, :func:`_relevance`),
+    read from the human draws at positions ``idx`` (verdicts ``y``) through a refit of the leaderboard (with the
+    judges, by PPI++); None while those draws cannot be fitted (some model without a battle)."""
     from scipy.special import expit
 
     from .bt import _judge_matrix, _pinv, _xx, fit_bt_ppi
@@ -312,7 +321,7 @@ def neyman_allocation(battles: Battles, idx: np.ndarray, y: np.ndarray, label: n
     try:
         fit = fit_bt_ppi(battles, idx, judges, prob=stratum_probabilities(strata, N), strata=strata, verdicts=y)
     except DataError:
-        return integer_allocation(N.astype(float), total, n, N)
+        return None
     F = _judge_matrix(battles, judges)
     lam = np.array([fit.lam.get(j, 0.0) for j in judges])
     p = expit(fit.coef[battles.a[idx]] - fit.coef[battles.b[idx]])
@@ -324,7 +333,42 @@ def neyman_allocation(battles: Battles, idx: np.ndarray, y: np.ndarray, label: n
     v = _residual_variance(battles, idx, strata, resid, expit(sign * diff[pair]), judge_class(battles, judges), label,
                            N)
     g = _relevance(battles, Hi, diff, fit.cov, min(n.sum() / budget, 1.0), alpha, label, N)
-    return integer_allocation(N * np.sqrt(np.maximum(v * g, 0.0)), total, n, N)
+    return N * np.sqrt(np.maximum(v * g, 0.0))
+
+
+def crossfit_folds(N: np.ndarray) -> np.ndarray:
+    """The two folds of a ``neyman`` draw's strata (0 or 1 per stratum), fixed before anything is drawn:
+    alternate strata in :func:`design_strata`'s order, so the two halves of every cell fall on both sides
+    and each fold is a stratified half of all the battles."""
+    return np.arange(len(N)) % 2
+
+
+def neyman_allocation(battles: Battles, idx: np.ndarray, y: np.ndarray, label: np.ndarray, N: np.ndarray,
+                      judges: Sequence[str], total: int, budget: int, alpha: float) -> np.ndarray:
+    """The next allocation of a ``neyman`` draw: given the human draws so far (positions ``idx`` with
+    verdicts ``y``) in the strata ``label`` (sizes ``N``), integers ``n_h`` summing to ``total``,
+    proportional to ``N_h sqrt(v_h g_h)`` (:func:`_neyman_weights`) within the bounds: never fewer than
+    drawn so far, never more than the stratum holds. ``budget``: the draw's whole budget.
+
+    Cross-fitted: the strata fall into two folds (:func:`crossfit_folds`; the twin halves of a cell on
+    both sides); each fold gets its share of ``total`` in proportion to its battles, and within a fold the
+    weights are read from the *other* fold's draws only. So no stratum's own verdicts steer its share: were
+    they to, a stratum whose first draws happened to look settled (for binary verdicts, a low sample
+    variance goes with an extreme sample mean) would get fewer battles and keep those draws at the weight
+    ``N_h / n_h``, and the strongest and weakest models would come out too far apart (issue 29). While the
+    other fold's draws cannot be fitted, a fold is allocated in proportion to ``N_h``."""
+    strata = label[idx]
+    n = np.bincount(strata, minlength=len(N))
+    total = int(min(max(total, n.sum()), N.sum()))
+    first = crossfit_folds(N) == 0
+    lo0, hi0, lo1, hi1 = n[first].sum(), N[first].sum(), n[~first].sum(), N[~first].sum()
+    share = int(np.clip(round(total * hi0 / N.sum()), max(lo0, total - hi1), min(hi0, total - lo1)))
+    out = n.copy()
+    for mine, k in ((first, share), (~first, total - share)):
+        other = ~mine[strata]
+        z = _neyman_weights(battles, idx[other], np.asarray(y)[other], label, N, judges, budget, alpha)
+        out[mine] = integer_allocation((N.astype(float) if z is None else z)[mine], k, n[mine], N[mine])
+    return out
 
 
 def pilot_allocation(N: np.ndarray, budget: int, pilot: float = PILOT) -> np.ndarray:
@@ -340,9 +384,10 @@ def draw_neyman(battles: Battles, budget: int, rng, judges: Sequence[str] = (), 
                 per_stratum: int = PER_STRATUM) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ``neyman`` draw (module doc), simulated on recorded battles: ``budget`` battles without
     replacement, stratified by :func:`design_strata`. The pilot (:func:`pilot_allocation`) first; then, in
-    ``rounds`` rounds, the allocation recomputed on the draws so far (:func:`neyman_allocation`), never
-    taking back a battle already drawn. Returns ``(positions, inclusion probabilities n_h / N_h, stratum
-    per draw)``; each stratum's draws are a simple random sample of it."""
+    ``rounds`` rounds, the allocation recomputed on the draws so far (:func:`neyman_allocation`: each fold
+    of the strata from the other fold's draws), never taking back a battle already drawn. Returns
+    ``(positions, inclusion probabilities n_h / N_h, stratum per draw)``; each stratum's draws are a simple
+    random sample of it."""
     judges = list(judges)
     label, N = design_strata(battles, judges, budget, per_stratum=per_stratum)
     members = [rng.permutation(m) for m in np.split(np.argsort(label, kind="stable"), np.cumsum(N)[:-1])]
@@ -364,6 +409,6 @@ def strata_note(strata: np.ndarray) -> str:
     return f"{len(k)} strata, {int(k.min())}-{int(k.max())} human battles each" if len(k) else "no strata"
 
 
-__all__ = ["EXPLORE", "NEYMAN_ROUNDS", "PAIR_PRIOR", "PER_STRATUM", "PILOT", "ROUNDS", "design_strata", "draw_active",
-           "draw_neyman", "draw_uniform", "integer_allocation", "judge_class", "neyman_allocation", "pair_probabilities",
-           "pilot_allocation", "strata_note", "stratum_probabilities"]
+__all__ = ["EXPLORE", "NEYMAN_ROUNDS", "PAIR_PRIOR", "PER_STRATUM", "PILOT", "ROUNDS", "crossfit_folds", "design_strata",
+           "draw_active", "draw_neyman", "draw_uniform", "integer_allocation", "judge_class", "neyman_allocation",
+           "pair_probabilities", "pilot_allocation", "strata_note", "stratum_probabilities"]
