@@ -107,8 +107,7 @@ def table(res: dict, budgets, alpha: float, title: str, base: str = "human only,
     names = list(dict.fromkeys(k[0] for k in res))
     lines = [f"### {title}", "", f"Per budget: rank-set coverage (all models at once; nominal {1 - alpha:.2f}) / score "
              f"interval coverage (per model) / mean rank-set size / mean interval width (Elo) / battles human-only needs "
-             "for that rank-set size, as a ratio (budget / that)", "",
-             "| method | " + " | ".join(f"{b} battles" for b in budgets) + " |", "|---|" + "---|" * len(budgets)]
+             "for that rank-set size, as a ratio (budget / that)", "", *header(budgets)]
     for name in names:
         cells = []
         for b in budgets:
@@ -123,10 +122,20 @@ def table(res: dict, budgets, alpha: float, title: str, base: str = "human only,
     return "\n".join(lines)
 
 
-def arena(root: Path, draws: int, alpha: float) -> str:
+def arena_battles(root: Path):
+    """Chatbot Arena's human battles with the three judges' verdicts, and the fit of all of them (the reference)."""
     folder = root / "arena-ppr"
     battles = read_battles(str(folder / "human.jsonl"), [str(folder / f"{j}.jsonl") for j in JUDGES])
-    ref = fit_bt(battles)
+    return battles, fit_bt(battles)
+
+
+def header(budgets) -> list[str]:
+    """A results table's column header, one column per budget."""
+    return ["| method | " + " | ".join(f"{b} battles" for b in budgets) + " |", "|---|" + "---|" * len(budgets)]
+
+
+def arena(root: Path, draws: int, alpha: float) -> str:
+    battles, ref = arena_battles(root)
     res = measure(battles, ref.scores, ranks(ref.coef), list(JUDGES), BUDGETS, draws, alpha)
     return table(res, BUDGETS, alpha, f"Chatbot Arena (arena-ppr): 20 models, {battles.n} human battles; reference = all of "
                                       f"them; {draws} draws per cell, alpha {alpha}")
@@ -137,9 +146,7 @@ def bias(root: Path, draws: int, alpha: float, budgets) -> str:
     ``draws`` seeded draws, with its standard error over the draws, for uniform and neyman draws at each budget;
     beside it per-model interval coverage and the battles human-only uniform draws need for the same mean
     rank-set size (its curve measured at the neighbouring budgets of ``BUDGETS`` as well)."""
-    folder = root / "arena-ppr"
-    battles = read_battles(str(folder / "human.jsonl"), [str(folder / f"{j}.jsonl") for j in JUDGES])
-    ref = fit_bt(battles)
+    battles, ref = arena_battles(root)
     base = "human only, uniform"
     methods = {k: v for k, v in methods_for(list(JUDGES)).items() if v[0] != "active" and k != base}
     lo = max([b for b in BUDGETS if b < min(budgets)] or [min(budgets)])
@@ -159,8 +166,7 @@ def bias(root: Path, draws: int, alpha: float, budgets) -> str:
              f"Per budget: the strongest model's ({battles.models[top]}) mean signed error +- its standard error over "
              "the draws (mean / s.e.) / models whose mean error is over 2 s.e. from 0 (of "
              f"{battles.K}) / per-model interval coverage / battles human-only uniform needs for the same mean "
-             "rank-set size, as a ratio", "",
-             "| method | " + " | ".join(f"{b} battles" for b in budgets) + " |", "|---|" + "---|" * len(budgets)]
+             "rank-set size, as a ratio", "", *header(budgets)]
     for name in names:
         cells = []
         for b in budgets:
