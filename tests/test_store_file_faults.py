@@ -72,7 +72,10 @@ def test_a_replaced_store_file_refuses_writes_on_every_thread(tmp_path):
     t.start()
     t.join()
     assert len(errors) == 1
-    assert Store(st.path).judgments(pid) == []  # the file now at the path got nothing
+    # The file now at the path got none of the writes made after the fault. (i1 may show up in it: the old
+    # file's -wal stays at the path after the mv and SQLite folds it into whatever file it finds there;
+    # whether it still holds i1 depends on when SQLite last checkpointed, so only i2 and i3 are asserted.)
+    assert {j.item_id for j in Store(st.path).judgments(pid)} & {"i2", "i3"} == set()
 
 
 def _post(url, token, aid, verdict="1", key=None):
