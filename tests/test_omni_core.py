@@ -178,6 +178,42 @@ def test_mbar_with_one_replica_at_zero_weights_every_sample_equally():
     assert np.allclose(lw, -np.log(4)) and c.tolist() == [0.0]
 
 
+def test_the_linear_fast_path_is_scikit_learns_own_decision_function():
+    from sklearn.linear_model import LogisticRegression, SGDClassifier
+
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 17, size=(300, 64)).astype(float)
+    y = (X[:, :8].sum(axis=1) > 64).astype(int)
+    for est in (LogisticRegression(max_iter=500).fit(X, y), SGDClassifier(random_state=0).fit(X, y)):
+        Z = rng.integers(0, 17, size=(50, 64))
+        assert np.array_equal(SklearnModel(est)(Z), est.decision_function(Z.astype(float)))  # bit for bit
+    with pytest.raises(ValueError):  # a wrong width still gets scikit-learn's own error
+        SklearnModel(LogisticRegression(max_iter=500).fit(X, y))(np.zeros((2, 3)))
+
+
+def _lbfgs_only(samples, betas, monkeypatch):
+    import evalsift.omninput.reweight as rw
+
+    with monkeypatch.context() as m:
+        m.setattr(rw, "_newton", lambda *a, **k: None)
+        return rw.mbar_log_weights(samples, betas)
+
+
+@pytest.mark.parametrize("case", ["overlapping", "an empty replica", "barely overlapping"])
+def test_newton_and_lbfgs_solve_mbar_to_the_same_weights(case, monkeypatch):
+    """Newton (the default) and scipy's L-BFGS (its fallback) reach the same optimum; where the replicas barely
+    overlap Newton stalls and hands over, and the answer is L-BFGS's."""
+    rng = np.random.default_rng(2)
+    betas = np.linspace(0.0, 3.0, 6)
+    spread = 0.05 if case == "barely overlapping" else 1.0
+    samples = [np.round(rng.normal(loc=4 * b, scale=spread, size=5000), 3) for b in betas]
+    if case == "an empty replica":
+        samples[3] = np.array([])
+    lw, c = mbar_log_weights(samples, betas)
+    lw2, c2 = _lbfgs_only(samples, betas, monkeypatch)
+    assert np.all(np.isfinite(lw)) and np.allclose(c, c2, atol=1e-8) and np.allclose(lw, lw2, atol=1e-8)
+
+
 # ---------------------------------------------------------------------------------------------- curves
 def test_pr_curve_by_hand_for_high_and_low_positives():
     # bins z = 0, 1, 2 with 4, 2, 2 inputs; r = 0, 0.5, 1
@@ -414,3 +450,42 @@ def test_aupr_on_log_recall_and_the_ratio_of_areas():
                               {**b, "recall": [v * 7 for v in b["recall"]]}], ["A", "B"])
     assert scaled["ratio"]["B"] == pytest.approx(out["ratio"]["B"])
     assert aupr_log_ratios([a, {"recall": [1e5, 1e6], "precision": [1, 1]}], ["A", "C"]) is None
+
+
+_TRAIN_ONCE = """
+import json, sys, time
+from pathlib import Path
+import torch
+from evalsift.omninput.zoo import _cached
+log = Path(sys.argv[1])
+def make():
+    return torch.nn.Linear(2, 1)
+def build():
+    with open(log, "a") as f:
+        f.write("trained\\n")
+    time.sleep(3)  # long enough for the other process to ask for the same model meanwhile
+    torch.manual_seed(int(sys.argv[2]))
+    return make(), {"trained by": sys.argv[2]}
+module, info = _cached({"name": "lock-test"}, build, make)
+print(json.dumps({"info": info, "weights": module.weight.detach().tolist()}))
+"""
+
+
+def test_two_processes_asking_for_the_same_untrained_model_train_it_once(tmp_path):
+    """A model cache shared by two processes (two test workers, two terminals): the second waits for the first's
+    training and loads its weights."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    env = {**os.environ, "EVALSIFT_CACHE": str(tmp_path / "cache")}
+    log = tmp_path / "trainings.log"
+    procs = [subprocess.Popen([sys.executable, "-c", _TRAIN_ONCE, str(log), seed], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for seed in ("1", "2")]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
+    got = [json.loads(o[0].strip().splitlines()[-1]) for o in outs]
+    assert log.read_text().splitlines() == ["trained"]  # one training
+    assert got[0] == got[1]  # both hold the one trained model

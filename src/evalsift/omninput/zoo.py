@@ -273,27 +273,51 @@ def _train_lm(model: Any, batches: Callable[[np.random.Generator, int], np.ndarr
 
 
 def _cached(key: dict[str, Any], build: Callable[[], Any], make: Callable[[], Any]) -> tuple[Any, dict]:
-    """Load trained weights for ``key`` from the cache, or train (``build`` returns (module, info)) and store."""
+    """Load trained weights for ``key`` from the cache, or train (``build`` returns (module, info)) and store.
+
+    Processes sharing a cache take turns (a lock file beside the weights): a second process asking for the
+    same model while the first trains it waits, then loads the first's weights instead of training again."""
     torch = _torch()
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     folder = cache_dir()
     path = folder / f"{key['name']}-{digest}.pt"
-    module = make()
-    if path.is_file():
-        try:
-            saved = torch.load(path, map_location="cpu", weights_only=True)
-            module.load_state_dict(saved["state"])
-            module.eval()
-            return module, json.loads(saved["info"])
-        except Exception:  # noqa: BLE001 - a damaged cache file: train again
-            pass
-    module, info = build()
+    loaded = _load_weights(torch, path, make)
+    if loaded is not None:
+        return loaded
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    torch.save({"state": module.state_dict(), "info": json.dumps(info)}, tmp)
-    os.replace(tmp, path)
+    with _file_lock(path.with_name(path.name + ".lock")):
+        loaded = _load_weights(torch, path, make)  # trained by another process while this one waited
+        if loaded is not None:
+            return loaded
+        module, info = build()
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        torch.save({"state": module.state_dict(), "info": json.dumps(info)}, tmp)
+        os.replace(tmp, path)
     return module, info
 
+
+def _load_weights(torch: Any, path: Path, make: Callable[[], Any]) -> tuple[Any, dict] | None:
+    if not path.is_file():
+        return None
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+        module = make()
+        module.load_state_dict(saved["state"])
+        module.eval()
+        return module, json.loads(saved["info"])
+    except Exception:  # noqa: BLE001 - a damaged cache file: train again
+        return None
+
+
+def _file_lock(path: Path) -> Any:
+    """An inter-process lock (the ``filelock`` package, which torch itself requires); none without it."""
+    try:
+        from filelock import FileLock
+    except ImportError:  # pragma: no cover - torch depends on filelock
+        import contextlib
+
+        return contextlib.nullcontext()
+    return FileLock(str(path))
 
 # ---------------------------------------------------------------------------------------------- the toy
 def toy_positives(rng: np.random.Generator, n: int, length: int, modulus: int) -> np.ndarray:
