@@ -2,7 +2,9 @@
 
 Before anything is imported, the embedding cache (``EVALSIFT_CACHE``), the Hugging Face home, the
 matplotlib config and the XDG cache are pointed at a temporary folder removed at the end of the run.
-``data_dir``: the real evaluation data (``$EVALSIFT_DATA`` or ``../shared/data``); see ``_data.py``.
+The run is spread over two processes (pytest-xdist, ``-n 2`` in pyproject's addopts; ``-n 0`` runs it in
+one): the controller makes that folder and every worker uses it, so an embedding or a trained model built
+by one is there for the other. ``data_dir``: the real evaluation data (``$EVALSIFT_DATA`` or ``../shared/data``); see ``_data.py``.
 
 Ctrl-C as at a terminal: a suite started in the background by a non-interactive shell (``cmd &`` in a
 script) inherits SIGINT *ignored*, and every process it starts would too -- Python leaves an ignored
@@ -22,17 +24,34 @@ from pathlib import Path
 
 import pytest
 
-_TMP = tempfile.mkdtemp(prefix="evalsift-tests-")
-atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
+# One folder for the whole run. Under pytest-xdist (the ``-n`` in pyproject's addopts) the controller makes it
+# before it starts the workers, which inherit its path and share it: one embedding cache, one model cache.
+if os.environ.get("PYTEST_XDIST_WORKER") and os.path.isdir(os.environ.get("EVALSIFT_TEST_RUN_DIR", "")):
+    _TMP = os.environ["EVALSIFT_TEST_RUN_DIR"]  # a worker: the controller removes the folder at the end
+else:
+    _TMP = tempfile.mkdtemp(prefix="evalsift-tests-")
+    os.environ["EVALSIFT_TEST_RUN_DIR"] = _TMP
+    atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 for _var, _sub in (("EVALSIFT_CACHE", "evalsift"), ("HF_HOME", "huggingface"), ("MPLCONFIGDIR", "matplotlib"),
                    ("XDG_CACHE_HOME", "xdg")):
     os.environ[_var] = os.path.join(_TMP, _sub)
 os.environ.pop("EVALSIFT_QUIET", None)
+if os.environ.get("PYTEST_XDIST_WORKER"):  # workers share the cores: torch's and BLAS's threads split among them,
+    _threads = str(max(1, (os.cpu_count() or 1) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)))
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):  # not each asking for all of them
+        os.environ.setdefault(_var, _threads)
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # inherited from a background launch; see the module doc
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import DATA_ROOT  # noqa: E402
+
+
+def pytest_collection_modifyitems(config, items):
+    """The end-to-end runs (marker ``slow``) first, in their modules' order: the workers take the first tests
+    in turn (pytest-xdist's ``load`` schedule), so the longest runs start at once on different workers and the
+    short tests fill the gaps, instead of one long run starting last and running alone."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # a stable sort: order kept otherwise
 
 
 @pytest.fixture(scope="session")
