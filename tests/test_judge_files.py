@@ -413,6 +413,19 @@ def test_judge_files_under_the_data_root_have_names(tmp_path, monkeypatch):
     assert make_oracle("judgments:arena/human").verdicts(load("arena/human"), [0, 1], "X", "Y").tolist() == ["a", "tie"]
 
 
+def test_a_gzipped_judge_file_under_the_data_root_has_its_name(tmp_path, monkeypatch):
+    import gzip
+
+    root = tmp_path / "data"
+    (root / "arena").mkdir(parents=True)
+    lines = [json.dumps(r) for r in (battle(1, "X", "Y", "model_a"), battle(2, "Y", "X", "tie"))]
+    with gzip.open(root / "arena" / "human.jsonl.gz", "wt") as f:
+        f.write("\n".join(lines) + "\n")
+    monkeypatch.setenv("EVALSIFT_DATA", str(root))
+    assert [n for n in find_judgment_sources() if n.startswith("arena/")] == ["arena/human"]  # not arena/human.jsonl
+    assert make_oracle("judgments:arena/human").verdicts(load("arena/human"), [0, 1], "X", "Y").tolist() == ["a", "tie"]
+
+
 # ------------------------------------------------------------------------------------------ real data
 PAIR = ("koala-13b", "vicuna-13b")
 

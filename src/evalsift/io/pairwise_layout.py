@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
-from ._common import (_open_binary, blank_state, check_file, empty_file_error, first_line, iter_jsonl, json_problem,
-                      natural_key, read_text)
+from ._common import (_open_binary, blank_state, check_file, data_suffix, empty_file_error, first_line, iter_jsonl,
+                      json_problem, natural_key, read_text)
 
 _KINDS_BY_SUFFIX = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
                     ".json": "json"}
@@ -231,11 +231,13 @@ def find_judge_files(root: Path) -> dict[str, Path]:
         return found
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
         for file in sorted(folder.iterdir(), key=lambda f: natural_key(f.name)):
-            if file.suffix.lower() not in _JUDGE_FILE_SUFFIXES or not file.is_file():
+            suffix = data_suffix(file)  # through a .gz: human.jsonl.gz is the judge file human
+            if suffix not in _JUDGE_FILE_SUFFIXES or not file.is_file():
                 continue
+            stem = file.name[:len(file.name) - len(suffix) - (3 if file.name.lower().endswith(".gz") else 0)]
             try:
                 if looks_pairwise(file):
-                    found.setdefault(f"{folder.name}/{file.stem}", file)
+                    found.setdefault(f"{folder.name}/{stem}", file)
             except DataError:
                 continue
     return found
