@@ -106,8 +106,10 @@ def _linear_decision(est: Any, X: np.ndarray) -> np.ndarray | None:
     """A fitted linear classifier's binary decision function, ``X @ coef_.T + intercept_`` (what its own
     ``decision_function`` computes), without scikit-learn's input validation on every call: the samplers call
     the model some 10^4 times per run on small batches, where the checks cost more than the product."""
-    from sklearn.linear_model._base import LinearClassifierMixin
-
+    try:
+        from sklearn.linear_model._base import LinearClassifierMixin
+    except ImportError:  # a scikit-learn that moved it: its own decision_function, checks and all
+        return None
     coef, intercept = getattr(est, "coef_", None), getattr(est, "intercept_", None)
     if not isinstance(est, LinearClassifierMixin) or not isinstance(coef, np.ndarray) or coef.shape[0] != 1:
         return None

@@ -52,21 +52,11 @@ def mbar_log_weights(samples: Sequence[np.ndarray], betas: np.ndarray, *, ref: i
     logN = np.where(have, np.log(np.where(have, N, 1.0)), -np.inf)
     bz = np.outer(u, betas)  # (U, K)
 
-    total = float(N.sum())
-
-    def objective(c_free: np.ndarray) -> tuple[float, np.ndarray]:
-        c = np.insert(c_free, ref, 0.0)
-        lse, p = _lse_rows(logN + bz - c)  # p: each replica's share of each value's mixture
-        value = float(counts @ lse + N @ c) / total
-        grad = (N - counts @ p) / total
-        return value, np.delete(grad, ref)
-
-    c = _perturbation_start(samples, betas, ref)
-    c = _newton(objective_hessian(logN, bz, counts, N, ref), c, ref, tol)
-    if c is None:  # Newton did not converge (it does on every case we have met): scipy's L-BFGS from the start
-        c = _perturbation_start(samples, betas, ref)
-        res = minimize(objective, np.delete(c, ref), jac=True, method="L-BFGS-B",
-                       options={"maxiter": 20000, "ftol": 1e-15, "gtol": tol})
+    start = _perturbation_start(samples, betas, ref)
+    c = _newton(_mbar_objective(logN, bz, counts, N, ref, hessian=True), start, ref, tol)
+    if c is None:  # Newton stalled (replicas that barely overlap, e.g. digits-mlp): scipy's L-BFGS from the start
+        res = minimize(_mbar_objective(logN, bz, counts, N, ref, hessian=False), np.delete(start, ref), jac=True,
+                       method="L-BFGS-B", options={"maxiter": 20000, "ftol": 1e-15, "gtol": tol})
         c = np.insert(res.x, ref, 0.0)
     log_counts = np.log(counts.astype(np.float64))
     for _ in range(20):  # polish with the MBAR fixed point: c_k = ln sum_i w_i exp(beta_k z_i)
@@ -81,20 +71,22 @@ def mbar_log_weights(samples: Sequence[np.ndarray], betas: np.ndarray, *, ref: i
     return lw_u[inverse], c
 
 
-def objective_hessian(logN: np.ndarray, bz: np.ndarray, counts: np.ndarray, N: np.ndarray, ref: int):
-    """``f(c_free) -> (A, gradient, Hessian)`` of MBAR's convex objective over the free c's (the Hessian is
-    ``sum_u counts_u (diag p_u - p_u p_u^T)``, K x K: cheap next to the U x K pass that gives p)."""
+def _mbar_objective(logN: np.ndarray, bz: np.ndarray, counts: np.ndarray, N: np.ndarray, ref: int, hessian: bool):
+    """``f(c_free) -> (A, gradient)``, with ``hessian`` ``(A, gradient, Hessian)``, of MBAR's convex objective
+    over the free c's. The Hessian is ``sum_u counts_u (diag p_u - p_u p_u^T)``, K x K; L-BFGS does not need it."""
     total = float(N.sum())
+    keep = np.arange(len(N)) != ref
 
-    def f(c_free: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    def f(c_free: np.ndarray) -> tuple:
         c = np.insert(c_free, ref, 0.0)
-        lse, p = _lse_rows(logN + bz - c)
+        lse, p = _lse_rows(logN + bz - c)  # p: each replica's share of each value's mixture
         value = float(counts @ lse + N @ c) / total
         cp = counts @ p
-        grad = (N - cp) / total
+        grad = ((N - cp) / total)[keep]
+        if not hessian:
+            return value, grad
         hess = (np.diag(cp) - (p * counts[:, None]).T @ p) / total
-        keep = np.arange(len(N)) != ref
-        return value, grad[keep], hess[np.ix_(keep, keep)]
+        return value, grad, hess[np.ix_(keep, keep)]
 
     return f
 
