@@ -118,6 +118,9 @@ def test_omni_report_repeats_the_sampler_warnings_and_leaves_out_the_empty_panel
     res = json.loads((out / "results.json").read_text())
     m = res["models"][0]
     assert sum(m["positives"]) == 0 and m["auroc"] is None and m["positive_share"] is None  # the case of the issue
+    # no judged yes: recall divides by 0 positives, so the AUPR is undefined (not 0, which reads as a model that misses all)
+    assert m["aupr"] is None and m["aupr_own_range"] is None and "aupr" not in m["intervals"]
+    assert "undefined" in m["aupr_note"]
     check_cells(rep)
     check_terminal(err, rep)
     # every warning omni sample printed is in the curve's report (and printed again), with the model's name

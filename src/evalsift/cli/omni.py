@@ -511,7 +511,8 @@ def _in_range(s, rates, zr: dict[str, Any], cross: dict[str, Any] | None, k: int
     rc = range_curve(s, rates.r, zr["mask"], ln, rates.interpolated)
     return {"z_range": [float(v) for v in zr["z"]], "n_bins": zr["n_bins"], "start": zr["start"], "end": zr["end"],
             "own_z_range": zr.get("own_z"), "normalisation": how, **rc,
-            "aupr_log": aupr_log(np.asarray(rc["recall"]), np.asarray(rc["precision"])),
+            "aupr_log": aupr_log(np.asarray(rc["recall"]), np.asarray(rc["precision"]))
+            if np.sum(np.asarray(rc["recall"]) > 0) >= 2 else None,  # fewer than 2 points of positive recall: no area
             "aupr_log_note": "area under precision over log10(unnormalised recall), the curve's own range within Z"}
 
 
@@ -584,7 +585,7 @@ def _print_curves(results: dict) -> None:
     for c in results["models"]:
         k = c["in_range"]
         zr = f"[{k['z_range'][0]:.4g}, {k['z_range'][1]:.4g}]"
-        print(f"  {c['model']:<24} {zr:>20} {k['n_bins']:5d} {k['aupr_log']:20.4f} {k['precision'][-1]:18.4f}")
+        print(f"  {c['model']:<24} {zr:>20} {k['n_bins']:5d} {_num(k['aupr_log'], '20.4f')} {k['precision'][-1]:18.4f}")
     cmp_ = results.get("aupr_log_comparison")
     if cmp_:
         lo, hi = cmp_["log10_recall_range"]

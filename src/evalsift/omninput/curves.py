@@ -683,6 +683,14 @@ def omni_curve(samples: OmniSamples, z: Sequence[float], labels: Sequence[float]
         out["aupr_common"] = aupr(c["recall"], c["precision"], *common)
         out["aupr_common_normalised"] = out["aupr_common"] / (common[1] - common[0]) if common[1] > common[0] else None
     out["chains"] = chain_spread(samples, rates, common)
+    if rates.positives.sum() == 0:
+        # no judged positive: recall divides by a total of positives of 0, so no area under precision over recall
+        # exists (0 would read as a model that finds none of many positives)
+        for k in ("aupr", "aupr_own_range", "recall_range", "aupr_common", "aupr_common_normalised"):
+            if k in out:
+                out[k] = None
+        out["intervals"] = {k: v for k, v in out["intervals"].items() if k not in ("aupr", "aupr_common")}
+        out["aupr_note"] = "no judged input is positive: recall, and the AUPR over it, are undefined"
     unjudged = int(rates.interpolated.sum())
     out["normalised"] = unjudged == 0
     if unjudged:

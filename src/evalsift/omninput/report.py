@@ -292,7 +292,8 @@ def _summary_rows(curves: Sequence[dict[str, Any]], results: dict[str, Any] | No
                                "and every bin judged)")
         else:
             no_common = Absent("the models' recall ranges do not overlap")
-        common = c.get("aupr_common", no_common)
+        common = c.get("aupr_common")
+        common = no_common if common is None else common
         common_n = c.get("aupr_common_normalised")
         if common_n is None:
             common_n = common if isinstance(common, Absent) else Absent("the common recall range has no width")
@@ -304,8 +305,10 @@ def _summary_rows(curves: Sequence[dict[str, Any]], results: dict[str, Any] | No
             rec = dec.get("recall") if dec.get("recall") is not None else (unidentified or unjudged or Absent(
                 "recall is undefined here"))
         rows.append([c["model"], "[" + ", ".join(f"{v:.4g}" for v in zr.get("z_range", [])) + "]",
-                     zr.get("aupr_log"), c["aupr"] if c.get("aupr") is not None else unjudged,
-                     f"[{au[0]:.3g}, {au[1]:.3g}]" if au is not None else unjudged,
+                     zr.get("aupr_log") if zr.get("aupr_log") is not None else Absent(
+                         "fewer than two thresholds within Z with a positive recall: no area"),
+                     c["aupr"] if c.get("aupr") is not None else (unjudged or unidentified),
+                     f"[{au[0]:.3g}, {au[1]:.3g}]" if au is not None else (unjudged or unidentified),
                      common, common_n, c["auroc"] if c.get("auroc") is not None else unidentified,
                      max(c["bands"]["precision_hi"]),
                      c["positive_share"] if c.get("positive_share") is not None else unidentified, prec, rec,
