@@ -365,7 +365,12 @@ def test_arena_stop_that_did_not_stop_says_why(tmp_path, capsys):
     assert f"why: {sentence}" in out
     res = json.loads((tmp_path / "o" / "results.json").read_text())
     assert res["stop"]["explanation"]["sentence"] == sentence and res["stop"]["explanation"]["next_look"] is None
+    import html as html_lib
+    page = html_lib.unescape((tmp_path / "o" / "leaderboard.html").read_text())
+    assert "top-k:1: not met within 600 human battles (look 3 of 3)" in page and f"Why: {sentence}" in page
     # a rule that is met prints no 'why'
     assert main([*base, "--stop", "rank-set:3", "--out", str(tmp_path / "m")]) == 0
     out = capsys.readouterr().out
     assert "stop rule rank-set:3: met after 150 human battles" in out and "why:" not in out
+    page = (tmp_path / "m" / "leaderboard.html").read_text()
+    assert "rank-set:3: met after 150 human battles" in page and "Why:" not in page

@@ -49,6 +49,17 @@ def leaderboard_html(board: Any) -> str:
     judges = "".join(f"<li>{esc(k)}: weight {d['judge_weights'].get(k, 0.0):.2f}; agreement with people {v['agreement']:.3f}, "
                      f"per-battle correlation {v['correlation']:.3f} over {v['battles']} battles</li>"
                      for k, v in d["judges"].items())
+    stop = ""
+    if d.get("stop"):
+        st, last = d["stop"], d["stop"]["looks"][-1]
+        done = (f"met after {last['battles']} human battles" if st["met"] else
+                f"not met within {last['battles']} human battles")
+        why = st.get("explanation", {}).get("sentence") if st.get("explanation") else None
+        stop = (f"<h2>Stop rule</h2><p id=stop>{esc(st['rule'])}: {done} (look {len(st['looks'])} of "
+                f"{len(st['planned_looks'])}); {esc(st['guarantee'])}.</p>"
+                + (f"<p id=stop-why>Why: {esc(why)}</p>" if why else ""))
+    estimator = (" Scores bias-corrected (the maximum-likelihood fit less its first-order bias)."
+                 if d.get("estimator") == "bias-corrected" else "")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>evalsift leaderboard</title>
 <style>
@@ -65,7 +76,8 @@ table{{border-collapse:collapse;margin:1em 0}} td,th{{padding:3px 8px;border-bot
 <p>{len(d['models'])} models from {d['human_battles_used']} human battles of {d['battles']} ({esc(d['allocation'])}
 allocation{', judges stacked by prediction-powered inference' if d['judge_weights'] else ''}); source {esc(str(d['source']))}.
 Scores on the Elo scale (1000 = the models' mean); {1 - d['alpha']:.0%} intervals ({esc(d['intervals'])});
-rank-sets hold simultaneously with probability {1 - d['alpha']:.0%}.</p>
+rank-sets hold simultaneously with probability {1 - d['alpha']:.0%}.{estimator}</p>
+{stop}
 <table id=scores><thead><tr><th>rank</th><th>model</th><th>score</th><th>{1 - d['alpha']:.0%} interval</th><th></th>
 <th>rank-set</th><th>human battles</th></tr></thead><tbody>
 {''.join(rows)}
