@@ -36,7 +36,7 @@ any stop is wrong; a clear best), ``--draws`` leagues each, and on Chatbot Arena
 bootstrap is one refit per replicate, timed on a few and scaled, said so in the table).
 
     EVALSIFT_DATA=../shared/data python benchmarks/arena_rankings.py arena [--draws 100] [--alpha 0.1]
-    python benchmarks/arena_rankings.py bias [--draws 200] [--budgets 2000,5000]
+    python benchmarks/arena_rankings.py bias [--draws 200] [--budgets 2000,5000] [--estimator mle|bias-corrected]
     python benchmarks/arena_rankings.py synthetic [--draws 100] [--judge even|uneven]
     python benchmarks/arena_rankings.py stops [--draws 200]
     python benchmarks/arena_rankings.py speed
@@ -73,15 +73,17 @@ def methods_for(judges: list[str]) -> dict[str, tuple[str, list[str]]]:
 def measure(battles: Battles, ref_scores: np.ndarray, ref_ranks: np.ndarray, judges: list[str], budgets, draws: int,
             alpha: float, methods: dict | None = None) -> dict:
     """Per (method, budget): coverage, rank-set size, width, seconds per draw, and ``err`` (draws x models: each
-    draw's scores less ``ref_scores``). ``methods``: default :func:`methods_for` ``judges``."""
+    draw's scores less ``ref_scores``). ``methods``: default :func:`methods_for` ``judges``; a method is
+    ``(allocation, judges)`` or ``(allocation, judges, estimator)`` (default ``mle``)."""
     res = {}
-    for name, (alloc, js) in (methods or methods_for(judges)).items():
+    for name, (alloc, js, *est) in (methods or methods_for(judges)).items():
         for n in budgets:
             if n > battles.n:
                 continue
             cov_rank, cov_int, size, width, err, t0 = [], [], [], [], [], time.perf_counter()
             for s in range(draws):
-                L = leaderboard(battles, judges=js, human_budget=n, allocation=alloc, alpha=alpha, seed=1000 + s)
+                L = leaderboard(battles, judges=js, human_budget=n, allocation=alloc, alpha=alpha, seed=1000 + s,
+                                estimator=est[0] if est else "mle")
                 err.append(L.fit.scores - ref_scores)
                 rs = L.rank_set
                 cov_rank.append(bool(np.all((rs[:, 0] <= ref_ranks) & (ref_ranks <= rs[:, 1]))))
@@ -141,14 +143,18 @@ def arena(root: Path, draws: int, alpha: float) -> str:
                                       f"them; {draws} draws per cell, alpha {alpha}")
 
 
-def bias(root: Path, draws: int, alpha: float, budgets) -> str:
+def bias(root: Path, draws: int, alpha: float, budgets, estimator: str = "mle") -> str:
     """The signed error of each model's score (the draw's estimate less the full-data fit, Elo) averaged over
     ``draws`` seeded draws, with its standard error over the draws, for uniform and neyman draws at each budget;
     beside it per-model interval coverage and the battles human-only uniform draws need for the same mean
-    rank-set size (its curve measured at the neighbouring budgets of ``BUDGETS`` as well)."""
+    rank-set size (its curve measured at the neighbouring budgets of ``BUDGETS`` as well, always with the
+    plain fit). ``estimator="bias-corrected"``: every row but that reference with the corrected scores,
+    human-only uniform among them."""
     battles, ref = arena_battles(root)
     base = "human only, uniform"
     methods = {k: v for k, v in methods_for(list(JUDGES)).items() if v[0] != "active" and k != base}
+    if estimator != "mle":
+        methods = {f"{k}, {estimator}": (*v, estimator) for k, v in {base: ("uniform", []), **methods}.items()}
     lo = max([b for b in BUDGETS if b < min(budgets)] or [min(budgets)])
     hi = min([b for b in BUDGETS if b > max(budgets)] or [max(budgets)])
     curve = sorted({b for b in BUDGETS if lo <= b <= hi} | set(budgets))
@@ -162,7 +168,7 @@ def bias(root: Path, draws: int, alpha: float, budgets) -> str:
         return e.mean(axis=0), e.std(axis=0, ddof=1) / np.sqrt(len(e))
 
     lines = [f"### Signed error of the scores (estimate - the fit of all {battles.n} Chatbot Arena human battles, Elo), "
-             f"{draws} draws per cell (seeds 1000-{999 + draws}), alpha {alpha}", "",
+             f"{draws} draws per cell (seeds 1000-{999 + draws}), alpha {alpha}, estimator {estimator}", "",
              f"Per budget: the strongest model's ({battles.models[top]}) mean signed error +- its standard error over "
              "the draws (mean / s.e.) / models whose mean error is over 2 s.e. from 0 (of "
              f"{battles.K}) / per-model interval coverage / battles human-only uniform needs for the same mean "
@@ -325,12 +331,15 @@ def main() -> int:
     ap.add_argument("--judge", choices=["even", "uneven"], default="even",
                     help="synthetic: the judge's quality, the same on every pair (even) or good on half of them (uneven)")
     ap.add_argument("--budgets", default="2000,5000", help="bias: the human budgets, comma-separated")
+    ap.add_argument("--estimator", choices=["mle", "bias-corrected"], default="mle",
+                    help="bias: the scores' estimator in every row but the human-only uniform reference curve")
     ap.add_argument("--out", help="also write the table (markdown) here")
     args = ap.parse_args()
     root = Path(os.environ.get("EVALSIFT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
     t0 = time.time()
     text = (arena(root, args.draws, args.alpha) if args.what == "arena" else
-            bias(root, args.draws, args.alpha, [int(b) for b in args.budgets.split(",")]) if args.what == "bias" else
+            bias(root, args.draws, args.alpha, [int(b) for b in args.budgets.split(",")], args.estimator)
+            if args.what == "bias" else
             synthetic(args.draws, args.alpha, args.judge) if args.what == "synthetic" else
             stops(root, args.draws) if args.what == "stops" else speed())
     text += f"\n\n({time.time() - t0:.0f} s; command: python benchmarks/arena_rankings.py {' '.join(sys.argv[1:])})"

@@ -12,7 +12,7 @@ from the battles at hand.
 """
 
 from .battles import Battles, judge_name, read_battles
-from .bt import BTFit, bootstrap_bt, bootstrap_bt_ppi, fit_bt, fit_bt_ppi, rank_sets, ranks
+from .bt import BTFit, bootstrap_bt, bootstrap_bt_ppi, curvature_bias, fit_bt, fit_bt_ppi, rank_sets, ranks
 
-__all__ = ["BTFit", "Battles", "bootstrap_bt", "bootstrap_bt_ppi", "fit_bt", "fit_bt_ppi", "judge_name", "rank_sets",
-           "ranks", "read_battles"]
+__all__ = ["BTFit", "Battles", "bootstrap_bt", "bootstrap_bt_ppi", "curvature_bias", "fit_bt", "fit_bt_ppi", "judge_name",
+           "rank_sets", "ranks", "read_battles"]

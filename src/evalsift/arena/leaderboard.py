@@ -19,6 +19,10 @@ them) and returns a :class:`Leaderboard`: per model the Bradley-Terry score on t
   bootstrap rank-sets, ``B`` replicates); the rank-sets are step-down max-|t| sets either way.
 - ``ties="half"`` (a tie is half a win: Chatbot Arena's and FastChat's count) or ``"davidson"``
   (Davidson's tie-aware model, :func:`~evalsift.arena.bt.fit_davidson`; the human battles alone).
+- ``estimator="mle"`` (the maximum-likelihood fit, as Chatbot Arena publishes it) or
+  ``"bias-corrected"`` (ours: the fit less its first-order bias, :func:`~evalsift.arena.bt.curvature_bias`;
+  at a few thousand human battles the plain fit puts the strongest and weakest models a few Elo too
+  far apart, more so when a draw gives their settled pairs few battles, as ``neyman`` does).
 """
 
 from __future__ import annotations
@@ -33,12 +37,13 @@ import numpy as np
 
 from ..errors import DataError, ParameterError, check_choice
 from .battles import Battles
-from .bt import ELO, TIES, BTFit, bootstrap_bt_ppi, fit_bt_ppi, fit_davidson, rank_sets, ranks
+from .bt import ELO, TIES, BTFit, bootstrap_bt_ppi, curvature_bias, fit_bt_ppi, fit_davidson, rank_sets, ranks
 from .design import EXPLORE, ROUNDS, pair_probabilities  # noqa: F401 - their old home; they live in design now
 from .design import draw_active, draw_neyman, draw_uniform, strata_note
 
 ALLOCATIONS = ("uniform", "active", "neyman")
 INTERVALS = ("sandwich", "bootstrap")
+ESTIMATORS = ("mle", "bias-corrected")
 
 
 @dataclass
@@ -79,6 +84,7 @@ class Leaderboard:
                 "alpha": self.alpha, "coverage": f"simultaneous {1 - self.alpha:.0%} rank-sets; per-model {1 - self.alpha:.0%} "
                                                    "score intervals",
                 "intervals": self.intervals, "allocation": self.allocation, "method": self.fit.method,
+                "estimator": "bias-corrected" if self.fit.method.endswith("+bc") else "mle",
                 "judge_weights": {k: v for k, v in self.fit.lam.items() if k in self.judges},
                 "tie_propensity": self.fit.lam.get("tie_propensity"), "judges": self.judges, "critical_value": round(self.critical, 4),
                 "scale": "Elo: 1000 + 400 * log10-odds, centred on the models' mean", "seed": self.seed,
@@ -104,6 +110,7 @@ class Leaderboard:
                   if d["judge_weights"] else "")
                + (f", Davidson's ties (propensity {d['tie_propensity']:.2f})" if d["tie_propensity"] else "")
                + (f", drawn by {self.allocation} ({self.strata})" if self.strata else "")
+               + (", bias-corrected scores" if d["estimator"] == "bias-corrected" else "")
                + f"; {1 - self.alpha:.0%} intervals ({self.intervals}) and simultaneous rank-sets",
                f"{'rank':>4}  {'model':<{width}}  {'score':>7}  {'interval':>17}  rank-set"]
         for m in d["models"]:
@@ -129,7 +136,8 @@ ASSUMPTION = ("the human battles used are every battle of the file, or a draw fr
 
 def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_budget: int | None = None,
                 allocation: str = "uniform", alpha: float = 0.05, seed: int = 0, intervals: str = "sandwich",
-                B: int = 1000, ties: str = "half", stop: str | None = None, first: int = 100) -> Leaderboard:
+                B: int = 1000, ties: str = "half", stop: str | None = None, first: int = 100,
+                estimator: str = "mle") -> Leaderboard:
     """The leaderboard of ``battles`` (module doc). ``judges``: names of ``battles.judges`` to use
     (default all of them). ``ties``: ``half`` or ``davidson`` (the tie-aware model; human battles
     only, sandwich intervals). ``stop``: ``"top-k:K"`` (stop once the rank-sets single out the K best)
@@ -137,8 +145,10 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
     random order and looked at after ``first``, ``2 first``, ``4 first``, ... up to ``human_budget``,
     each look at level ``alpha / L`` (L looks in all), so the stop is wrong with probability at most
     ``alpha`` (a union bound over the looks; asymptotic, as the rank-sets). When no look meets the rule,
-    ``stop["explanation"]`` says why in one sentence (:func:`explain_stop`)."""
+    ``stop["explanation"]`` says why in one sentence (:func:`explain_stop`). ``estimator``: ``mle`` or
+    ``bias-corrected`` (module doc)."""
     check_choice("allocation", allocation, ALLOCATIONS, where="arena")
+    check_choice("estimator", estimator, ESTIMATORS, where="arena")
     check_choice("intervals", intervals, INTERVALS, where="arena")
     check_choice("ties", ties, TIES, where="arena")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
@@ -152,7 +162,7 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
         if stop is not None:
             raise ParameterError("--stop needs --human-budget N: the most human battles it may use", field="stop")
         return _board(battles, np.arange(battles.n), np.ones(battles.n), [], judges, alpha, seed, intervals, B, ties,
-                      allocation)
+                      allocation, estimator=estimator)
     if isinstance(human_budget, bool) or not isinstance(human_budget, (int, np.integer)) or human_budget < 2:
         raise ParameterError(f"--human-budget must be an integer >= 2, got {human_budget!r}", field="human_budget")
     if human_budget > battles.n:
@@ -160,7 +170,8 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
                              f"{battles.source or 'the data'}; use at most {battles.n}, or leave it out to use all",
                              field="human_budget")
     if stop is not None:
-        return _stopped(battles, judges, int(human_budget), allocation, alpha, seed, intervals, B, ties, stop, first)
+        return _stopped(battles, judges, int(human_budget), allocation, alpha, seed, intervals, B, ties, stop, first,
+                        estimator)
     strata = None
     if allocation == "uniform":
         labelled, prob = draw_uniform(battles.n, human_budget, rng)
@@ -168,7 +179,8 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
         labelled, prob = draw_active(battles, human_budget, rng)
     else:
         labelled, prob, strata = draw_neyman(battles, human_budget, rng, judges, alpha=alpha)
-    return _board(battles, labelled, prob, judges, judges, alpha, seed, intervals, B, ties, allocation, strata=strata)
+    return _board(battles, labelled, prob, judges, judges, alpha, seed, intervals, B, ties, allocation, strata=strata,
+                  estimator=estimator)
 
 
 def parse_stop(stop: str, K: int) -> tuple[str, int]:
@@ -299,7 +311,8 @@ def explain_stop(stop: str, models: Sequence[str], alpha: float, looks: Sequence
     return out
 
 
-def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, ties, stop, first) -> Leaderboard:
+def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, ties, stop, first,
+             estimator="mle") -> Leaderboard:
     rule, value = parse_stop(stop, battles.K)
     if allocation != "uniform":
         raise ParameterError("--stop draws the human battles in one random order: use --allocation uniform",
@@ -315,7 +328,7 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
         labelled = np.sort(order[:n])
         try:
             board = _board(battles, labelled, np.full(n, n / battles.n), judges, judges, a_look, seed, intervals, B,
-                           ties, allocation)
+                           ties, allocation, estimator=estimator)
             seen = labelled
         except DataError as e:  # too few battles yet for every model to meet the others: look again later
             trail.append({"battles": n, "met": False, "note": str(e)})
@@ -333,7 +346,7 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
                                f"{len(looks)} planned looks at {a_look:.4g}; asymptotic)"}
     if not board.stop["met"]:  # why not: the same battles at 1 - alpha, as a person would read them
         shown = _board(battles, seen, np.full(len(seen), len(seen) / battles.n), judges, judges, alpha, seed,
-                       intervals, B, ties, allocation)
+                       intervals, B, ties, allocation, estimator=estimator)
         board.stop["explanation"] = explain_stop(stop, battles.models, alpha, looks, len(seen),
                                                  rank_set=shown.rank_set, look_rank_set=board.rank_set,
                                                  order=shown.order())
@@ -341,10 +354,14 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
 
 
 def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties, allocation,
-           verdicts=None, strata=None) -> Leaderboard:
+           verdicts=None, strata=None, estimator="mle") -> Leaderboard:
     """The leaderboard from the human draws ``labelled`` (with probabilities ``prob``; ``verdicts``: each
     draw's own verdict, default the battle's; ``strata``: each draw's stratum, for a stratified draw) and
-    the judges ``use``."""
+    the judges ``use``; ``estimator="bias-corrected"`` subtracts the fit's first-order bias from the
+    scores and from every bootstrap replicate."""
+    if ties == "davidson" and estimator != "mle":
+        raise ParameterError("--estimator bias-corrected corrects the Bradley-Terry fit of --ties half; with --ties "
+                             "davidson use --estimator mle", field="estimator")
     if ties == "davidson":
         if strata is not None:
             raise ParameterError("--ties davidson fits battles drawn uniformly: use --allocation uniform or active, "
@@ -358,9 +375,17 @@ def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties
         fit = fit_davidson(_drawn(battles, np.asarray(labelled, dtype=int), prob, verdicts))
     else:
         fit = fit_bt_ppi(battles, labelled, use, prob=prob, verdicts=verdicts, strata=strata)
+    bias = curvature_bias(battles, fit.coef, fit.cov) if estimator == "bias-corrected" else None
+    lam = list(fit.lam.values())
+    if bias is not None:
+        from dataclasses import replace
+
+        fit = replace(fit, coef=fit.coef - bias, method=f"{fit.method}+bc")
     if intervals == "bootstrap":
-        draws = bootstrap_bt_ppi(battles, labelled, use, list(fit.lam.values()), B, prob=prob, seed=seed,
-                                 verdicts=verdicts, strata=strata)
+        draws = bootstrap_bt_ppi(battles, labelled, use, lam, B, prob=prob, seed=seed, verdicts=verdicts,
+                                 strata=strata)
+        if bias is not None:
+            draws = draws - bias
         lo, hi = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
         interval = np.column_stack([lo, hi])
         rs, c = rank_sets(fit.coef, alpha=alpha, draws=draws)

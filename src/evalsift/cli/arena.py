@@ -41,6 +41,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ties", choices=["half", "davidson"], default="half",
                    help="half: a tie is half a win (Chatbot Arena, FastChat); davidson: Davidson's tie-aware model "
                         "(human battles alone, sandwich intervals)")
+    p.add_argument("--estimator", choices=["mle", "bias-corrected"], default="mle",
+                   help="mle: the maximum-likelihood fit (Chatbot Arena's); bias-corrected (ours): the fit less its "
+                        "first-order bias, which at a few thousand human battles puts the top and bottom models a few "
+                        "Elo too far apart (docs/arena.md)")
     p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="B", help="bootstrap replicates")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed (the draws, the bootstrap)")
     p.add_argument("--out", required=True, metavar="DIR", help="writes results.json, leaderboard.csv, leaderboard.html")
@@ -65,7 +69,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     battles = read_battles(args.data, judges)
     board = leaderboard(battles, human_budget=args.human_budget, allocation=args.allocation, alpha=args.alpha,
                         seed=args.seed, intervals=args.intervals, B=args.bootstrap, ties=args.ties, stop=args.stop,
-                        first=args.first)
+                        first=args.first, estimator=args.estimator)
     paths = write_leaderboard(board, out)
     if args.json:
         print_json(board.to_dict())
