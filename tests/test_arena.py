@@ -208,6 +208,7 @@ def test_the_bias_corrected_estimator_in_the_leaderboard_and_the_command(tmp_pat
     top, bottom = np.argmax(plain.fit.coef), np.argmin(plain.fit.coef)
     assert shift[top] > 0 > shift[bottom]  # the corrected scores sit closer together
     assert np.allclose(bc.fit.cov, plain.fit.cov) and "bias-corrected scores" in bc.summary()
+    assert "first order in 1/n" in bc.to_dict()["assumption"] and "1/n" not in plain.to_dict()["assumption"]
     boot = leaderboard(battles, human_budget=400, alpha=0.1, seed=1, intervals="bootstrap", B=200,
                        estimator="bias-corrected")
     assert all(lo <= s <= hi for s, (lo, hi) in zip(boot.fit.scores, boot.interval))

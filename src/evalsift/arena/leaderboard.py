@@ -67,6 +67,13 @@ class Leaderboard:
     stop: dict | None = None  # with a stop rule: the looks and whether it was met
     strata: str | None = None  # a stratified draw (neyman): how many strata and battles in each
 
+    def assumption(self) -> str:
+        """What the intervals and rank-sets rest on (:data:`ASSUMPTION`), and the correction's when it was made."""
+        if self.fit.method.endswith("+bc"):
+            return ASSUMPTION + ("; the scores are bias-corrected to first order in 1/n, which rests on the "
+                                 "Bradley-Terry curve near the fit and its covariance")
+        return ASSUMPTION
+
     def order(self) -> np.ndarray:
         """Model indices, strongest first."""
         return np.argsort(-self.fit.coef, kind="stable")
@@ -90,7 +97,7 @@ class Leaderboard:
                 "scale": "Elo: 1000 + 400 * log10-odds, centred on the models' mean", "seed": self.seed,
                 "source": self.source, "win_matrix": np.round(self.fit.win_matrix(), 4).tolist(),
                 "model_order": list(self.models), "stop": self.stop, "strata": self.strata,
-                "assumption": ASSUMPTION}
+                "assumption": self.assumption()}
 
     def csv(self) -> str:
         """The leaderboard as CSV (strongest first)."""
@@ -123,7 +130,7 @@ class Leaderboard:
                        f" (look {len(self.stop['looks'])} of {len(self.stop['planned_looks'])}); {self.stop['guarantee']}")
             if self.stop.get("explanation"):
                 out.append(f"why: {self.stop['explanation']['sentence']}")
-        out.append(f"assumption: {ASSUMPTION}")
+        out.append(f"assumption: {self.assumption()}")
         return "\n".join(out)
 
 
