@@ -212,6 +212,9 @@ def test_the_bias_corrected_estimator_in_the_leaderboard_and_the_command(tmp_pat
     boot = leaderboard(battles, human_budget=400, alpha=0.1, seed=1, intervals="bootstrap", B=200,
                        estimator="bias-corrected")
     assert all(lo <= s <= hi for s, (lo, hi) in zip(boot.fit.scores, boot.interval))
+    stopped = leaderboard(battles, human_budget=800, alpha=0.1, seed=1, stop="top-k:1", first=200,
+                          estimator="bias-corrected")
+    assert stopped.fit.method.endswith("+bc") and stopped.stop is not None
     with pytest.raises(ParameterError, match="with --ties davidson use --estimator mle"):
         leaderboard(battles, human_budget=400, judges=[], ties="davidson", estimator="bias-corrected")
     with pytest.raises(ParameterError, match="estimator"):
