@@ -37,7 +37,7 @@ bootstrap is one refit per replicate, timed on a few and scaled, said so in the 
 
     EVALSIFT_DATA=../shared/data python benchmarks/arena_rankings.py arena [--draws 100] [--alpha 0.1]
     python benchmarks/arena_rankings.py bias [--draws 200] [--budgets 2000,5000] [--estimator mle|bias-corrected]
-    python benchmarks/arena_rankings.py synthetic [--draws 100] [--judge even|uneven]
+    python benchmarks/arena_rankings.py synthetic [--draws 100] [--judge even|uneven] [--only neyman]
     python benchmarks/arena_rankings.py stops [--draws 200]
     python benchmarks/arena_rankings.py speed
 """
@@ -217,13 +217,17 @@ def synthetic_league(seed: int, n: int = 20000, K: int = 20, judge: str = "even"
     return Battles.from_arrays([f"m{k:02d}" for k in range(K)], a, b, y, judges={"judge": f}, source="synthetic"), beta
 
 
-def synthetic(draws: int, alpha: float, judge: str = "even") -> str:
+def synthetic(draws: int, alpha: float, judge: str = "even", only: str | None = None) -> str:
+    """Coverage of the true strengths on synthetic leagues; ``only``: keep the rows whose name contains it
+    (and the human-only uniform reference the ratio needs)."""
     budgets = BUDGETS
     out = {}
+    methods = {k: v for k, v in methods_for(["judge"]).items()
+               if only is None or only in k or k == "human only, uniform"}
     for s in range(draws):
         battles, beta = synthetic_league(s, judge=judge)
         true_scores = 1000 + ELO * (beta - beta.mean())
-        r = measure(battles, true_scores, ranks(beta), ["judge"], budgets, 1, alpha)
+        r = measure(battles, true_scores, ranks(beta), ["judge"], budgets, 1, alpha, methods)
         for k, v in r.items():
             out.setdefault(k, []).append(v)
     res = {k: {m: float(np.mean([x[m] for x in v])) for m in v[0] if m != "err"} for k, v in out.items()}
@@ -333,6 +337,8 @@ def main() -> int:
     ap.add_argument("--budgets", default="2000,5000", help="bias: the human budgets, comma-separated")
     ap.add_argument("--estimator", choices=["mle", "bias-corrected"], default="mle",
                     help="bias: the scores' estimator in every row but the human-only uniform reference curve")
+    ap.add_argument("--only", help="synthetic: only the rows whose name contains this (e.g. neyman), beside the "
+                                   "human-only uniform reference")
     ap.add_argument("--out", help="also write the table (markdown) here")
     args = ap.parse_args()
     root = Path(os.environ.get("EVALSIFT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
@@ -340,7 +346,7 @@ def main() -> int:
     text = (arena(root, args.draws, args.alpha) if args.what == "arena" else
             bias(root, args.draws, args.alpha, [int(b) for b in args.budgets.split(",")], args.estimator)
             if args.what == "bias" else
-            synthetic(args.draws, args.alpha, args.judge) if args.what == "synthetic" else
+            synthetic(args.draws, args.alpha, args.judge, args.only) if args.what == "synthetic" else
             stops(root, args.draws) if args.what == "stops" else speed())
     text += f"\n\n({time.time() - t0:.0f} s; command: python benchmarks/arena_rankings.py {' '.join(sys.argv[1:])})"
     print(text)
