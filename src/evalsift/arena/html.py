@@ -50,16 +50,12 @@ def leaderboard_html(board: Any) -> str:
                      f"per-battle correlation {v['correlation']:.3f} over {v['battles']} battles</li>"
                      for k, v in d["judges"].items())
     stop = ""
-    if d.get("stop"):
-        st, last = d["stop"], d["stop"]["looks"][-1]
-        done = (f"met after {last['battles']} human battles" if st["met"] else
-                f"not met within {last['battles']} human battles")
-        why = st.get("explanation", {}).get("sentence") if st.get("explanation") else None
-        stop = (f"<h2>Stop rule</h2><p id=stop>{esc(st['rule'])}: {done} (look {len(st['looks'])} of "
-                f"{len(st['planned_looks'])}); {esc(st['guarantee'])}.</p>"
+    if board.stop:
+        why = (board.stop.get("explanation") or {}).get("sentence")
+        stop = (f"<h2>Stop rule</h2><p id=stop>{esc(board.stop_text())}.</p>"
                 + (f"<p id=stop-why>Why: {esc(why)}</p>" if why else ""))
     estimator = (" Scores bias-corrected (the maximum-likelihood fit less its first-order bias)."
-                 if d.get("estimator") == "bias-corrected" else "")
+                 if board.estimator == "bias-corrected" else "")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>evalsift leaderboard</title>
 <style>

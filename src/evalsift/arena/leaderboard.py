@@ -67,9 +67,24 @@ class Leaderboard:
     stop: dict | None = None  # with a stop rule: the looks and whether it was met
     strata: str | None = None  # a stratified draw (neyman): how many strata and battles in each
 
+    @property
+    def estimator(self) -> str:
+        """``bias-corrected`` when the scores were corrected (:func:`_board`), else ``mle``."""
+        return "bias-corrected" if self.fit.method.endswith("+bc") else "mle"
+
+    def stop_text(self) -> str | None:
+        """One line on the stop rule: met or not, after how many battles, which look, and its guarantee."""
+        if not self.stop:
+            return None
+        last = self.stop["looks"][-1]
+        done = (f"met after {last['battles']} human battles" if self.stop["met"] else
+                f"not met within {last['battles']} human battles")
+        return (f"{self.stop['rule']}: {done} (look {len(self.stop['looks'])} of {len(self.stop['planned_looks'])}); "
+                f"{self.stop['guarantee']}")
+
     def assumption(self) -> str:
         """What the intervals and rank-sets rest on (:data:`ASSUMPTION`), and the correction's when it was made."""
-        if self.fit.method.endswith("+bc"):
+        if self.estimator == "bias-corrected":
             return ASSUMPTION + ("; the scores are bias-corrected to first order in 1/n, which rests on the "
                                  "Bradley-Terry curve near the fit and its covariance")
         return ASSUMPTION
@@ -91,7 +106,7 @@ class Leaderboard:
                 "alpha": self.alpha, "coverage": f"simultaneous {1 - self.alpha:.0%} rank-sets; per-model {1 - self.alpha:.0%} "
                                                    "score intervals",
                 "intervals": self.intervals, "allocation": self.allocation, "method": self.fit.method,
-                "estimator": "bias-corrected" if self.fit.method.endswith("+bc") else "mle",
+                "estimator": self.estimator,
                 "judge_weights": {k: v for k, v in self.fit.lam.items() if k in self.judges},
                 "tie_propensity": self.fit.lam.get("tie_propensity"), "judges": self.judges, "critical_value": round(self.critical, 4),
                 "scale": "Elo: 1000 + 400 * log10-odds, centred on the models' mean", "seed": self.seed,
@@ -124,10 +139,7 @@ class Leaderboard:
             out.append(f"{m['rank']:>4}  {m['name']:<{width}}  {m['score']:>7.1f}  [{m['interval'][0]:>7.1f}, "
                        f"{m['interval'][1]:>7.1f}]  {m['rank_set'][0]}-{m['rank_set'][1]}")
         if self.stop:
-            last = self.stop["looks"][-1]
-            out.append(f"stop rule {self.stop['rule']}: " + (f"met after {last['battles']} human battles" if self.stop["met"]
-                       else f"not met within {last['battles']} human battles") +
-                       f" (look {len(self.stop['looks'])} of {len(self.stop['planned_looks'])}); {self.stop['guarantee']}")
+            out.append(f"stop rule {self.stop_text()}")
             if self.stop.get("explanation"):
                 out.append(f"why: {self.stop['explanation']['sentence']}")
         out.append(f"assumption: {self.assumption()}")
