@@ -303,3 +303,19 @@ def test_the_admin_page_says_why_a_board_that_looks_settled_has_not_stopped(tmp_
     assert main(["annotate", "status", "--db", str(tmp_path / "w.db"), "--project", str(pid)]) == 0
     out = capsys.readouterr().out
     assert f"why: {sentence}" in out and "rank-set  at 97.5%" in out
+
+
+def test_the_live_board_marks_systems_with_few_battles(tmp_path):
+    """Issue 30: the app's live board uses the same few-battle rule as ``evalsift arena``. After 12
+    battles among 3 systems every system has fewer than 20: each is marked, the status says so in one
+    sentence, and the admin page prints it beside the battle counts."""
+    from _web import AdminClient
+
+    work, pid, admin, who, _ = make(tmp_path, n=20, k=3, max_battles=50)
+    play(work, pid, who, n=12)
+    ar = work.status(pid)["arena"]
+    assert ar["human_battles"] == 12 and all(m["few_battles"] for m in ar["models"])
+    assert ar["few_note"].startswith("3 model(s) with fewer than 20 human battles") and "models' mean" in ar["scale"]
+    with Server(tmp_path / "w.db") as srv:
+        code, html, _ = AdminClient(srv.url).get(f"/admin/{pid}?token={admin}")
+    assert code == 200 and 'id="few"' in html and "fewer than 20 human battles" in html

@@ -66,6 +66,8 @@ from .battles import Battles
 ELO = 400.0 / math.log(10.0)  # log-odds -> Elo points
 BASE = 1000.0
 RIDGE = 0.01
+FEW = 20  # below this many human battles a model's variance is floored (few_battle_floor)
+FEW_SIDE = 5  # ... and below this many wins or losses (ties half)
 TIES = ("half", "davidson")
 
 
@@ -522,6 +524,78 @@ def curvature_bias(battles: Battles, coef: np.ndarray, cov: np.ndarray) -> np.nd
     return -0.5 * _pinv(H) @ _xv(a, b, count * p * (1 - p) * (1 - 2 * p) * q, K)
 
 
+def few_battle_floor(battles: Battles, labelled: np.ndarray, coef: np.ndarray, cov: np.ndarray, *,
+                     prob: np.ndarray | None = None, few: int | None = None, verdicts: np.ndarray | None = None,
+                     side: int | None = None):
+    """Floor the variance of every model with fewer than ``few`` (default :data:`FEW`) human battles at
+    its model-based variance, so that a model with few battles -- above all one that won or lost all of
+    them -- gets the wide interval its record allows; and centre the scale on the other models.
+
+    Why: the robust (sandwich) variance estimates each battle's variance by its squared residual
+    ``(y - p)^2``. With a handful of battles that estimate is itself noisy, and when a model won every
+    battle the fit pushes ``p`` towards 1 and the residuals vanish: the interval *narrows* the more
+    battles it wins (3 wins: a 300-Elo interval; issue 30). The model-based variance uses Bradley-Terry's
+    own ``p (1 - p)`` instead, which stays large exactly there. For each such model ``i`` the extra
+    variance ``e_i = max(0, F_ii - cov_ii)`` is added as independent noise on its strength (``F = H^+ M
+    H^+`` over the human draws, ``M`` with ``w^2 p (1 - p)`` for ``w^2 (y - p)^2``): the covariance stays
+    positive semi-definite, and every comparison with ``i`` widens by ``e_i``.
+
+    The scale: the strengths are then centred on the mean of the models with ``few`` or more battles
+    (on all models when none has that many), so that a model nobody knows much about neither moves the
+    others' scores nor widens their intervals -- centred on every model, each score would carry
+    ``1/K`` of its uncertainty. Models with ``few`` or more battles keep their covariance otherwise.
+
+    A model counts as having few battles when it has fewer than ``few`` human battles, or fewer than
+    ``side`` (default :data:`FEW_SIDE`) wins or losses (ties half): a model that won 20 of 21 is as
+    separated as one that won 3 of 3, and its sandwich variance rests on one loss.
+
+    Returns ``(coef, cov, extra, low)``: the strengths and covariance on that scale, the extra
+    variance per model, and which models have few battles.
+
+    >>> from evalsift.arena.battles import Battles
+    >>> b = Battles.from_arrays(["X", "Y", "Z"], [0] * 3 + [1] * 40, [1] * 3 + [2] * 40, [1.0] * 3 + [1.0, 0.0] * 20)
+    >>> f = fit_bt(b)                   # X won its 3 battles: the sandwich gives it a small variance
+    >>> coef, cov, extra, low = few_battle_floor(b, np.arange(b.n), f.coef, f.cov)
+    >>> low.tolist(), bool(cov[0, 0] > 10 * f.cov[0, 0]), bool(extra[1] == extra[2] == 0)
+    ([True, False, False], True, True)
+    >>> round(float(coef[1] + coef[2]), 12)      # the scale's mean is Y's and Z's
+    0.0
+    """
+    from scipy.special import expit
+
+    few = FEW if few is None else int(few)
+    side = (FEW_SIDE if few else 0) if side is None else int(side)
+    K = battles.K
+    labelled = np.asarray(labelled, dtype=int)
+    a, b = battles.a[labelled], battles.b[labelled]
+    y = battles.y[labelled] if verdicts is None else np.asarray(verdicts, float)
+    w = np.ones(len(labelled)) if prob is None else 1.0 / np.asarray(prob, float)
+    counts = (np.bincount(a, minlength=K) + np.bincount(b, minlength=K)).astype(int)
+    wins = np.bincount(a, y, K) + np.bincount(b, 1.0 - y, K)
+    extra = np.zeros(K)
+    low = (counts < few) | (np.minimum(wins, counts - wins) < side)
+    if not low.any():
+        return coef, cov, extra, low
+    p = expit(coef[a] - coef[b])
+    Hi = _pinv(_xx(a, b, w * p * (1 - p), K))
+    F = Hi @ _xx(a, b, w * w * p * (1 - p), K) @ Hi
+    extra[low] = np.maximum(np.diag(F)[low] - np.diag(cov)[low], 0.0)
+    anchor = ~low if not low.all() else np.ones(K, bool)
+    A = np.eye(K) - np.outer(np.ones(K), anchor) / anchor.sum()  # x -> x - mean(x over the well-measured models)
+    return A @ coef, A @ (cov + np.diag(extra)) @ A.T, extra, low
+
+
+def anchor_draws(draws: np.ndarray, extra: np.ndarray, low: np.ndarray, *, seed=0) -> np.ndarray:
+    """Bootstrap replicates (B x K) on :func:`few_battle_floor`'s scale: each few-battle model's (``low``)
+    extra variance added as independent normal noise, then every replicate centred on the others."""
+    low = np.asarray(low, bool)
+    if not low.any():
+        return draws
+    anchor = ~low if not low.all() else np.ones(len(low), bool)
+    out = draws + np.random.default_rng(seed).standard_normal(draws.shape) * np.sqrt(extra)
+    return out - out[:, anchor].mean(axis=1, keepdims=True)
+
+
 def _judge_matrix(battles: Battles, judges: Sequence[str]) -> np.ndarray:
     for j in judges:
         if j not in battles.judges:
@@ -654,10 +728,14 @@ def rank_sets(coef: np.ndarray, *, alpha: float, cov: np.ndarray | None = None, 
     safe = np.where(se > 0, se, np.inf)
 
     def largest(keep: np.ndarray) -> np.ndarray:
-        """Per replicate, the largest standardised deviation over the ordered pairs ``keep`` (in blocks of
-        replicates, so memory stays small with many models)."""
+        """Per replicate, the largest standardised deviation over the ordered pairs ``keep`` (a matrix product
+        in blocks of replicates, so memory stays small with many models)."""
         a, b, s = i[keep], j[keep], safe[keep]
-        return np.concatenate([((Z[r:r + 1024, a] - Z[r:r + 1024, b]) / s).max(axis=1) for r in range(0, len(Z), 1024)])
+        D = np.zeros((K, len(a)))  # (Z_a - Z_b) / s for every kept pair at once: one product per block
+        cols = np.arange(len(a))
+        D[a, cols] = 1.0 / s
+        D[b, cols] -= 1.0 / s
+        return np.concatenate([(Z[r:r + 4096] @ D).max(axis=1) for r in range(0, len(Z), 4096)])
 
     standing = np.ones(len(d), bool)
     while True:
@@ -683,5 +761,5 @@ def ranks(coef: np.ndarray) -> np.ndarray:
     return r
 
 
-__all__ = ["BASE", "BTFit", "ELO", "RIDGE", "TIES", "bootstrap_bt", "fit_davidson", "bootstrap_bt_ppi", "fit_bt", "fit_bt_ppi", "rank_sets",
+__all__ = ["BASE", "BTFit", "ELO", "FEW", "FEW_SIDE", "RIDGE", "TIES", "bootstrap_bt", "fit_davidson", "bootstrap_bt_ppi", "anchor_draws", "few_battle_floor", "fit_bt", "fit_bt_ppi", "rank_sets",
            "ranks"]

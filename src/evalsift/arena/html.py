@@ -18,23 +18,28 @@ def _cell_colour(p: float) -> str:
     return f"rgb({r},{g},{b})"
 
 
+def _num(x) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
 def leaderboard_html(board: Any) -> str:
     """The page for a :class:`~evalsift.arena.leaderboard.Leaderboard`."""
     d = board.to_dict()
     esc = html.escape
-    lo = min(m["interval"][0] for m in d["models"])
-    hi = max(m["interval"][1] for m in d["models"])
+    scaled = [m for m in d["models"] if not m["few_battles"]] or d["models"]  # a few-battle model's wide bar is cut
+    lo = min(min(m["interval"][0] for m in scaled), min(m["score"] for m in d["models"]))
+    hi = max(max(m["interval"][1] for m in scaled), max(m["score"] for m in d["models"]))
     span = max(hi - lo, 1e-9)
     rows = []
     for m in d["models"]:
-        left = 100 * (m["interval"][0] - lo) / span
-        width = max(100 * (m["interval"][1] - m["interval"][0]) / span, 0.3)
+        left = max(100 * (m["interval"][0] - lo) / span, 0.0)
+        width = max(min(100 * (m["interval"][1] - lo) / span, 100.0) - left, 0.3)
         dot = 100 * (m["score"] - lo) / span
         rows.append(f"<tr><td>{m['rank']}</td><td>{esc(m['name'])}</td><td class=num>{m['score']:.1f}</td>"
                     f"<td class=num>[{m['interval'][0]:.1f}, {m['interval'][1]:.1f}]</td>"
                     f"<td class=bar><div class=track><div class=ci style='left:{left:.2f}%;width:{width:.2f}%'></div>"
                     f"<div class=dot style='left:{dot:.2f}%'></div></div></td>"
-                    f"<td>{m['rank_set'][0]}&ndash;{m['rank_set'][1]}</td><td class=num>{m['human_battles']}</td></tr>")
+                    f"<td>{m['rank_set'][0]}&ndash;{m['rank_set'][1]}</td><td class=num>{m['human_battles']}{'*' if m['few_battles'] else ''}</td></tr>")
     order = [board.models.index(m["name"]) for m in d["models"]]
     W = board.fit.win_matrix()
     counts = board.pair_counts if board.pair_counts is not None else np.zeros((len(order), len(order)), int)
@@ -46,9 +51,10 @@ def leaderboard_html(board: Any) -> str:
                         f"{esc(board.models[j])}: {W[i, j]:.2f} predicted; {counts[i, j]} human battles'>{W[i, j]:.2f}"
                         f"<br><small>{counts[i, j]}</small></td>" for j in order)
         heat.append(f"<tr><th>{esc(board.models[i])}</th>{cells}</tr>")
-    judges = "".join(f"<li>{esc(k)}: weight {d['judge_weights'].get(k, 0.0):.2f}; agreement with people {v['agreement']:.3f}, "
-                     f"per-battle correlation {v['correlation']:.3f} over {v['battles']} battles</li>"
-                     for k, v in d["judges"].items())
+    judges = "".join(f"<li>{esc(k)}: weight {d['judge_weights'].get(k, 0.0):.2f}; agreement with people "
+                     f"{_num(v['agreement'])}, per-battle correlation "
+                     f"{_num(v['correlation']) if v['correlation'] is not None else '- (' + esc(v['correlation_note']) + ')'}"
+                     f" over {v['battles']} battles</li>" for k, v in d["judges"].items())
     stop = ""
     if board.stop:
         why = (board.stop.get("explanation") or {}).get("sentence")
@@ -78,6 +84,7 @@ rank-sets hold simultaneously with probability {1 - d['alpha']:.0%}.{estimator}<
 <th>rank-set</th><th>human battles</th></tr></thead><tbody>
 {''.join(rows)}
 </tbody></table>
+{f'<p id=few class=note>* {esc(board.few_note())}.</p>' if board.few_note() else ''}
 {f'<h2>Judges</h2><ul>{judges}</ul>' if judges else ''}
 <h2>Predicted win rates (row beats column) and human battles per pair</h2>
 <table id=heatmap><tr><th></th>{head}</tr>{''.join(heat)}</table>

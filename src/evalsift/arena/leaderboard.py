@@ -28,7 +28,6 @@ them) and returns a :class:`Leaderboard`: per model the Bradley-Terry score on t
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -36,8 +35,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import DataError, ParameterError, check_choice
+from ..io._common import plain_json
 from .battles import Battles
-from .bt import ELO, TIES, BTFit, bootstrap_bt_ppi, curvature_bias, fit_bt_ppi, fit_davidson, rank_sets, ranks
+from .bt import (ELO, FEW, FEW_SIDE, TIES, BTFit, anchor_draws, bootstrap_bt_ppi, curvature_bias, few_battle_floor, fit_bt_ppi,
+                 fit_davidson, rank_sets, ranks)
 from .design import EXPLORE, ROUNDS, pair_probabilities  # noqa: F401 - their old home; they live in design now
 from .design import draw_active, draw_neyman, draw_uniform, strata_note
 
@@ -66,6 +67,30 @@ class Leaderboard:
     pair_counts: np.ndarray | None = None  # human battles used per pair
     stop: dict | None = None  # with a stop rule: the looks and whether it was met
     strata: str | None = None  # a stratified draw (neyman): how many strata and battles in each
+    few: int = FEW  # below this many human battles a model's variance was floored (few_battle_floor)
+    few_models: np.ndarray | None = None  # which models had few battles (or few wins or losses)
+
+    def few_mask(self) -> np.ndarray:
+        """Which models had their variance floored: few human battles, or few wins or losses."""
+        return (np.zeros(len(self.models), bool) if self.few_models is None else np.asarray(self.few_models, bool))
+
+    def human_battles(self) -> np.ndarray:
+        """Each model's human battles used."""
+        return (self.pair_counts.sum(axis=1) if self.pair_counts is not None
+                else np.zeros(len(self.models), int)).astype(int)
+
+    def few_note(self) -> str | None:
+        """One sentence on the models with fewer than ``few`` human battles, or None when there are none."""
+        low = [self.models[i] for i in self.order() if self.few_mask()[i]]
+        if not low:
+            return None
+        names = ", ".join(low[:6]) + (f" and {len(low) - 6} more" if len(low) > 6 else "")
+        scale = (f"; 1000 is the mean of the other models, so these move no one else's score" if len(low) < len(self.models)
+                 else "")
+        return (f"{len(low)} model(s) with fewer than {self.few} human battles, or fewer than {FEW_SIDE} wins or losses "
+                f"({names}): their intervals and rank-sets "
+                "use Bradley-Terry's model-based variance where it is wider than the robust one, so a model that won "
+                f"or lost all of its few battles stays wide{scale} (docs/arena.md, 'Few battles and small budgets')")
 
     @property
     def estimator(self) -> str:
@@ -97,11 +122,12 @@ class Leaderboard:
         """The ``results.json`` content: ``models`` (strongest first) as ``{name, score, interval,
         rank_set, rank, battles}`` plus how it was made."""
         r = ranks(self.fit.coef)
-        per_model = self.pair_counts.sum(axis=1) if self.pair_counts is not None else np.zeros(len(self.models))
+        per_model = self.human_battles()
         models = [{"name": self.models[i], "score": round(float(self.fit.scores[i]), 2),
                    "interval": [round(float(self.interval[i, 0]), 2), round(float(self.interval[i, 1]), 2)],
                    "rank_set": [int(self.rank_set[i, 0]), int(self.rank_set[i, 1])], "rank": int(r[i]),
-                   "human_battles": int(per_model[i])} for i in self.order()]
+                   "human_battles": int(per_model[i]), "few_battles": bool(self.few_mask()[i])}
+                  for i in self.order()]
         return {"models": models, "human_battles_used": self.human_battles_used, "battles": self.battles_total,
                 "alpha": self.alpha, "coverage": f"simultaneous {1 - self.alpha:.0%} rank-sets; per-model {1 - self.alpha:.0%} "
                                                    "score intervals",
@@ -109,18 +135,21 @@ class Leaderboard:
                 "estimator": self.estimator,
                 "judge_weights": {k: v for k, v in self.fit.lam.items() if k in self.judges},
                 "tie_propensity": self.fit.lam.get("tie_propensity"), "judges": self.judges, "critical_value": round(self.critical, 4),
-                "scale": "Elo: 1000 + 400 * log10-odds, centred on the models' mean", "seed": self.seed,
+                "scale": "Elo: 1000 + 400 * log10-odds, centred on the " + (
+                    "mean of the models not marked few_battles" if 0 < self.few_mask().sum() < len(self.models)
+                    else "models' mean"), "seed": self.seed,
                 "source": self.source, "win_matrix": np.round(self.fit.win_matrix(), 4).tolist(),
                 "model_order": list(self.models), "stop": self.stop, "strata": self.strata,
+                "few_battles": {"threshold": self.few, "wins_or_losses": FEW_SIDE, "note": self.few_note()},
                 "assumption": self.assumption()}
 
     def csv(self) -> str:
         """The leaderboard as CSV (strongest first)."""
-        lines = ["rank,model,score,low,high,rank_best,rank_worst,human_battles"]
+        lines = ["rank,model,score,low,high,rank_best,rank_worst,human_battles,few_battles"]
         for m in self.to_dict()["models"]:
             name = '"' + m["name"].replace('"', '""') + '"' if any(c in m["name"] for c in ',"\n') else m["name"]
             lines.append(f"{m['rank']},{name},{m['score']},{m['interval'][0]},{m['interval'][1]},{m['rank_set'][0]},"
-                         f"{m['rank_set'][1]},{m['human_battles']}")
+                         f"{m['rank_set'][1]},{m['human_battles']},{str(m['few_battles']).lower()}")
         return "\n".join(lines) + "\n"
 
     def summary(self) -> str:
@@ -137,7 +166,10 @@ class Leaderboard:
                f"{'rank':>4}  {'model':<{width}}  {'score':>7}  {'interval':>17}  rank-set"]
         for m in d["models"]:
             out.append(f"{m['rank']:>4}  {m['name']:<{width}}  {m['score']:>7.1f}  [{m['interval'][0]:>7.1f}, "
-                       f"{m['interval'][1]:>7.1f}]  {m['rank_set'][0]}-{m['rank_set'][1]}")
+                       f"{m['interval'][1]:>7.1f}]  {m['rank_set'][0]}-{m['rank_set'][1]}"
+                       + (f"  * {m['human_battles']} battles" if m["few_battles"] else ""))
+        if self.few_note():
+            out.append(f"* {self.few_note()}")
         if self.stop:
             out.append(f"stop rule {self.stop_text()}")
             if self.stop.get("explanation"):
@@ -156,7 +188,7 @@ ASSUMPTION = ("the human battles used are every battle of the file, or a draw fr
 def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_budget: int | None = None,
                 allocation: str = "uniform", alpha: float = 0.05, seed: int = 0, intervals: str = "sandwich",
                 B: int = 1000, ties: str = "half", stop: str | None = None, first: int = 100,
-                estimator: str = "mle") -> Leaderboard:
+                estimator: str = "mle", few: int = FEW) -> Leaderboard:
     """The leaderboard of ``battles`` (module doc). ``judges``: names of ``battles.judges`` to use
     (default all of them). ``ties``: ``half`` or ``davidson`` (the tie-aware model; human battles
     only, sandwich intervals). ``stop``: ``"top-k:K"`` (stop once the rank-sets single out the K best)
@@ -165,7 +197,10 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
     each look at level ``alpha / L`` (L looks in all), so the stop is wrong with probability at most
     ``alpha`` (a union bound over the looks; asymptotic, as the rank-sets). When no look meets the rule,
     ``stop["explanation"]`` says why in one sentence (:func:`explain_stop`). ``estimator``: ``mle`` or
-    ``bias-corrected`` (module doc)."""
+    ``bias-corrected`` (module doc). ``few``: a model with fewer human battles than this has its variance
+    floored at the model-based one (:func:`~evalsift.arena.bt.few_battle_floor`; 0 turns the floor off)."""
+    if isinstance(few, bool) or not isinstance(few, (int, np.integer)) or few < 0:
+        raise ParameterError(f"few must be an integer >= 0, got {few!r}", field="few")
     check_choice("allocation", allocation, ALLOCATIONS, where="arena")
     check_choice("estimator", estimator, ESTIMATORS, where="arena")
     check_choice("intervals", intervals, INTERVALS, where="arena")
@@ -181,7 +216,7 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
         if stop is not None:
             raise ParameterError("--stop needs --human-budget N: the most human battles it may use", field="stop")
         return _board(battles, np.arange(battles.n), np.ones(battles.n), [], judges, alpha, seed, intervals, B, ties,
-                      allocation, estimator=estimator)
+                      allocation, estimator=estimator, few=few)
     if isinstance(human_budget, bool) or not isinstance(human_budget, (int, np.integer)) or human_budget < 2:
         raise ParameterError(f"--human-budget must be an integer >= 2, got {human_budget!r}", field="human_budget")
     if human_budget > battles.n:
@@ -190,7 +225,7 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
                              field="human_budget")
     if stop is not None:
         return _stopped(battles, judges, int(human_budget), allocation, alpha, seed, intervals, B, ties, stop, first,
-                        estimator)
+                        estimator, few)
     strata = None
     if allocation == "uniform":
         labelled, prob = draw_uniform(battles.n, human_budget, rng)
@@ -199,7 +234,7 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
     else:
         labelled, prob, strata = draw_neyman(battles, human_budget, rng, judges, alpha=alpha)
     return _board(battles, labelled, prob, judges, judges, alpha, seed, intervals, B, ties, allocation, strata=strata,
-                  estimator=estimator)
+                  estimator=estimator, few=few)
 
 
 def parse_stop(stop: str, K: int) -> tuple[str, int]:
@@ -331,7 +366,7 @@ def explain_stop(stop: str, models: Sequence[str], alpha: float, looks: Sequence
 
 
 def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, ties, stop, first,
-             estimator="mle") -> Leaderboard:
+             estimator="mle", few=FEW) -> Leaderboard:
     rule, value = parse_stop(stop, battles.K)
     if allocation != "uniform":
         raise ParameterError("--stop draws the human battles in one random order: use --allocation uniform",
@@ -347,7 +382,7 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
         labelled = np.sort(order[:n])
         try:
             board = _board(battles, labelled, np.full(n, n / battles.n), judges, judges, a_look, seed, intervals, B,
-                           ties, allocation, estimator=estimator)
+                           ties, allocation, estimator=estimator, few=few)
             seen = labelled
         except DataError as e:  # too few battles yet for every model to meet the others: look again later
             trail.append({"battles": n, "met": False, "note": str(e)})
@@ -365,7 +400,7 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
                                f"{len(looks)} planned looks at {a_look:.4g}; asymptotic)"}
     if not board.stop["met"]:  # why not: the same battles at 1 - alpha, as a person would read them
         shown = _board(battles, seen, np.full(len(seen), len(seen) / battles.n), judges, judges, alpha, seed,
-                       intervals, B, ties, allocation, estimator=estimator)
+                       intervals, B, ties, allocation, estimator=estimator, few=few)
         board.stop["explanation"] = explain_stop(stop, battles.models, alpha, looks, len(seen),
                                                  rank_set=shown.rank_set, look_rank_set=board.rank_set,
                                                  order=shown.order())
@@ -373,7 +408,7 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
 
 
 def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties, allocation,
-           verdicts=None, strata=None, estimator="mle") -> Leaderboard:
+           verdicts=None, strata=None, estimator="mle", few=None) -> Leaderboard:
     """The leaderboard from the human draws ``labelled`` (with probabilities ``prob``; ``verdicts``: each
     draw's own verdict, default the battle's; ``strata``: each draw's stratum, for a stratified draw) and
     the judges ``use``; ``estimator="bias-corrected"`` subtracts the fit's first-order bias from the
@@ -394,17 +429,21 @@ def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties
         fit = fit_davidson(_drawn(battles, np.asarray(labelled, dtype=int), prob, verdicts))
     else:
         fit = fit_bt_ppi(battles, labelled, use, prob=prob, verdicts=verdicts, strata=strata)
+    from dataclasses import replace
+
     bias = curvature_bias(battles, fit.coef, fit.cov) if estimator == "bias-corrected" else None
     lam = list(fit.lam.values())
     if bias is not None:
-        from dataclasses import replace
-
         fit = replace(fit, coef=fit.coef - bias, method=f"{fit.method}+bc")
+    coef, cov, extra, low = few_battle_floor(battles, labelled, fit.coef, fit.cov, prob=prob, few=few,
+                                             verdicts=verdicts)
+    fit = replace(fit, coef=coef, cov=cov)
     if intervals == "bootstrap":
         draws = bootstrap_bt_ppi(battles, labelled, use, lam, B, prob=prob, seed=seed, verdicts=verdicts,
                                  strata=strata)
         if bias is not None:
             draws = draws - bias
+        draws = anchor_draws(draws, extra, low, seed=[seed, 30])
         lo, hi = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
         interval = np.column_stack([lo, hi])
         rs, c = rank_sets(fit.coef, alpha=alpha, draws=draws)
@@ -414,7 +453,8 @@ def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties
     return Leaderboard(battles.models, fit, 1000.0 + ELO * interval, rs, c, float(alpha), intervals, allocation,
                        len(labelled), battles.n, {j: _agreement(battles, j, labelled, verdicts) for j in judges}, seed,
                        battles.source, battles.pair_counts(labelled),
-                       strata=strata_note(np.asarray(strata)) if strata is not None else None)
+                       strata=strata_note(np.asarray(strata)) if strata is not None else None,
+                       few=FEW if few is None else int(few), few_models=low)
 
 
 def _agreement(battles: Battles, judge: str, labelled=None, verdicts=None) -> dict[str, Any]:
@@ -428,9 +468,18 @@ def _agreement(battles: Battles, judge: str, labelled=None, verdicts=None) -> di
         y = battles.y
     ok = ~np.isnan(f)
     y = y[ok]
-    agree = float(np.mean(1 - np.abs(y - f[ok]))) if ok.any() else math.nan
-    rho = float(np.corrcoef(y, f[ok])[0, 1]) if ok.sum() > 2 and y.std() > 0 and f[ok].std() > 0 else math.nan
-    return {"battles": int(ok.sum()), "agreement": round(agree, 4), "correlation": round(rho, 4)}
+    out: dict[str, Any] = {"battles": int(ok.sum()),
+                           "agreement": round(float(np.mean(1 - np.abs(y - f[ok]))), 4) if ok.any() else None,
+                           "correlation": None}
+    if ok.sum() <= 2:
+        out["correlation_note"] = f"{int(ok.sum())} battle(s) with both a human and a {judge} verdict: too few for a correlation"
+    elif f[ok].std() == 0 or y.std() == 0:
+        who = f"{judge} gave" if f[ok].std() == 0 else "the people gave"
+        out["correlation_note"] = (f"{who} the same verdict on all {int(ok.sum())} battles: a constant has no "
+                                   "correlation")
+    else:
+        out["correlation"] = round(float(np.corrcoef(y, f[ok])[0, 1]), 4)
+    return out
 
 
 def write_leaderboard(board: Leaderboard, out: str | Path) -> dict[str, Path]:
@@ -440,7 +489,8 @@ def write_leaderboard(board: Leaderboard, out: str | Path) -> dict[str, Path]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"results": out / "results.json", "csv": out / "leaderboard.csv", "html": out / "leaderboard.html"}
-    paths["results"].write_text(json.dumps(board.to_dict(), indent=2) + "\n", encoding="utf-8")
+    paths["results"].write_text(json.dumps(plain_json(board.to_dict()), indent=2, allow_nan=False) + "\n",
+                                encoding="utf-8")
     paths["csv"].write_text(board.csv(), encoding="utf-8")
     paths["html"].write_text(leaderboard_html(board), encoding="utf-8")
     return paths

@@ -246,7 +246,9 @@ def _run(args: argparse.Namespace, run: Callable[[Any, Any], dict[str, Any]]) ->
              "not run again; delete that file to run them anew")
     res["timing_s"]["load"] = round(t_load, 3)
     res["provenance"] = provenance(getattr(args, "argv", None))
-    (out / "results.json").write_text(json.dumps(res, indent=2))
+    from ..io._common import plain_json  # here, not at the top: the CLI's start-up stays free of evalsift.io
+
+    (out / "results.json").write_text(json.dumps(plain_json(res), indent=2, allow_nan=False))
     return res, out
 
 
