@@ -580,9 +580,14 @@ def few_battle_floor(battles: Battles, labelled: np.ndarray, coef: np.ndarray, c
     Hi = _pinv(_xx(a, b, w * p * (1 - p), K))
     F = Hi @ _xx(a, b, w * w * p * (1 - p), K) @ Hi
     extra[low] = np.maximum(np.diag(F)[low] - np.diag(cov)[low], 0.0)
-    anchor = ~low if not low.all() else np.ones(K, bool)
+    anchor = _anchor(low)
     A = np.eye(K) - np.outer(np.ones(K), anchor) / anchor.sum()  # x -> x - mean(x over the well-measured models)
     return A @ coef, A @ (cov + np.diag(extra)) @ A.T, extra, low
+
+
+def _anchor(low: np.ndarray) -> np.ndarray:
+    """The models the scale is centred on: those not marked ``low``, or all of them when every one is."""
+    return ~low if not low.all() else np.ones(len(low), bool)
 
 
 def anchor_draws(draws: np.ndarray, extra: np.ndarray, low: np.ndarray, *, seed=0) -> np.ndarray:
@@ -591,7 +596,7 @@ def anchor_draws(draws: np.ndarray, extra: np.ndarray, low: np.ndarray, *, seed=
     low = np.asarray(low, bool)
     if not low.any():
         return draws
-    anchor = ~low if not low.all() else np.ones(len(low), bool)
+    anchor = _anchor(low)
     out = draws + np.random.default_rng(seed).standard_normal(draws.shape) * np.sqrt(extra)
     return out - out[:, anchor].mean(axis=1, keepdims=True)
 
