@@ -176,6 +176,63 @@ def test_a_live_project_with_a_proxy_decides_as_compare_does(tmp_path, capsys):
     assert "decided: A wins" in (out := capsys.readouterr().out) and "proxy: metric:token_f1" in out
 
 
+def test_a_live_project_with_the_neyman_design_decides_as_compare_does(tmp_path, capsys):
+    """``annotate new --pairwise --proxy ... --design neyman`` (issue 30): the Session draws each item from
+    the verdicts seen, so the project hands out only the decision's open items (a second person waits), and
+    people answering as the human metric says reach ``compare --design neyman``'s decision, item for item;
+    a server rebuilt from the store alone reaches it again."""
+    from evalsift.cli import main
+    from evalsift.io import make_demo_pool
+
+    db = tmp_path / "w.db"
+    assert main(["annotate", "new", "--db", str(db), "--name", "ny", "--pairwise", "--data", "demo", "--a", "A",
+                 "--b", "B", "--proxy", "metric:token_f1", "--design", "neyman", "--json"]) == 0
+    pid, admin = (lambda o: (o["project"], o["admin_token"]))(json.loads(capsys.readouterr().out))
+    assert main(["compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", "metric:human", "--proxy",
+                 "metric:token_f1", "--design", "neyman", "--json"]) == 0
+    want = json.loads(capsys.readouterr().out)
+    pool = make_demo_pool()
+    human = {iid: (pool.score("human", "A")[k], pool.score("human", "B")[k]) for k, iid in enumerate(pool.item_ids)}
+    store = Store(db)
+    tokens = [store.add_annotator(pid, name)[1] for name in ("alice", "bob")]
+    asked, waited = [], 0
+    with Server(db) as srv:
+        while True:
+            held = []
+            for token in tokens:
+                code, a = call("GET", f"{srv.url}/api/v1/next", token)
+                assert code == 200
+                if a.get("done"):
+                    waited += not a.get("final")
+                    continue
+                held.append((token, a))
+            if not held:
+                break
+            for token, a in held:
+                sa, sb = human[a["item_id"]]
+                first_is_a = store.assignment(a["assignment_id"])["shown_order"] == "ab"
+                verdict = "0" if sa == sb else "1" if (sa > sb) == first_is_a else "2"
+                assert call("POST", f"{srv.url}/api/v1/judgments", token,
+                            {"assignment_id": a["assignment_id"], "verdict": verdict})[0] == 200
+                asked.append(a["item_id"])
+        code, st = call("GET", f"{srv.url}/api/v1/projects/{pid}/status", admin)
+        client = AdminClient(srv.url)
+        client.sign_in(pid, admin)
+        page = client.get(f"/admin/{pid}")[1]
+    d = st["decision"]
+    assert code == 200 and d["decided"] and st["settings"]["sampling"] == "neyman"
+    assert 'id="design"' in page and "where people disagree with it" in page
+    assert (d["winner"], d["labels_used"], d["method"]) == (want["winner"], want["labels_used"], "random+neyman")
+    assert abs(d["risk"] - want["risk"]) < 1e-9
+    assert asked == [r["item_id"] for r in want["judged"]]  # the same draws, in the same order
+    assert waited > 0  # past the first set, one item is open at a time: the second person was told to wait
+    again = Workspace(Store(db)).status(pid)["decision"]
+    assert (again["labels_used"], again["risk"]) == (d["labels_used"], d["risk"])
+    assert main(["annotate", "new", "--db", str(tmp_path / "x.db"), "--name", "x", "--pairwise", "--data", "demo",
+                 "--a", "A", "--b", "B", "--design", "neyman"]) == 2
+    assert "proxy" in capsys.readouterr().err and not (tmp_path / "x.db").exists()
+
+
 def test_a_proxy_project_refuses_what_it_cannot_do(tmp_path, capsys):
     """Bad proxy input names the field and the fix, and leaves no store behind."""
     from evalsift.cli import main

@@ -153,8 +153,8 @@ class BestOf:
         self.proxy, self.proxy_oracle = proxy, proxy_oracle
         self.covariates, self.recorded = tuple(covariates), tuple(recorded)
         check_choice("sampling", sampling, SAMPLINGS, where="BestOf")
-        if sampling == "active" and proxy is None:
-            raise ParameterError("BestOf: active sampling draws where a proxy is unsure; give a proxy or sampling "
+        if sampling != "uniform" and proxy is None:
+            raise ParameterError(f"BestOf: {sampling} sampling draws where a proxy is unsure; give a proxy or sampling "
                                  "'uniform'", field="sampling")
         self.sampling, self.explore = sampling, float(explore)
         K = len(self.systems)

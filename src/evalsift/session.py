@@ -70,7 +70,7 @@ from .proxy import make_proxy
 from .select import Selector, make_selector
 from .select.base import Selection, _jsonable
 from .stats import GUARANTEES, SAMPLINGS, STOP_RULES, active_probabilities, pairwise_risk
-from .stats.active import DEFAULT_EXPLORE, residual_spread
+from .stats.active import DEFAULT_EXPLORE, proxy_strata, residual_spread, stratum_spread
 from .stats.sequential import VALUES, AnytimeTest, BudgetAssessment, ResidualPredictor, budget_assessment
 
 BIAS_NOTE = (
@@ -196,14 +196,17 @@ class Session:
         self.sampling, self.explore = sampling, float(explore)
         self._draws: list[int] = []  # active sampling: the items drawn, in order
         self._drawn_with: dict[int, tuple[np.ndarray, int]] = {}  # item -> (weights, draws before it)
-        if sampling == "active":
+        self._strata = None  # neyman: the proxy's strata (its distinct values), None: bins of the prediction
+        if sampling != "uniform":
             if self.control is None:
-                raise ParameterError("active sampling draws where the predictions are unsure: give a proxy "
+                raise ParameterError(f"{sampling} sampling draws where the predictions are unsure: give a proxy "
                                      "(e.g. metric:COMET-refA) or use method diffuse_strata, or sampling 'uniform'",
                                      field="sampling")
             active_probabilities(np.full(self.pool.n_items, 0.5), np.ones(self.pool.n_items, bool),
                                  explore=self.explore)  # checks explore
-            self._rng = np.random.default_rng([int(self.selector.select(1).seed), 17])
+            self._rng = np.random.default_rng([int(getattr(self.selector, "seed", 0) or 0), 17])
+            if sampling == "neyman":
+                self._strata = proxy_strata(getattr(self._proxy, "columns", None))
         if budget is not None:
             if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
                 raise ParameterError(f"Session: budget must be a positive number of items, got {budget!r}", field="budget")
@@ -362,30 +365,39 @@ class Session:
         return self._combined
 
     # ------------------------------------------------------------------ active sampling
+    def _spread(self, f, items, values):
+        """Each item's expected squared error for the next draw: ``active``, by bins of the prediction
+        shrunk toward ``f (1 - f)``; ``neyman``, by the proxy's strata (:func:`~evalsift.stats.active.stratum_spread`)."""
+        if self.sampling == "neyman":
+            return stratum_spread(f, items, values, self._strata)
+        return residual_spread(f, items, values)
+
     def _select(self, k: int):
-        """The decision set of size ``k``: the selector's, or (active sampling) the first ``k`` draws,
-        drawing more as needed, each with probabilities from the predictions of the verdicts seen."""
-        if self.sampling != "active":
+        """The decision set of size ``k``: the selector's, or (active or neyman sampling) the first ``k``
+        draws, drawing more as needed, each with probabilities from the predictions of the verdicts seen."""
+        if self.sampling == "uniform":
             return self.selector.select(k)
         while len(self._draws) < min(k, self.pool.n_items):
             items, values = self.verdict_pairs() if hasattr(self, "_set") else ([], [])
             f = self.control.predict(np.array(items, dtype=int), np.array(values, dtype=float))
             cand = np.ones(self.pool.n_items, dtype=bool)
             cand[self._draws] = False
-            e = residual_spread(f, items, values)
+            e = self._spread(f, items, values)
             p = active_probabilities(f, cand, explore=self.explore, spread=e)
             j = int(self._rng.choice(self.pool.n_items, p=p))
             self._drawn_with[j] = (f, e, len(self._draws))
             self._draws.append(j)
         picked = np.array(self._draws[:k], dtype=int)
-        base = self.selector.select(1)
+        if getattr(self, "_base", None) is None:  # the selector's own first set: its method, params and seed
+            self._base = self.selector.select(min(self.min_labels, self.pool.n_items))
+        base = self._base
         return Selection(items=picked, item_ids=tuple(self.pool.item_ids[i] for i in picked),
-                         method=f"{base.method}+active", params={**base.params, "explore": self.explore},
+                         method=f"{base.method}+{self.sampling}", params={**base.params, "explore": self.explore},
                          seed=base.seed, budget=k)
 
     def _draw_probs(self, item: int) -> np.ndarray | None:
-        """The probabilities ``item`` was drawn with (active sampling), None for a uniform order."""
-        if self.sampling != "active":
+        """The probabilities ``item`` was drawn with (active or neyman sampling), None for a uniform order."""
+        if self.sampling == "uniform":
             return None
         f, e, before = self._drawn_with[item]
         cand = np.ones(self.pool.n_items, dtype=bool)
@@ -585,7 +597,7 @@ class Session:
         and whether the ones left out could change ``winner``, given the win-rate ``interval``)."""
         out = []
         if self.risk_rule == "anytime":
-            how = ("drawn one at a time with recorded probabilities" if self.sampling == "active"
+            how = ("drawn one at a time with recorded probabilities" if self.sampling != "uniform"
                    else f"a uniformly random sample of {self.min_labels}, a budget fixed before any verdict and read "
                    "once at its end" if self.budget is not None else "judged in a uniformly random order")
             out.append(f"order: the items are {how}, drawn once (seed {self._set.seed}); {RERUN_NOTE}")

@@ -53,6 +53,15 @@ UNREACHABLE = 1e-300
 SYNTHETIC_PROXY_NOISE = 0.5  # the synthetic pools' automatic metric: each system's true score plus N(0, 0.5)
 PROXY_TAG = "+proxy"
 ACTIVE_TAG = "+active"  # with the proxy and active sampling (inverse-probability weighted draws)
+SAMPLING_TAGS = {"active": ACTIVE_TAG, "neyman": "+neyman"}  # <method>+proxy<tag>: drawn with that design
+
+
+def _sampling_of(method: str) -> tuple[str, str]:
+    """``(method without its design tag, sampling)``: ``random+proxy+neyman`` -> ``(random+proxy, neyman)``."""
+    for name, tag in SAMPLING_TAGS.items():
+        if method.endswith(tag):
+            return method.removesuffix(tag), name
+    return method, "uniform"
 
 
 class SyntheticEncoder(Encoder):
@@ -118,9 +127,9 @@ def _true_mean(verdicts: np.ndarray) -> float:
 
 
 def _combos(methods: Sequence[str], rules: Sequence[str], seed: int, encoder: Any,
-            proxy: bool = False, active: bool = False) -> list[tuple[str, str]]:
+            proxy: bool = False, sampling: str = "uniform") -> list[tuple[str, str]]:
     """(method, rule) pairs to run; with ``proxy``, also (method+proxy, anytime) for the random orders,
-    and with ``active`` (method+proxy+active, anytime)."""
+    and with a ``sampling`` design other than uniform (method+proxy+active or +neyman, anytime)."""
     combos = []
     for m in methods:
         sel = build_selector(m, seed, {"encoder": encoder})
@@ -130,8 +139,8 @@ def _combos(methods: Sequence[str], rules: Sequence[str], seed: int, encoder: An
             combos.append((m, rule))
         if proxy and sel.random_order and "anytime" in rules:
             combos.append((m + PROXY_TAG, "anytime"))
-            if active:
-                combos.append((m + PROXY_TAG + ACTIVE_TAG, "anytime"))
+            if sampling != "uniform":
+                combos.append((m + PROXY_TAG + SAMPLING_TAGS[sampling], "anytime"))
     return combos
 
 
@@ -142,18 +151,17 @@ def _run(pool: Pool, method: str, rule: str, seed: int, oracle: Any, encoder: An
     win-rate interval at that stop covers the pool's true win rate -- None for the paper rules,
     which give no interval). ``method`` ending in ``+proxy`` runs with ``proxy`` (spec or specs;
     ``judges``: their judges, already built, as :func:`~evalsift.proxy.make_proxy` takes them),
-    ``+proxy+active`` also with active sampling."""
-    active = method.endswith(ACTIVE_TAG)
-    base = method.removesuffix(ACTIVE_TAG)
+    ``+proxy+active`` / ``+proxy+neyman`` also with that sampling design."""
+    base, sampling = _sampling_of(method)
     with_proxy = base.endswith(PROXY_TAG)
     sel = build_selector(base.removesuffix(PROXY_TAG), seed, {"encoder": encoder})
     s = Session(pool, sel, a=pool.systems[0], b=pool.systems[1], risk=UNREACHABLE if rule != "anytime" else 1e-9,
                 min_labels=min_labels, max_labels=max_labels, risk_rule=rule,
                 proxy=make_proxy(proxy, pool, *pool.systems[:2], oracle=judges) if with_proxy else None,
-                sampling="active" if active else "uniform")
+                sampling=sampling)
     s.run(oracle)
     items, values = s.verdict_pairs() if rule == "anytime" else ([], [])
-    probs = [s._draw_probs(i) for i in items] if active else None
+    probs = [s._draw_probs(i) for i in items] if sampling != "uniform" else None
     out = {}
     for r, (leader, labels) in _outcomes(s.trace, risks, min_labels).items():
         covered = None
@@ -212,7 +220,7 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
                       synthetic_items: int = 800, synthetic: bool = True, subsample: float = 0.8,
                       min_labels: int = 5, max_labels: int = 200, max_pairs: int | None = None, close: float = 0.05,
                       higher_is_better: bool = True, tie_tolerance: float = 0.0, encoder: Any = "minilm",
-                      quiet: bool = False, proxy: Any = None, active: bool = False,
+                      quiet: bool = False, proxy: Any = None, active: bool = False, sampling: str | None = None,
                       jobs: int | str | None = 1, backend: str = "local", ray_address: str | None = None,
                       journal: TaskJournal | None = None) -> dict[str, Any]:
     """Run the calibration benchmark (see the module doc); returns the ``results.json`` dictionary.
@@ -221,7 +229,8 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
     anytime rule with that proxy on the random orders, as methods ``<method>+proxy``, each real pair
     restricted to the items every proxy covers (the synthetic pools use their own metric ``proxy``
     instead);
-    ``active``: and with active sampling, as ``<method>+proxy+active``. ``jobs`` / ``backend`` /
+    ``sampling`` (``active`` or ``neyman``): and with that design, as ``<method>+proxy+active`` /
+    ``+neyman``; ``active=True`` is ``sampling="active"``. ``jobs`` / ``backend`` /
     ``ray_address``: the synthetic runs and the real (pair, seed) test sets run on that many worker
     processes or on Ray (:func:`evalsift.bench.parallel.run_tasks`); the result is the serial one.
     ``journal``: runs finished by an earlier run are taken from it, and each is added as it finishes."""
@@ -233,11 +242,13 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
         raise ParameterError("bench calibration: give real data (--data) or keep the synthetic pools", field="data")
     t_start = time.perf_counter()
     proxy = _bench_proxy(proxy)
-    if active and proxy is None:
-        raise ParameterError("bench calibration: --sampling active needs --proxy", field="sampling")
+    sampling = sampling or ("active" if active else "uniform")
+    check_choice("sampling", sampling, ("uniform", *SAMPLING_TAGS), where="bench calibration")
+    if sampling != "uniform" and proxy is None:
+        raise ParameterError(f"bench calibration: --sampling {sampling} needs --proxy", field="sampling")
     out: dict[str, Any] = {"rules": list(rules), "risks": list(risks), "methods": list(methods),
                            "proxy": None if proxy is None else proxy[0] if len(proxy) == 1 else list(proxy),
-                           "active": bool(active),
+                           "active": sampling == "active", "sampling": sampling,
                            "min_labels": min_labels, "max_labels": max_labels,
                            "guarantee": {r: GUARANTEES[r] for r in rules},
                            "check": "a cell exceeds its stated risk when the 95% Clopper-Pearson interval of its "
@@ -249,7 +260,7 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
     if synthetic:
         syn_enc = SyntheticEncoder()
         cells: dict[str, Any] = {}
-        combos = _combos(methods, rules, 0, syn_enc, proxy is not None, active)
+        combos = _combos(methods, rules, 0, syn_enc, proxy is not None, sampling)
         syn_methods = list(dict.fromkeys(m for m, _ in combos))
         shared = {"combos": combos, "encoder": syn_enc, "items": synthetic_items, "min_labels": min_labels,
                   "max_labels": max_labels, "risks": list(risks)}
@@ -286,10 +297,10 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
         if proxy is not None:  # a proxy must cover every item: keep the items every proxy covers
             restricted = {k: source.for_pair(*k, pool=r.pool)[0] for k, r in restricted.items()}
             proxy = [p[0] for p in source.parts]
-        combos = _combos(methods, rules, 0, encoder, proxy is not None, active)
+        combos = _combos(methods, rules, 0, encoder, proxy is not None, sampling)
         real_methods = list(dict.fromkeys(m for m, _ in combos))
         worker_encoder = shippable_encoder(encoder) if parallel else encoder
-        if any(m.removesuffix(ACTIVE_TAG).removesuffix(PROXY_TAG) != "random" for m, _ in combos):
+        if any(_sampling_of(m)[0].removesuffix(PROXY_TAG) != "random" for m, _ in combos):
             worker_encoder = _warm_embeddings(pool, {s for p in restricted for s in p}, methods, encoder, quiet,
                                               ship=parallel)
         res = defaultdict(list)

@@ -352,12 +352,15 @@ def add_loop_opts(p: argparse.ArgumentParser, default_rule: str | None = "anytim
 
 def add_sampling_opts(p: argparse.ArgumentParser) -> None:
     """How a proxy chooses the items: ``--sampling`` and ``--explore`` (with ``--proxy``)."""
-    p.add_argument("--sampling", default="uniform", choices=["uniform", "active"],
-                   help="with --proxy: uniform (default) draws the items in a random order; active draws more often "
-                        "where the calibrated proxy is unsure, weighting each verdict by the inverse of its draw "
-                        "probability (the same guarantee; measured slower than uniform so far, docs/proxy.md)")
+    p.add_argument("--sampling", "--design", dest="sampling", default="uniform", choices=["uniform", "active", "neyman"],
+                   help="with --proxy, how the items are drawn: uniform (default) in a random order; active more often "
+                        "where the calibrated proxy is unsure; neyman (judge-stratified Neyman allocation) more often "
+                        "within the judge's verdicts where people disagree with it most. active and neyman weight "
+                        "each verdict by the inverse of its draw probability: the same guarantee; measured no fewer "
+                        "labels than uniform so far (docs/proxy.md)")
     p.add_argument("--explore", type=unit_open_closed, default=0.5,
-                   help="with --sampling active: the share of each draw's probability spread uniformly (0 < x <= 1)")
+                   help="with --sampling active or neyman: the share of each draw's probability spread uniformly "
+                        "(0 < x <= 1)")
 
 
 def unit_open_closed(text: str) -> float:

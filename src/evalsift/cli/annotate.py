@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from ..errors import DataError, ParameterError
-from ._common import (add_encoder, add_judge_opts, add_proxy_opts, add_quiet, build_oracle, load_data, note, open_unit,
-                      out_file,
+from ._common import (add_encoder, add_judge_opts, add_proxy_opts, add_quiet, add_sampling_opts, build_oracle,
+                      load_data, note, open_unit, out_file,
                       picked_pair, picked_positions, pool_from_picks, positive_float, positive_int, print_json,
                       proxy_judges, proxy_spec, resolve_encoder, seed_int)
 
@@ -118,6 +118,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="the stop rule looks after this many human battles (default 50), then twice as many, ... up "
                          "to --max-labels")
     add_proxy_opts(new)
+    add_sampling_opts(new)
     add_judge_opts(new, db=False, title="LLM judge of a judge:llm:MODEL proxy (its answers are cached in --db)")
     add_encoder(new)
     new.add_argument("--overlap", type=positive_int, default=1, help="judgments per item, from different people")
@@ -232,6 +233,9 @@ def _create(args: argparse.Namespace) -> tuple[int, str]:
     from ..web import Workspace
 
     if args.arena:
+        if args.sampling != "uniform":
+            raise ParameterError(f"--design {args.sampling} is a live pairwise project's; an arena picks its battles "
+                                 "by --allocation (active, uniform, neyman)", field="sampling")
         return _create_arena(args)
     for opt in ("stop", "alpha", "allocation", "first"):
         if getattr(args, opt) is not None:
@@ -261,7 +265,11 @@ def _create(args: argparse.Namespace) -> tuple[int, str]:
                                          min_labels=args.min_labels, max_labels=args.max_labels or 200,
                                          risk_rule=args.risk_rule, overlap=args.overlap,
                                          lease_seconds=args.lease_seconds, data={"spec": args.data},
-                                         guidelines=args.guidelines, proxy=proxy)
+                                         guidelines=args.guidelines, proxy=proxy, sampling=args.sampling,
+                                         explore=args.explore)
+    if args.sampling != "uniform":
+        raise ParameterError(f"--design {args.sampling} draws a live pairwise project's items: use it with --pairwise "
+                             "and --proxy (an arena's is --allocation)", field="sampling")
     if proxy_spec(args) is not None:
         raise ParameterError("--proxy sharpens a live decision: use it with --pairwise (a fixed selection has "
                              "nothing to decide)", field="proxy")
@@ -410,6 +418,9 @@ def cmd_status(args: argparse.Namespace) -> int:
               f"({d['ties']} ties); risk {d['risk']:.4f} (stop at {d['risk_threshold']}; {d['note']})")
         if d.get("proxy"):
             print(f"proxy: {d['proxy']} (calibrated on the verdicts seen; the guarantee does not rest on it)")
+        if d.get("sampling") not in (None, "uniform"):
+            print(f"design: {d['sampling']} (items drawn from the verdicts seen, each verdict inverse-probability "
+                  "weighted; one open item at a time past the first set)")
     ag = status.get("agreement") or {}
     if ag.get("n_items_multi"):
         def num(x):

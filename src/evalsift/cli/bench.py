@@ -184,9 +184,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "data, or judge:judgments:FILE, a recorded judge; repeat it to stack several) on the random "
                          "orders, as methods <method>+proxy, each real pair restricted to the items every proxy "
                          "covers; the synthetic pools use their own metric 'proxy' (true score + N(0, 0.5))")
-    bc.add_argument("--sampling", default="uniform", choices=["uniform", "active"],
+    bc.add_argument("--sampling", "--design", dest="sampling", default="uniform", choices=["uniform", "active", "neyman"],
                     help="with --proxy: active also runs <method>+proxy+active (draws weighted toward the items the "
-                         "proxy is unsure about, inverse-probability weighted)")
+                         "proxy is unsure about, inverse-probability weighted); neyman runs <method>+proxy+neyman "
+                         "(draws allocated across the judge's verdicts by where people disagree with it)")
     bc.add_argument("--close", type=open_unit, default=0.05, help="real test sets with a gap below this are also "
                                                                   "reported apart")
     bc.add_argument("--min-labels", type=positive_int, default=5, help="size of the first decision set")
@@ -412,7 +413,7 @@ def cmd_bench_calibration(args: argparse.Namespace) -> int:
         gaps=args.gaps, ties=args.ties, synthetic_items=args.synthetic_items, synthetic=not args.no_synthetic,
         subsample=args.subsample, min_labels=args.min_labels, max_labels=args.max_labels, max_pairs=args.max_pairs,
         close=args.close, higher_is_better=not args.lower_is_better, tie_tolerance=args.tie_tolerance, **workers,
-        encoder=resolve_encoder(args, pool), quiet=args.quiet, proxy=proxy_spec(args), active=args.sampling == "active",
+        encoder=resolve_encoder(args, pool), quiet=args.quiet, proxy=proxy_spec(args), sampling=args.sampling,
         journal=journal))
     calibration_plot(res, out / "calibration.png")
     print(calibration_text(res), end="")

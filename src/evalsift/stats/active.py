@@ -18,6 +18,16 @@ proportional to ``sqrt(f_j (1 - f_j))``. A share ``explore`` of the probability 
 uniformly: it bounds the weights (``R p_j >= explore``, so ``|z_t - F_t| <= 1 / explore``), which
 the bets need, and it protects against a confident but wrong proxy.
 
+**Judge-stratified Neyman allocation** (``neyman``, ours): with a judge's verdicts (or any proxy with
+few distinct values) the items fall into strata, one per distinct verdict (:func:`proxy_strata`; a
+continuous proxy: quantile bins of its calibrated prediction). Neyman's allocation draws stratum ``h``
+in proportion to ``R_h S_h``, ``S_h`` the spread of the verdicts around the prediction within it:
+:func:`stratum_spread` learns ``S_h^2`` from the verdicts seen in the stratum, shrunk toward the
+mean over all strata (not toward ``f (1 - f)``, which a three-valued judge's calibrated prediction
+makes nearly equal everywhere). Then the same probabilities as ``active`` with that spread: more
+draws where people disagree with the judge most, the ``explore`` share uniform, the same inverse-probability
+weights and guarantee.
+
 **Assumption**: the draw probabilities and predictions use only what was known before the draw
 (the verdicts seen, the proxy, the clusters), and a skipped or failed judgment is missing
 independently of its verdict.
@@ -34,7 +44,8 @@ import numpy as np
 
 from ..errors import ParameterError
 
-SAMPLINGS = ("uniform", "active")
+SAMPLINGS = ("uniform", "active", "neyman")
+MAX_STRATA = 8  # a proxy with at most this many distinct values per item is stratified by them (neyman)
 BINS = 5
 SHRINK = 4.0
 
@@ -58,6 +69,53 @@ def residual_spread(predictions: np.ndarray, items: np.ndarray, values: np.ndarr
     counts = np.bincount(b[items], minlength=bins)
     return (sums[b] + shrink * prior) / (counts[b] + shrink)
 DEFAULT_EXPLORE = 0.5
+
+
+def proxy_strata(columns: np.ndarray | None, *, max_strata: int = MAX_STRATA) -> np.ndarray | None:
+    """One stratum label per item from a proxy's values (items x columns, e.g. a judge's verdict, or
+    several judges' verdicts stacked): the items with the same values share a stratum. None when the
+    values take more than ``max_strata`` distinct rows (a continuous metric): :func:`stratum_spread`
+    then bins the calibrated prediction instead.
+
+    >>> proxy_strata(np.array([0.5, -0.5, 0.0, 0.5])).tolist()
+    [2, 0, 1, 2]
+    """
+    if columns is None:
+        return None
+    X = np.asarray(columns, dtype=float)
+    X = X[:, None] if X.ndim == 1 else X
+    rows, labels = np.unique(np.round(X, 9), axis=0, return_inverse=True)
+    return None if len(rows) > max_strata else np.asarray(labels, dtype=int).reshape(-1)
+
+
+def stratum_spread(predictions: np.ndarray, items: np.ndarray, values: np.ndarray, strata: np.ndarray | None = None,
+                   *, bins: int = BINS, shrink: float = SHRINK) -> np.ndarray:
+    """Each item's expected squared error ``E[(y - f)^2]`` for Neyman allocation (module doc): the
+    mean squared residual of the judged items of its stratum (``strata``: one label per item, e.g.
+    :func:`proxy_strata`; None: ``bins`` quantile bins of ``f``), shrunk (``shrink`` pseudo-items)
+    toward the mean squared residual over every judged item, itself shrunk toward the mean of
+    ``f (1 - f)``. Before any verdict: ``f (1 - f)``'s mean everywhere (a uniform draw).
+
+    >>> f = np.full(6, 0.5); s = np.array([0, 0, 0, 1, 1, 1])
+    >>> e = stratum_spread(f, np.array([0, 1, 3, 4]), np.array([0.5, 0.5, 1.0, 0.0]), s, shrink=1.0)
+    >>> bool(e[0] < e[3])          # people agree with the prediction in stratum 0, not in stratum 1
+    True
+    """
+    f = np.clip(np.asarray(predictions, dtype=float), 0.0, 1.0)
+    prior = float(np.mean(f * (1.0 - f)))
+    if strata is None:
+        edges = np.quantile(f, np.linspace(0, 1, bins + 1)[1:-1])
+        strata = np.searchsorted(edges, f, side="right")
+    strata = np.asarray(strata, dtype=int)
+    items = np.asarray(items, dtype=int)
+    if len(items) == 0:
+        return np.full(len(f), prior)
+    sq = (np.asarray(values, dtype=float) - f[items]) ** 2
+    pooled = (float(sq.sum()) + shrink * prior) / (len(sq) + shrink)
+    k = int(strata.max()) + 1
+    sums = np.bincount(strata[items], weights=sq, minlength=k)
+    counts = np.bincount(strata[items], minlength=k)
+    return ((sums + shrink * pooled) / (counts + shrink))[strata]
 
 
 def active_probabilities(predictions: np.ndarray, candidates: np.ndarray, *,

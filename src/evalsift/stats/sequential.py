@@ -88,7 +88,7 @@ STOP_RULES = ("anytime", "paper", "tie_aware")
 GUARANTEES = {
     "anytime": ("valid: P(ever naming the wrong winner) <= risk for every pool, whenever one looks; assumes the "
                 "items are judged in a uniformly random order (method random or diffuse_strata), or drawn with recorded "
-                "probabilities (sampling active), drawn once (re-running on new seeds until one names a winner voids "
+                "probabilities (sampling active or neyman), drawn once (re-running on new seeds until one names a winner voids "
                 "it), predictions that use only earlier verdicts, and that skipped or failed judgments are missing at "
                 "random; the risk is about the items both systems have an output for"),
     "budget": ("valid: P(the interval misses the pool's win rate) <= risk, so P(naming the wrong winner) <= risk, for "

@@ -68,6 +68,7 @@ from ..proxy import MetricProxy, make_proxy
 from ..select.base import Selector
 from ..session import Session
 from ..stats import anytime_risk, hypergeometric_risk, pairwise_risk
+from ..stats.active import DEFAULT_EXPLORE
 from ..store import Project, Store, project_units
 from . import arena as _arena
 
@@ -150,10 +151,12 @@ def live_session(project: Project, items: Sequence[dict[str, Any]]) -> Session:
                 systems=[st["a"], st["b"]], outputs={s: [r["outputs"].get(s) for r in items]
                                                      for s in (st["a"], st["b"])}, name=project.name)
     sel = StoredSets(sets=project.selector["sets"], sizes=project.selector.get("sizes"),
-                     method=project.selector.get("name", ""), random=project.selector.get("random_order", False))
+                     method=project.selector.get("name", ""), random=project.selector.get("random_order", False),
+                     seed=int((project.selector.get("params") or {}).get("seed", 0)))
     sel.name = project.selector.get("name", "")
     return Session(pool, sel, a=st["a"], b=st["b"], risk=st["risk"], min_labels=st["min_labels"],
-                   max_labels=st["max_labels"], risk_rule=st["risk_rule"], proxy=_stored_proxy(project, pool))
+                   max_labels=st["max_labels"], risk_rule=st["risk_rule"], proxy=_stored_proxy(project, pool),
+                   sampling=st.get("sampling", "uniform"), explore=st.get("explore", DEFAULT_EXPLORE))
 
 
 def feed_live(live: _Live, judgments: Sequence[tuple[int, Judgment]]) -> None:
@@ -204,13 +207,17 @@ class Workspace:
     def create_live_pairwise(self, name: str, pool: Pool, a: str, b: str, selector: Selector, *, risk: float = 0.2,
                              min_labels: int = 5, max_labels: int = 200, risk_rule: str = "anytime", overlap: int = 1,
                              lease_seconds: float = DEFAULT_LEASE_SECONDS, data: dict | None = None,
-                             guidelines: str | None = None, proxy: Any = None) -> tuple[int, str]:
+                             guidelines: str | None = None, proxy: Any = None, sampling: str = "uniform",
+                             explore: float = DEFAULT_EXPLORE) -> tuple[int, str]:
         """A project whose items are chosen by a live Session over ``pool`` (already restricted to the
         pair's comparable items). ``guidelines``: text shown to annotators on their page. ``proxy``: what
         the Session's anytime rule is sharpened by (a :class:`~evalsift.proxy.MetricProxy` fitted on
         ``pool``, e.g. from :func:`~evalsift.proxy.restrict_to_proxy`, or a spec
         :func:`~evalsift.proxy.make_proxy` takes); its values are stored with the project, so the
-        server needs neither the judge nor the metric. Returns ``(project id, admin token)``; the
+        server needs neither the judge nor the metric. ``sampling`` / ``explore``: how the Session draws the
+        items with the proxy (``neyman``, ``active``: one draw at a time from the verdicts seen, replayed
+        from the store in the order the verdicts came; the project then hands out only the open items of
+        the decision, never items ahead of it). Returns ``(project id, admin token)``; the
         project, its items and its queue are written in one transaction."""
         _check_overlap(overlap, lease_seconds)
         if proxy is not None and not isinstance(proxy, MetricProxy):
@@ -220,11 +227,13 @@ class Workspace:
                                      f"{type(proxy).__name__} is not a MetricProxy (give metric:NAME or judge:SPEC "
                                      "specs, or a MetricProxy)", field="proxy")
         probe = Session(pool, selector, a=a, b=b, risk=risk, min_labels=min_labels, max_labels=max_labels,
-                        risk_rule=risk_rule, proxy=proxy)  # validates everything and fits the selector once
+                        risk_rule=risk_rule, proxy=proxy, sampling=sampling,
+                        explore=explore)  # validates everything and fits the selector once
         sets, sizes = decision_sets(probe.selector, probe.pool, min_labels, max_labels)
         settings = {"a": a, "b": b, "risk": risk, "min_labels": min_labels, "max_labels": max_labels,
                     "risk_rule": risk_rule, "overlap": overlap, "lease_seconds": lease_seconds,
-                    **({"proxy": proxy.name} if proxy is not None else {}), **_guidelines(guidelines)}
+                    **({"proxy": proxy.name} if proxy is not None else {}), **_guidelines(guidelines),
+                    **({"sampling": sampling, "explore": float(explore)} if sampling != "uniform" else {})}
         sel = {"name": probe.selector.name or type(probe.selector).__name__,
                "params": probe.settings()["selector"]["params"], "sets": sets, "sizes": sizes,
                "random_order": bool(getattr(probe.selector, "random_order", False))}
@@ -371,6 +380,8 @@ class Workspace:
         can hold one: ceil(active / overlap) open items in all. A live project's units are its items in
         pool order, so a unit's position is the item's."""
         wanted = [*session.pending(), *session.outstanding()]
+        if session.sampling != "uniform":  # a design draws from the verdicts seen: nothing can be handed out ahead
+            return [int(i) for i in dict.fromkeys(wanted)]
         seconds = float(project.settings.get("lease_seconds", DEFAULT_LEASE_SECONDS))
         overlap = int(project.settings.get("overlap", 1))
         active = self.store.active_annotators(project.id, seconds)
@@ -604,7 +615,7 @@ class Workspace:
                                "pool_size": d.pool_size, "more_needed_at_least": _more_needed(session, d),
                                "judged_ahead": ahead,
                                "guarantee": d.guarantee, "win_rate_interval": d.win_rate_interval,
-                               "proxy": d.proxy,
+                               "proxy": d.proxy, "method": d.method, "sampling": session.sampling,
                                "note": f"what the risk means: {d.guarantee}"}
         return out
 
