@@ -234,10 +234,12 @@ def test_hostile_outputs_render_inert(browser, tmp_path):
         assert page.locator("#work img").count() == 0 and page.locator("#work script").count() == 0
 
 
-def test_a_live_project_with_a_proxy_by_keyboard_and_its_admin_page(browser, tmp_path):
+@pytest.mark.parametrize("sampling", ["uniform", "neyman"])
+def test_a_live_project_with_a_proxy_by_keyboard_and_its_admin_page(browser, tmp_path, sampling):
     """A live project sharpened by a proxy (stored with it): a person answers with the keys, the admin signs
     in by typing the token, sees the proxy named and no 'at least N more' count while the decision is open,
-    then the decision -- the same one the Session reaches with the same proxy on the same verdicts."""
+    then the decision -- the same one the Session reaches with the same proxy on the same verdicts. With
+    ``--design neyman`` the items come from the design's draws and the page has a "design" row."""
     from evalsift.oracle import MetricOracle
     from evalsift.proxy import MetricProxy
     from evalsift.session import Session
@@ -248,7 +250,7 @@ def test_a_live_project_with_a_proxy_by_keyboard_and_its_admin_page(browser, tmp
     db = tmp_path / "w.db"
     work = Workspace(Store(db))
     pid, admin = work.create_live_pairwise("px", pool, "A", "B", make_selector("random", seed=0),
-                                           proxy=MetricProxy(diff, name="auto"))
+                                           proxy=MetricProxy(diff, name="auto"), sampling=sampling)
     token = work.store.add_annotator(pid, "alice")[1]
     truth = {iid: human[k, 0] > 0 for k, iid in enumerate(pool.item_ids)}
 
@@ -272,15 +274,19 @@ def test_a_live_project_with_a_proxy_by_keyboard_and_its_admin_page(browser, tmp
         open_text = " ".join(admin_page.locator("#decision").text_content().split())
         assert "with a proxy, how many depends on the items to come" in open_text and "at least" not in open_text
         assert admin_page.locator("#proxy").text_content().startswith("auto")
+        assert (admin_page.locator("#design").count() == 1) == (sampling == "neyman")
+        if sampling == "neyman":
+            assert "where people disagree with it" in admin_page.locator("#design").text_content()
         n += answer(page, 200)
         assert "decision is made" in page.locator("#status").text_content()
         wait_for_decided(admin_page)
         assert "Decided: A wins." in " ".join(admin_page.locator("#decision").text_content().split())
         admin_page.screenshot(path=str(tmp_path / "admin-proxy.png"), full_page=True)
     d = Session(pool, make_selector("random", seed=0), a="A", b="B", risk=0.2,
-                proxy=MetricProxy(diff, name="auto")).run(MetricOracle("human"))
+                proxy=MetricProxy(diff, name="auto"), sampling=sampling).run(MetricOracle("human"))
     st = Workspace(Store(db)).status(pid)["decision"]
     assert st["winner"] == d.winner == "A" and st["labels_used"] == d.labels_used == n and st["proxy"] == "auto"
+    assert st["method"] == d.method == ("random" if sampling == "uniform" else "random+neyman")
     assert (tmp_path / "admin-proxy.png").stat().st_size > 10_000
 
 
