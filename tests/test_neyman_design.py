@@ -129,3 +129,22 @@ def test_bench_calibration_runs_the_design_as_its_own_method():
     with pytest.raises(ParameterError, match="sampling"):
         calibration_bench(None, None, methods=("random",), runs=2, proxy="metric:proxy", sampling="greedy",
                           encoder=None, quiet=True)
+
+
+def test_bench_calibration_leaves_out_the_pairs_a_judge_proxy_does_not_cover(monkeypatch):
+    """SummEval's recorded GPT-3.5 answers cover 11 of its 120 system pairs: `bench calibration --proxy` runs
+    those and says which pairs it left out and why, where it stopped with an error at the first pair."""
+    from _data import DATA_ROOT, need
+
+    from evalsift.bench.calibration import calibration_bench
+    from evalsift.io import load
+
+    need("summeval/summeval.json", "summeval/llm-pairwise")
+    monkeypatch.setenv("EVALSIFT_DATA", str(DATA_ROOT))
+    res = calibration_bench(load("summeval"), "metric:coherence", synthetic=False, methods=("random",),
+                            rules=("anytime",), seeds=1, quiet=True,
+                            proxy="judge:judgments:summeval/llm-pairwise/coherence", sampling="neyman")
+    real = res["real"]
+    assert real["pairs"] == 11 and len(real["left_out_pairs"]) == 109
+    assert all(why.startswith("the proxy:") for why in real["left_out_pairs"].values())
+    assert "random+proxy+neyman" in real["cells"]["all"]

@@ -33,7 +33,7 @@ import numpy as np
 from scipy.stats import binomtest
 
 from ..embed.encoders import Encoder
-from ..errors import ParameterError, check_choice
+from ..errors import DataError, ParameterError, check_choice
 from ..metrics import ensure_oracle_metric
 from ..oracle.metric import MetricOracle
 from ..pool import Pool
@@ -295,7 +295,16 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
             pool, judges = source.pool, [p[2] for p in source.parts]
         restricted, left_out = restricted_pairs(pool, judge, max_pairs, "bench calibration")
         if proxy is not None:  # a proxy must cover every item: keep the items every proxy covers
-            restricted = {k: source.for_pair(*k, pool=r.pool)[0] for k, r in restricted.items()}
+            covered = {}
+            for k, r in restricted.items():
+                try:
+                    covered[k] = source.for_pair(*k, pool=r.pool)[0]
+                except DataError as e:  # a judge that covers some pairs only (SummEval's: 11 of 120): said so
+                    left_out[f"{k[0]} vs {k[1]}"] = f"the proxy: {e}"
+            if not covered:
+                raise DataError(f"bench calibration: the proxy {', '.join(map(str, proxy))} covers 2 or more items of no "
+                                f"pair of pool {pool.name!r}", field="proxy")
+            restricted = covered
             proxy = [p[0] for p in source.parts]
         combos = _combos(methods, rules, 0, encoder, proxy is not None, sampling)
         real_methods = list(dict.fromkeys(m for m, _ in combos))

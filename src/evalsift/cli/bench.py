@@ -436,7 +436,9 @@ def calibration_text(res: dict[str, Any]) -> str:
     if "real" in res:
         real = res["real"]
         parts.append((f"{real['data']}, oracle {real['oracle']}: {real['pairs']} pairs x {real['seeds']} seeds = "
-                      f"{real['cases']} test sets ({real['close_cases']} close, {real['skipped_tied']} tied skipped)",
+                      f"{real['cases']} test sets ({real['close_cases']} close, {real['skipped_tied']} tied skipped)"
+                      + (f"; {len(real['left_out_pairs'])} pairs left out (too few items the oracle or the proxy "
+                         "covers: results.json's left_out_pairs)" if real.get("left_out_pairs") else ""),
                       real["cells"], real["summary"]))
     for title, cells, summary in parts:
         lines.append(title)
