@@ -148,3 +148,42 @@ def test_bench_calibration_leaves_out_the_pairs_a_judge_proxy_does_not_cover(mon
     assert real["pairs"] == 11 and len(real["left_out_pairs"]) == 109
     assert all(why.startswith("the proxy:") for why in real["left_out_pairs"].values())
     assert "random+proxy+neyman" in real["cells"]["all"]
+
+
+def test_an_undone_verdict_in_a_live_design_project_loses_nothing(tmp_path):
+    """Undo in a live project with ``--design neyman``: the Session is rebuilt from the verdicts that stand,
+    the item comes back, a different answer is taken, and the decision goes on; every standing verdict is
+    either counted by the decision or reported as judged ahead, and a server rebuilt from the store alone
+    gives the same decision."""
+    pytest.importorskip("fastapi", reason="the annotation app needs evalsift[web]")
+    from evalsift.proxy import make_proxy
+    from evalsift.select import make_selector
+    from evalsift.store import Store
+    from evalsift.web import Workspace
+
+    pool = judged_pool(200, 0.45, 0.2, 0.8, seed=5)
+    truth = {iid: pool.score("truth", "A")[k] - pool.score("truth", "B")[k] for k, iid in enumerate(pool.item_ids)}
+    work = Workspace(Store(tmp_path / "w.db"))
+    pid, _ = work.create_live_pairwise("ny", pool, "A", "B", make_selector("random", seed=0), risk=0.1,
+                                       proxy=make_proxy("metric:judge", pool, "A", "B"), sampling="neyman")
+    aid = work.store.add_annotator(pid, "alice")[0]
+    who = {"id": aid, "project_id": pid, "name": "alice"}
+
+    def answer(a, tie=False):
+        d = truth[a["item_id"]]
+        first_is_a = work.store.assignment(a["assignment_id"])["shown_order"] == "ab"
+        work.submit(who, a["assignment_id"], answer="0" if tie or d == 0 else "1" if (d > 0) == first_is_a else "2")
+
+    answered = 0
+    while not (a := work.next_for(who)).get("done"):
+        answer(a)
+        answered += 1
+        if answered == 9:
+            again = work.undo(who)
+            answer(again, tie=True)  # answered again, differently
+    st = work.status(pid)
+    d = st["decision"]
+    assert d["decided"] and d["method"] == "random+neyman"
+    assert st["judgments"]["undone"] == 1 and st["judgments"]["done"] == d["labels_used"] + d["judged_ahead"]
+    again = Workspace(Store(tmp_path / "w.db")).status(pid)["decision"]
+    assert (again["winner"], again["labels_used"], again["risk"]) == (d["winner"], d["labels_used"], d["risk"])
