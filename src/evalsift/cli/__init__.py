@@ -164,6 +164,9 @@ def _main(argv: Sequence[str] | None) -> int:
     debug = os.environ.get("EVALSIFT_DEBUG", "") not in ("", "0")
     with warnings.catch_warnings():
         warnings.simplefilter("always")
+        # an unclosed file is a developer's diagnostic, off by default in Python; "always" turned it on, and a
+        # Ctrl-C that lands while an import reads a .pyc printed "note: unclosed file <...base64.cpython-311.pyc>"
+        warnings.simplefilter("ignore", ResourceWarning)
         warnings.showwarning = _show_warning
         try:
             return args.handler(args)
