@@ -213,6 +213,16 @@ def synthetic_pool(M: int, mean: float, ties: float, rho: float, rng) -> tuple[n
 
 
 # ---------------------------------------------------------------------------------------------- runs
+def _stopped(test: AnytimeTest, t: int, out: dict) -> bool:
+    """Record in ``out`` the labels ``t`` and the leader at every risk the rule has just reached; True once
+    it has reached them all."""
+    r = test.assess(0.5)
+    for risk in RISKS:
+        if risk not in out and r.leader is not None and r.risk <= risk:
+            out[risk] = (t, r.leader)
+    return len(out) == len(RISKS)
+
+
 def sequential(y: np.ndarray, order: np.ndarray, control=None) -> dict[float, tuple[int, str | None]]:
     """Labels and leader at which the anytime rule first reaches each risk (pool size, None: never)."""
     M = len(y)
@@ -220,11 +230,7 @@ def sequential(y: np.ndarray, order: np.ndarray, control=None) -> dict[float, tu
     out: dict[float, tuple[int, str | None]] = {}
     for t, i in enumerate(order, 1):
         test.update(float(y[i]), int(i))
-        r = test.assess(0.5)
-        for risk in RISKS:
-            if risk not in out and r.leader is not None and r.risk <= risk:
-                out[risk] = (t, r.leader)
-        if len(out) == len(RISKS):
+        if _stopped(test, t, out):
             break
     return {risk: out.get(risk, (M, None)) for risk in RISKS}
 
@@ -239,27 +245,21 @@ def drawn(y: np.ndarray, control, sampling: str, rng, explore: float = DEFAULT_E
     test = AnytimeTest(M, control)
     strata = proxy_strata(getattr(control, "columns", None)) if sampling == "neyman" else None
     cand = np.ones(M, dtype=bool)
-    items: list[int] = []
     out: dict[float, tuple[int, str | None]] = {}
     for t in range(1, M + 1):
         if sampling == "uniform":  # the same draw mechanism with equal probabilities: the paired baseline
-            p = cand / cand.sum()
-            i = int(rng.choice(M, p=p))
+            i = int(rng.choice(M, p=cand / cand.sum()))
             test.update(float(y[i]), i if control is not None else None)
         else:
-            f = control.predict(np.array(items, dtype=int), np.array(test.values, dtype=float))
-            e = (stratum_spread(f, items, test.values, strata) if sampling == "neyman"
-                 else residual_spread(f, np.array(items, dtype=int), np.array(test.values, dtype=float)))
+            items, values = np.array(test.items, dtype=int), np.array(test.values, dtype=float)
+            f = control.predict(items, values)
+            e = (stratum_spread(f, items, values, strata) if sampling == "neyman"
+                 else residual_spread(f, items, values))
             p = active_probabilities(f, cand, explore=explore, spread=e)
             i = int(rng.choice(M, p=p))
             test.update(float(y[i]), i, p)
         cand[i] = False
-        items.append(i)
-        r = test.assess(0.5)
-        for risk in RISKS:
-            if risk not in out and r.leader is not None and r.risk <= risk:
-                out[risk] = (t, r.leader)
-        if len(out) == len(RISKS):
+        if _stopped(test, t, out):
             break
     return {risk: out.get(risk, (M, None)) for risk in RISKS}
 
@@ -296,8 +296,8 @@ def limit_growth(y: np.ndarray, strata: np.ndarray | None = None, *, design: boo
 
     def growth(theta: np.ndarray) -> float:
         f = f0 + theta[:K]
-        p = W if not design else np.exp(theta[K:] - theta[K:].max()) / np.exp(theta[K:] - theta[K:].max()).sum()
-        p = np.maximum(p, 1e-6)
+        p = W if not design else np.exp(theta[K:] - theta[K:].max())  # the shares per stratum (a softmax)
+        p = np.maximum(p / p.sum(), 1e-6)
         p = p / p.sum()
         F = float(W @ f)
         z = np.concatenate([F + (v - fh) * wh / ph for (v, _, _), fh, wh, ph in zip(groups, f, W, p)])
