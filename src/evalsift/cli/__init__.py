@@ -43,9 +43,11 @@ default handling then.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import os
 import sys
-from typing import Sequence
+from typing import Iterator, Sequence
 
 # only what main() needs before it can catch a Ctrl-C is imported here; the rest is imported inside it
 __all__ = ["build_parser", "main"]
@@ -144,6 +146,25 @@ def options_before_command(parser, argv: Sequence[str]) -> str | None:
     return f"put {' '.join(dict.fromkeys(options))} after the command: {shlex.join(fixed)}"
 
 
+@contextlib.contextmanager
+def _device_of(args: argparse.Namespace) -> Iterator[None]:
+    """The command's ``--device`` as the process default while it runs (``--device cuda`` without a GPU: one
+    error line before any work); the caller's default is back afterwards."""
+    spec = getattr(args, "device", None)
+    if spec is None:
+        yield
+        return
+    from ..device import ENV, reset_uses, set_default_device
+
+    saved = os.environ.get(ENV)
+    reset_uses()
+    try:
+        set_default_device(spec)
+        yield
+    finally:
+        os.environ.pop(ENV, None) if saved is None else os.environ.__setitem__(ENV, saved)
+
+
 def _main(argv: Sequence[str] | None) -> int:
     import warnings
 
@@ -169,7 +190,8 @@ def _main(argv: Sequence[str] | None) -> int:
         warnings.simplefilter("ignore", ResourceWarning)
         warnings.showwarning = _show_warning
         try:
-            return args.handler(args)
+            with _device_of(args):
+                return args.handler(args)
         except EvalsiftError as e:
             print(f"error: {_one_line(e)}", file=sys.stderr)
             return 2

@@ -204,6 +204,7 @@ def add_encoder(p: argparse.ArgumentParser) -> None:
                    help="text encoder: minilm (offline all-MiniLM-L6-v2), minilm-onnx (the same vectors through ONNX Runtime, "
                         "1.5x faster here), tfidf (no torch), or st:<model or path>")
     p.add_argument("--embeddings", metavar="FILE", help="precomputed vectors instead of --encoder: " + EMBEDDINGS_FORMATS)
+    add_device(p)
 
 
 def resolve_encoder(args: argparse.Namespace, pool=None):
@@ -218,6 +219,33 @@ def resolve_encoder(args: argparse.Namespace, pool=None):
     from ..embed.precomputed import PrecomputedEncoder
 
     return PrecomputedEncoder.from_file(path, pool=pool)
+
+
+def device_spec(text: str) -> str:
+    """argparse type of ``--device``: auto, cpu, cuda or cuda:N."""
+    from ..device import check_device_spec
+    from ..errors import ParameterError as _PE
+
+    try:
+        return check_device_spec(text)
+    except _PE:
+        raise argparse.ArgumentTypeError(f"expected auto, cpu, cuda or cuda:N (a GPU index), got {text!r}") from None
+
+
+def add_device(p: argparse.ArgumentParser) -> None:
+    """``--device auto|cpu|cuda|cuda:N`` on a command that runs a neural model (the main dispatch makes it the
+    process default before the command runs, so every model the command loads follows it)."""
+    p.add_argument("--device", type=device_spec, default="auto", metavar="auto|cpu|cuda|cuda:N",
+                   help="where neural models run (encoders, torch models): auto (default: a CUDA GPU when torch "
+                        "sees one, else the CPU), cpu, cuda or cuda:N")
+
+
+def device_line() -> str | None:
+    """``device: ...`` for the terminal, when a neural model ran (None otherwise)."""
+    from ..device import device_report
+
+    rep = device_report()
+    return f"device: {rep['summary']}" if rep["used"] else None
 
 
 def add_oracle_opts(p: argparse.ArgumentParser) -> None:

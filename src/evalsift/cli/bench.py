@@ -225,7 +225,8 @@ def provenance(argv: list[str] | None) -> dict[str, Any]:
 
 
 JOURNAL = "tasks.jsonl"
-NOT_SETTINGS = ("handler", "argv", "out", "quiet", "jobs", "backend", "ray_address")  # results do not depend on them
+# results do not depend on them (--device: the same numbers up to float tolerance; the embedding cache is shared)
+NOT_SETTINGS = ("handler", "argv", "out", "quiet", "jobs", "backend", "ray_address", "device")
 
 
 def _run(args: argparse.Namespace, run: Callable[[Any, Any], dict[str, Any]]) -> tuple[dict[str, Any], Path]:
@@ -247,6 +248,11 @@ def _run(args: argparse.Namespace, run: Callable[[Any, Any], dict[str, Any]]) ->
              "not run again; delete that file to run them anew")
     res["timing_s"]["load"] = round(t_load, 3)
     res["provenance"] = provenance(getattr(args, "argv", None))
+    from ..device import device_report
+
+    res["device"] = device_report()
+    if res["device"]["used"]:
+        note(f"device: {res['device']['summary']}")
     from ..io._common import plain_json  # here, not at the top: the CLI's start-up stays free of evalsift.io
 
     (out / "results.json").write_text(json.dumps(plain_json(res), indent=2, allow_nan=False))

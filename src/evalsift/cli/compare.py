@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import ParameterError
-from ._common import (ORACLE_HELP, add_data, add_encoder, add_judge_opts, add_loop_opts, add_oracle_opts, add_proxy_opts,
+from ._common import (ORACLE_HELP, add_data, add_encoder, device_line, add_judge_opts, add_loop_opts, add_oracle_opts, add_proxy_opts,
                       add_quiet, add_sampling_opts, cap_budget, load_data_and_oracle, note, positive_int, print_json,
                       proxy_judges, proxy_spec, proxy_specs, resolve_encoder, resolve_risk_rule, seed_int)
 
@@ -81,8 +81,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
             out["pool_note"] = pool_note
         if spec is not None:
             out["judge_report"] = _judge_reports(args, data, judges, session)
+        from ..device import device_report
+
+        out["device"] = device_report()
         print_json(out)
         return 0
+    if device_line():
+        note(device_line())
     if restriction.could_change(decision.winner, decision.win_rate_interval, decision.pool_size):
         note(restriction.flip_note(decision.winner, decision.win_rate_interval, decision.pool_size))
     _print_decision(decision, session)

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..errors import DataError, ParameterError
-from ._common import EMBEDDINGS_FORMATS, add_quiet, out_file
+from ._common import EMBEDDINGS_FORMATS, add_device, add_quiet, device_line, out_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("--include-refs", action="store_true", help="keep human references as systems (mt-metrics-eval)")
     exp.add_argument("--encoder", default="minilm",
                      help="text encoder: minilm (offline all-MiniLM-L6-v2), tfidf (no torch), or st:<model or path>")
+    add_device(exp)
     exp.add_argument("--out", required=True, metavar="FILE", help="FILE.npz or FILE.parquet")
     add_quiet(exp)
     exp.set_defaults(handler=cmd_embed_export)
@@ -78,4 +79,6 @@ def cmd_embed_export(args: argparse.Namespace) -> int:
     vectors = embed_texts(texts, args.encoder, progress=not args.quiet)
     save_embeddings(out, texts, vectors)
     print(f"wrote {len(texts)} vectors ({vectors.shape[1]}-d, encoder '{args.encoder}') to {out}", file=sys.stderr)
+    if device_line():
+        print(device_line(), file=sys.stderr)
     return 0

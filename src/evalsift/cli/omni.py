@@ -1,6 +1,6 @@
 """``evalsift omni sample | annotate | curve``: OmniInput -- precision and recall over a model's input space.
 
-  omni sample --model toy|digits-lr|digits-mlp|lm|PATH --out DIR     sample rho(z) (resumable)
+  omni sample --model toy|digits-lr|digits-mlp|lm|hf-lm:DIR|hf-cls:DIR|PATH --out DIR   sample rho(z) (resumable)
   omni annotate --db PATH --samples DIR --per-bin K [--graded]        a yes/no (or graded) project in the app
   omni curve --samples DIR[,DIR2] --judgments SPEC --out DIR          r(z), PR curves within Z, AUPR, report
              [--budget N] [--z-range LO,HI] [--normalise cross-model]
@@ -16,14 +16,23 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError, ParameterError
-from ._common import (add_quiet, collect_notes, note, nonneg_int, out_dir, positive_float, positive_int, print_json,
+from ._common import (add_device, add_quiet, collect_notes, note, nonneg_int, out_dir, positive_float, positive_int, print_json,
                       seed_int)
 
 MODEL_OPTIONS = {"length": "length", "levels": "levels", "vocab": "vocab", "model_seed": "seed",
-                 "positions": "positions", "values": "values", "train_steps": "steps"}
+                 "positions": "positions", "values": "values", "train_steps": "steps", "per_token": "per_token",
+                 "positive": "positive", "precision": "precision"}
 SAMPLER_OPTIONS = ("steps", "chains", "replicas", "walkers", "beta_max", "direction", "proposal", "block", "step_size",
                    "bin_width",
                    "keep", "burn_in", "thin", "checkpoint_every", "seed", "beta")
+
+
+def _vocab(text: str) -> int | str:
+    """``--vocab``: a size N (the built-in lm; hf-lm: the same as top:N), top:N or a file of tokens (hf-lm,
+    hf-cls)."""
+    if text.strip().isdigit():
+        return positive_int(text)
+    return text
 
 
 def _beta_max(text: str) -> float | str:
@@ -64,14 +73,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--model", required=True, metavar="NAME|PATH",
                    help="toy (a small transformer LM on digit sequences, NLL), toy-paper (the paper's toy: 6 layers, 4 "
                         "heads, 8 digits), digits-lr, digits-mlp (0-vs-1 classifiers on "
-                        "8x8 digits, logit), lm (English LM trained on $EVALSIFT_DATA text, NLL), or a file: a .py with "
+                        "8x8 digits, logit), lm (English LM trained on $EVALSIFT_DATA text, NLL), hf-lm:DIR (your "
+                        "local Hugging Face causal LM: the NLL of --length tokens), hf-cls:DIR (your local sequence "
+                        "classifier: the logit of --positive), or a file: a .py with "
                         "build(**options) -> (model, InputSpace), a .joblib/.pkl scikit-learn classifier")
     s.add_argument("--out", required=True, metavar="DIR", help="folder for omni.json, candidates.npz and the checkpoint")
     g = s.add_argument_group("model options")
     g.add_argument("--length", type=positive_int,
-                   help="toy / lm: positions (digits or words; toy default 6, toy-paper 8, lm 8)")
+                   help="toy / lm: positions (digits or words; toy default 6, toy-paper 8, lm 8); hf-lm / hf-cls: "
+                        "tokens per input (required)")
     g.add_argument("--levels", type=positive_int, help="digits: grey levels of the input space, 2..17 (default 17)")
-    g.add_argument("--vocab", type=positive_int, help="lm: vocabulary size (default 1000)")
+    g.add_argument("--vocab", type=_vocab, metavar="N|top:N|FILE",
+                   help="lm: vocabulary size (default 1000); hf-lm / hf-cls: the tokens of the space: top:N (hf-lm: the "
+                        "N most likely at the start of a sequence; hf-cls: the first N ids), or a file with one token "
+                        "per line as the tokenizer spells it (or #ID); default: every token but the special ones")
+    g.add_argument("--per-token", action="store_true", default=None,
+                   help="hf-lm: the output is the mean NLL per scored token instead of the sequence's NLL")
+    g.add_argument("--positive", metavar="LABEL", help="hf-cls: the label whose logit is the output (a name of the "
+                                                       "model's id2label, or an index)")
+    g.add_argument("--precision", choices=["fp32", "bf16", "fp16"],
+                   help="hf-lm / hf-cls: the model's precision (default fp32; bf16 is for GPUs)")
     g.add_argument("--model-seed", type=nonneg_int, help="seed of the built-in model's training (default 0)")
     g.add_argument("--train-steps", type=positive_int,
                    help="toy / lm: training steps (defaults: toy 1500, toy-paper 600, lm 2500)")
@@ -106,6 +127,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--checkpoint-every", type=positive_float, help="seconds between checkpoints (default 60)")
     q.add_argument("--seed", type=seed_int, default=None, help="random seed (default 0)")
     s.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_device(s)
     add_quiet(s)
     s.set_defaults(handler=cmd_sample)
 
@@ -164,6 +186,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     j.add_argument("--judge-timeout", type=positive_float, default=60.0, help="seconds per request")
     j.add_argument("--db", metavar="PATH", help="a store that caches the judge's answers (default: evalsift.db)")
     c.add_argument("--json", action="store_true", help="print the results' summary as JSON")
+    add_device(c)
     add_quiet(c)
     c.set_defaults(handler=cmd_curve)
 
@@ -179,7 +202,21 @@ def build_model(spec: str, options: dict[str, Any], quiet: bool | None = None):
     import inspect
 
     from ..omninput import load_model, omni_models
+    from ..omninput.hf import is_hf_spec
 
+    hf_only = [k for k in ("per_token", "positive", "precision") if k in options]
+    if is_hf_spec(spec):
+        wrong = [k for k in options if k not in ("length", "vocab", "per_token", "positive", "precision")]
+        if wrong:
+            flags = ", ".join("--" + next(f for f, o in MODEL_OPTIONS.items() if o == k).replace("_", "-") for k in wrong)
+            raise ParameterError(f"{flags} does not apply to --model {spec}", field="model")
+        return load_model(spec, **options)
+    if hf_only:
+        raise ParameterError(f"{', '.join('--' + k.replace('_', '-') for k in hf_only)} applies to hf-lm:DIR / "
+                             f"hf-cls:DIR models, not to --model {spec}", field="model")
+    if isinstance(options.get("vocab"), str):
+        raise ParameterError(f"--vocab {options['vocab']}: top:N and files of tokens apply to hf-lm:DIR / hf-cls:DIR "
+                             f"models; --model {spec} takes a vocabulary size", field="vocab")
     if spec in omni_models:
         factory = omni_models.get(spec)
         takes = set(inspect.signature(factory).parameters)
@@ -207,6 +244,7 @@ def _sampler_params(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_sample(args: argparse.Namespace) -> int:
     """``evalsift omni sample``."""
+    from ..device import device_name
     from ..omninput import Interrupted, OmniSamples, make_sampler
     from ..progress import is_quiet
 
@@ -216,7 +254,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
     sampler._validate()
     model, space = build_model(args.model, _model_options(args), quiet=is_quiet())
     sampler.check_model(model)
-    print(f"{model.name}: {space!r}; sampler {args.sampler}", file=sys.stderr)
+    print(f"{model.name}: {space!r}; sampler {args.sampler}; device {device_name(getattr(model, 'device', 'cpu'))}",
+          file=sys.stderr)
     try:
         samples = sampler.run(model, space, checkpoint=folder, model_spec=args.model)
     except KeyboardInterrupt:
@@ -416,6 +455,9 @@ def _curve(args: argparse.Namespace, notes: list[str]) -> tuple[dict[str, Any], 
         notes.append("the models' recall ranges do not overlap: no AUPR on a common range")
     if kind == "proxy":
         notes.append("the labels come from a PROXY, not from people: " + judge_info.get("note", ""))
+    from ..device import device_report
+
+    results["device"] = device_report()  # the models rebuilt for --normalise cross-model, the digits proxy
     paths = write_curve_report(results, out, [p[0] for p in per_model], [p[1] for p in per_model], labels_maps)
     return results, paths
 
@@ -459,6 +501,7 @@ def _rebuild_model(samples):
     import inspect
 
     from ..omninput import load_model, omni_models
+    from ..omninput.hf import is_hf_spec
 
     spec = samples.model.get("spec")
     name = samples.model.get("name")
@@ -470,6 +513,10 @@ def _rebuild_model(samples):
     if spec in omni_models:
         takes = set(inspect.signature(omni_models.get(spec)).parameters) - {"quiet"}
         options = {k: info[k] for k in takes if k in info}
+    elif is_hf_spec(spec):
+        options = {"length": info.get("length"), "vocab": info.get("token_ids"), "precision": info.get("precision"),
+                   **({"per_token": True} if info.get("per_token") else {}),
+                   **({"positive": info["label"]} if "label" in info else {})}
     elif str(spec).endswith((".joblib", ".pkl", ".pickle")):
         options = {"positions": samples.space.n_positions, "values": samples.space.n_values}
     model, _ = load_model(spec, **options)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
-from ._common import (add_data, add_encoder, add_quiet, cap_budget, fraction, load_data, note, out_file, positive_float,
+from ._common import (add_data, add_encoder, device_line, add_quiet, cap_budget, fraction, load_data, note, out_file, positive_float,
                       positive_int, resolve_encoder, seed_int)
 
 
@@ -114,6 +114,8 @@ def cmd_select(args: argparse.Namespace) -> int:
     else:
         _write_picks(out, pool, sel, items, util, sizes, args.seed)
     print(f"wrote {len(items)} items to {out} ({args.method}, seed {args.seed}; {account})", file=sys.stderr)
+    if device_line():
+        print(device_line(), file=sys.stderr)
     if args.report:
         _selection_report(args, pool, items, out)
     return 0

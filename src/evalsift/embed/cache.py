@@ -278,14 +278,14 @@ def embed_texts(
     cache: bool = True,
     cache_dir: str | os.PathLike[str] | None = None,
     progress: bool = True,
-    batch_size: int = 64,
+    batch_size: int | None = None,
 ) -> np.ndarray:
     """Embed ``texts`` (rows in input order, float32), encoding each distinct text once.
 
     With ``cache=True`` a text is looked up first in an in-process memo, then in the SQLite file
     ``<cache_dir>/embeddings.sqlite`` (default :func:`default_cache_dir`), keyed by
     ``(encoder.cache_key, sha256(text))``; only texts found in neither are encoded, in batches of
-    ``batch_size`` (shortest first, to limit padding), and each batch is stored at once, so an
+    ``batch_size`` (default: the encoder's own, else 64; shortest first, to limit padding), and each batch is stored at once, so an
     interrupted run keeps its finished batches. ``cache=False`` uses neither memo nor disk.
     Encoders with ``cacheable = False`` (TF-IDF) are called once on all distinct texts and never
     cached; so are encoders with ``memoize = False`` (:class:`~evalsift.embed.PrecomputedEncoder`,
@@ -295,7 +295,7 @@ def embed_texts(
     >>> embed_texts(["b a", None, "b a"], "tfidf", progress=False).shape
     (3, 2)
     """
-    if batch_size < 1:
+    if batch_size is not None and batch_size < 1:
         raise ParameterError(f"batch_size must be >= 1, got {batch_size}")
     enc = get_encoder(encoder)
     unique, inverse = _dedupe(_clean_texts(texts))
@@ -355,9 +355,16 @@ def _cached_unique(enc: Any, unique: list[str], disk: EmbeddingCache, batch_size
     return np.stack([memo[t] for t in unique]).astype(np.float32, copy=False)
 
 
-def _encode_missing(enc: Any, texts: list[str], batch_size: int, progress: bool,
+def _encode_missing(enc: Any, texts: list[str], batch_size: int | None, progress: bool,
                     on_batch: Any) -> np.ndarray:
-    """Encode ``texts`` in length-sorted batches; call ``on_batch(batch, vecs)``; rows in input order."""
+    """Encode ``texts`` in length-sorted batches; call ``on_batch(batch, vecs)``; rows in input order.
+    ``batch_size`` None: the encoder's ``call_batch`` (a neural encoder loads first: on a GPU it takes more texts
+    per call), else 64."""
+    if batch_size is None:
+        if hasattr(enc, "call_batch") and hasattr(enc, "load"):
+            enc.load()
+        size = getattr(enc, "call_batch", None)
+        batch_size = size if isinstance(size, int) and size >= 1 else 64
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     out: np.ndarray | None = None
     with _progress_bar(enc, len(texts), progress and len(texts) > batch_size) as advance:

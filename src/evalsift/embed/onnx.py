@@ -275,8 +275,9 @@ def _tokenizer(model_dir: Path) -> Any:
     return tok
 
 
-def _session(path: Path, threads: int | None, spin: bool = False) -> Any:
-    """An ONNX Runtime CPU session on ``path``: all graph optimisations, ``threads`` intra-op threads.
+def _session(path: Path, threads: int | None, spin: bool = False, device: str = "cpu") -> Any:
+    """An ONNX Runtime session on ``path``: all graph optimisations, ``threads`` intra-op threads; on ``cuda:N``
+    the CUDA execution provider first (callers check it is present: :func:`onnx_providers`).
 
     ``spin=False`` lets idle pool threads sleep instead of busy-waiting between operators: on a
     machine other processes keep busy that was faster (measured in ``docs/scale.md``).
@@ -290,7 +291,41 @@ def _session(path: Path, threads: int | None, spin: bool = False) -> Any:
         so.intra_op_num_threads = int(threads)
     so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
     so.log_severity_level = 3
-    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(str(path), so, providers=onnx_providers(device))
+
+
+def _export_lock(path: Path) -> Any:
+    """An inter-process lock beside ``path`` (the ``filelock`` package, which torch requires); none where the
+    folder cannot be written (the export then goes to a folder of the process's own) or filelock is absent."""
+    import contextlib
+
+    try:
+        from filelock import FileLock
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(path.with_name(path.name + ".lock")))
+        lock.acquire()
+    except (ImportError, OSError):
+        return contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def held() -> Any:
+        try:
+            yield
+        finally:
+            lock.release()
+
+    return held()
+
+
+def onnx_providers(device: str) -> list:
+    """ONNX Runtime execution providers for ``device``: on ``cuda:N``, CUDA (device N) then the CPU, when this
+    onnxruntime has the CUDA provider (``onnxruntime-gpu``); else the CPU alone."""
+    if device.startswith("cuda"):
+        ort = _import_onnxruntime("The encoder 'minilm-onnx'")
+        if "CUDAExecutionProvider" in ort.get_available_providers():
+            return [("CUDAExecutionProvider", {"device_id": int(device.split(":")[1])}), "CPUExecutionProvider"]
+    return ["CPUExecutionProvider"]
 
 
 def _pad(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -333,7 +368,7 @@ class OnnxMiniLMEncoder(Encoder):
     dim = HIDDEN
 
     def __init__(self, *, normalize: bool = True, batch_size: int = 16, threads: int | None = None,
-                 spin: bool = False, cache_dir: str | Path | None = None) -> None:
+                 spin: bool = False, cache_dir: str | Path | None = None, device: str | None = None) -> None:
         if int(batch_size) < 1:
             raise ParameterError(f"batch_size must be >= 1, got {batch_size}")
         if threads is not None and int(threads) < 1:
@@ -343,6 +378,8 @@ class OnnxMiniLMEncoder(Encoder):
         self.threads = None if threads is None else int(threads)
         self.spin = bool(spin)
         self.cache_dir = cache_dir
+        self.device = device
+        self.ran_on = "cpu"  # where the session runs, once loaded: cuda:N with the CUDA execution provider
         self.onnx_file: Path | None = None
         self.exported = False  # True when load() had to export (no usable cached file)
         self._session: Any = None
@@ -363,50 +400,86 @@ class OnnxMiniLMEncoder(Encoder):
         if self._session is None:
             purpose = "The encoder 'minilm-onnx'"
             _import_onnxruntime(purpose)
+            self.ran_on = self._where()
             model_dir = _model_dir(purpose)
             path = onnx_path(self.cache_dir, export_settings(model_dir))
             session = self._open_cached(path)
             if session is None:
-                try:
-                    export_onnx(model_dir, path)
-                except OSError as exc:  # a cache folder that cannot be written: export for this process only
-                    tmp = tempfile.mkdtemp(prefix="evalsift-onnx-")
-                    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
-                    warnings.warn(f"cannot write the ONNX model into {path.parent} ({exc}); exporting it to {tmp} "
-                                  "for this process only", OnnxCacheWarning, stacklevel=2)
-                    path = Path(tmp) / path.name
-                    export_onnx(model_dir, path)
-                self.exported = True
-                session = _session(path, self.threads, self.spin)
+                with _export_lock(path):  # processes sharing a cache export once: the others wait, then open it
+                    session = self._open_cached(path, quiet=True)
+                    if session is None:
+                        path = self._export(model_dir, path)
+                        session = _session(path, self.threads, self.spin, self.ran_on)
             self._tokenizer = _tokenizer(model_dir)
             self.onnx_file, self._session = path, session
         return self._session
 
-    def _open_cached(self, path: Path) -> Any:
-        """A session on the cached file if it exists and passes its checksum, else ``None`` (warned)."""
+    def _export(self, model_dir: Path, path: Path) -> Path:
+        """Export to ``path``, or, when its folder cannot be written, to a folder of this process's own; the file."""
+        try:
+            export_onnx(model_dir, path)
+        except OSError as exc:  # a cache folder that cannot be written: export for this process only
+            tmp = tempfile.mkdtemp(prefix="evalsift-onnx-")
+            atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+            warnings.warn(f"cannot write the ONNX model into {path.parent} ({exc}); exporting it to {tmp} "
+                          "for this process only", OnnxCacheWarning, stacklevel=3)
+            path = Path(tmp) / path.name
+            export_onnx(model_dir, path)
+        self.exported = True
+        return path
+
+    def _open_cached(self, path: Path, quiet: bool = False) -> Any:
+        """A session on the cached file if it exists and passes its checksum, else ``None`` (warned unless
+        ``quiet``: the second look, under the export lock, after the first one warned)."""
         if not path.exists():
             return None
         try:
             meta = json.loads(_sidecar(path).read_text(encoding="utf-8"))
             if meta.get("sha256") != _sha256(path):
                 raise ValueError("its sha256 differs from the one recorded at export")
-            return _session(path, self.threads, self.spin)
+            return _session(path, self.threads, self.spin, self.ran_on)
         except Exception as exc:  # noqa: BLE001 -- any unusable file is rebuilt, never fatal
+            if quiet:
+                return None
             warnings.warn(f"cached ONNX model {path} is unusable ({type(exc).__name__}: {exc}); exporting it again",
                           OnnxCacheWarning, stacklevel=3)
             return None
 
+    def _where(self) -> str:
+        """The device the session will run on: the asked one, or the CPU (with a warning) when it is a GPU and
+        this onnxruntime has no CUDA execution provider."""
+        from ..device import default_device, resolve_device
+
+        device = resolve_device(self.device)
+        if device.startswith("cuda") and onnx_providers(device) == ["CPUExecutionProvider"]:
+            if (self.device or default_device()) == "auto":  # a GPU only where one can be used: no complaint
+                return "cpu"
+            warnings.warn(f"minilm-onnx runs on the CPU: this onnxruntime has no CUDA execution provider (install "
+                          f"onnxruntime-gpu for {device}, or use --encoder minilm, which runs on it through torch)",
+                          OnnxCacheWarning, stacklevel=3)
+            return "cpu"
+        return device
+
+    @property
+    def call_batch(self) -> int:
+        """Texts :func:`~evalsift.embed.embed_texts` hands to one :meth:`encode` call: 64, or 1024 on a GPU."""
+        return 1024 if self.ran_on.startswith("cuda") else 64
+
     def encode(self, texts: list[str]) -> np.ndarray:
         """Encode ``texts`` (loading on first use); float32 ``(n, 384)``, in the order given."""
+        from ..device import record_use
+
         session = self.load()
+        record_use(f"encoder {self.name}", self.ran_on, "fp32")
         texts = [str(t) for t in texts]
         out = np.zeros((len(texts), HIDDEN), dtype=np.float32)
         if not texts:
             return out
         rows = [e.ids for e in self._tokenizer.encode_batch(texts)]
         order = sorted(range(len(rows)), key=lambda i: -len(rows[i]))  # longest first, stable
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start:start + self.batch_size]
+        step = self.batch_size if self.ran_on == "cpu" else max(self.batch_size, 256)
+        for start in range(0, len(order), step):
+            idx = order[start:start + step]
             ids, mask = _pad([rows[i] for i in idx])
             out[idx] = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
         return _unit(out).astype(np.float32) if self.normalize else out

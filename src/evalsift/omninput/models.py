@@ -194,7 +194,11 @@ def _mlp_output(est: Any, X: np.ndarray) -> np.ndarray:
 class TorchModel(_Base):
     """A torch module over token ids: ``module(LongTensor (B, D)) -> (B,)`` outputs.
 
-    Runs under ``torch.no_grad()`` on the CPU in batches of ``batch_size``. When the module has
+    Runs under ``torch.no_grad()`` in batches of ``batch_size`` on ``device`` (``auto``, ``cpu``, ``cuda``,
+    ``cuda:N``; ``None``: the process default of :mod:`evalsift.device`), in the module's own precision
+    (fp32 for the built-in models: NLLs and logits are compared across bins to 1e-3, so no half precision);
+    inputs go to the device and outputs come back as float64 numpy arrays, so the samplers are the same
+    code on either device. When the module has
     ``forward_onehot(FloatTensor (B, D, V)) -> (B,)`` (the same function on one-hot inputs), the
     model also gives gradients (:meth:`grad`), which the samplers' ``proposal="gradient"`` uses. When
     it has ``completions(LongTensor (B, D-1)) -> (B, V)`` (every value of the last position at once,
@@ -204,7 +208,7 @@ class TorchModel(_Base):
     """
 
     def __init__(self, module: Any, *, name: str | None = None, output: str = "nll", positive: str | None = None,
-                 batch_size: int | None = 4096) -> None:
+                 batch_size: int | None = 4096, device: str | None = None) -> None:
         torch = _torch()
         if not isinstance(module, torch.nn.Module):
             raise ParameterError(f"TorchModel needs a torch.nn.Module, got {type(module).__name__}", field="model")
@@ -212,6 +216,23 @@ class TorchModel(_Base):
         self.module = module.eval()
         self.info = {"adapter": "torch", "module": type(module).__name__, "output": self.output,
                      "positive": self.positive, **(getattr(module, "info", None) or {})}
+        self.to(device)
+
+    def to(self, device: str | None) -> "TorchModel":
+        """Move the module to ``device`` (``None``: the process default); returns the model."""
+        from ..device import record_use, resolve_device
+
+        self.device = resolve_device(device)
+        self.module.to(self.device)
+        dtype = next(self.module.parameters(), None)
+        precision = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16",
+                     "torch.float64": "fp64"}.get(str(getattr(dtype, "dtype", "torch.float32")), "fp32")
+        record_use(f"omni model {self.name}", self.device, precision)
+        return self
+
+    def _tensor(self, a: np.ndarray) -> Any:
+        """Token ids as a LongTensor on the model's device."""
+        return _torch().as_tensor(np.asarray(a, dtype=np.int64)).to(self.device)
 
     @property
     def has_grad(self) -> bool:
@@ -228,7 +249,7 @@ class TorchModel(_Base):
 
         def run(a: np.ndarray) -> Any:
             with torch.no_grad():
-                return self.module(torch.as_tensor(np.asarray(a, dtype=np.int64))).double().numpy()
+                return self.module(self._tensor(a)).double().cpu().numpy()
 
         return self._batched(run, x)
 
@@ -242,7 +263,7 @@ class TorchModel(_Base):
         (needs the module's ``subtree``)."""
         torch = _torch()
         with torch.no_grad():
-            out = self.module.subtree(torch.as_tensor(np.asarray(stems, dtype=np.int64))).double().numpy()
+            out = self.module.subtree(self._tensor(stems)).double().cpu().numpy()
         return self._check(out.reshape(-1), out.size).reshape(out.shape)
 
     def completions(self, prefixes: np.ndarray) -> np.ndarray:
@@ -252,8 +273,7 @@ class TorchModel(_Base):
         step = self.batch_size or len(prefixes)
         for i in range(0, len(prefixes), step):
             with torch.no_grad():
-                out.append(self.module.completions(torch.as_tensor(np.asarray(prefixes[i:i + step], dtype=np.int64)))
-                           .double().numpy())
+                out.append(self.module.completions(self._tensor(prefixes[i:i + step])).double().cpu().numpy())
         return np.concatenate(out) if out else np.zeros((0, 0))
 
     def grad(self, x: np.ndarray, n_values: int) -> tuple[np.ndarray, np.ndarray]:
@@ -263,11 +283,11 @@ class TorchModel(_Base):
                                  "proposal='single' or 'block'", field="proposal")
         torch = _torch()
         dtype = next(self.module.parameters()).dtype
-        t = torch.nn.functional.one_hot(torch.as_tensor(np.asarray(x, dtype=np.int64)), n_values).to(dtype)
+        t = torch.nn.functional.one_hot(self._tensor(x), n_values).to(dtype)
         t.requires_grad_(True)
         z = self.module.forward_onehot(t)
         (g,) = torch.autograd.grad(z.sum(), t)
-        return self._check(z.detach().numpy(), len(x)), g.numpy()
+        return self._check(z.detach().double().cpu().numpy(), len(x)), g.double().cpu().numpy()
 
     def fingerprint(self) -> str:
         h = hashlib.sha256(repr(self.info).encode())

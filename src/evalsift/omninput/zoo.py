@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import json
 import math
 import os
@@ -59,18 +60,32 @@ def cache_dir() -> Path:
 
 
 def load_model(spec: str, **options: Any) -> tuple[Any, InputSpace]:
-    """``(model, space)`` for a built-in name (``toy``, ``digits-lr``, ``digits-mlp``, ``lm``) or a file path.
+    """``(model, space)`` for a built-in name (``toy``, ``digits-lr``, ``digits-mlp``, ``lm``), a local Hugging Face
+    model (``hf-lm:PATH``, ``hf-cls:PATH``: :func:`~evalsift.omninput.hf.load_hf_model`) or a file path.
 
-    Options go to the factory (e.g. ``length=6`` for the toy). An unknown name that is not a file
-    suggests the closest built-in name.
+    Options go to the factory (e.g. ``length=6`` for the toy). ``device=`` (``auto``, ``cpu``, ``cuda``,
+    ``cuda:N``; default: the process default of :mod:`evalsift.device`) is where a torch model runs; models
+    that are not torch (scikit-learn, functions) run in numpy on the CPU whatever it says. An unknown name
+    that is not a file suggests the closest built-in name.
     """
+    device = options.pop("device", None)
+    from .hf import is_hf_spec, load_hf_model
+
+    if is_hf_spec(spec):
+        return load_hf_model(spec, device=device, **options)
     if spec in omni_models:
-        model, space = omni_models.get(spec)(**options)
+        factory = omni_models.get(spec)
+        if "device" in inspect.signature(factory).parameters:
+            options["device"] = device
+        model, space = factory(**options)
         model.spec = spec
         return model, space
     path = Path(spec)
     if path.suffix == ".py" and path.is_file():
-        return _from_python(path, options)
+        model, space = _from_python(path, options)
+        if isinstance(model, TorchModel):
+            model.to(device)
+        return model, space
     if path.suffix in (".joblib", ".pkl", ".pickle") and path.is_file():
         return _from_pickle(path, options)
     if path.suffix and not path.exists():
@@ -162,7 +177,7 @@ def _tiny_lm_class():
             return torch.log_softmax(self.head(self.norm(h)), dim=-1)
 
         def _inputs(self, tokens: Any) -> Any:
-            bos = torch.full((tokens.shape[0], 1), self.vocab, dtype=torch.long)
+            bos = torch.full((tokens.shape[0], 1), self.vocab, dtype=torch.long, device=tokens.device)
             return self.tok(torch.cat([bos, tokens[:, :-1]], dim=1))
 
         def forward(self, tokens: Any) -> Any:
@@ -219,7 +234,7 @@ def _tiny_lm_class():
         def subtree(self, stems: Any) -> Any:
             B, k = stems.shape
             V, L = self.vocab, self.length
-            bos = torch.full((B, 1), V, dtype=torch.long)
+            bos = torch.full((B, 1), V, dtype=torch.long, device=stems.device)
             logp, cache = self._decode(self.tok(torch.cat([bos, stems], dim=1)))  # (B, k+1, V)
             nll = -logp[:, :-1, :].gather(2, stems[:, :, None]).squeeze(2).sum(dim=1)
             nxt = logp[:, -1, :]
@@ -227,7 +242,7 @@ def _tiny_lm_class():
             for t in range(k, L - 1):  # expand every node by every value of position t (0-based), then decode it
                 n = nxt.shape[0]
                 nll = (nll[:, None] - nxt).reshape(-1)
-                h = self.tok(torch.arange(V).repeat(n))[:, None, :] + self.pos.weight[t + 1]
+                h = self.tok(torch.arange(V, device=stems.device).repeat(n))[:, None, :] + self.pos.weight[t + 1]
                 for blk, lev in zip(self.blocks.layers, levels):
                     h = self._tree_attend(blk, h, lev)
                     h = h + blk.linear2(blk.activation(blk.linear1(blk.norm2(h))))
@@ -236,7 +251,7 @@ def _tiny_lm_class():
 
         def completions(self, prefixes: Any) -> Any:
             B = prefixes.shape[0]
-            bos = torch.full((B, 1), self.vocab, dtype=torch.long)
+            bos = torch.full((B, 1), self.vocab, dtype=torch.long, device=prefixes.device)
             logp = self._logp(self.tok(torch.cat([bos, prefixes], dim=1)))  # (B, L, V): L = len(prefix) + 1
             head = -logp[:, :-1, :].gather(2, prefixes[:, :, None]).squeeze(2).sum(dim=1)
             return head[:, None] - logp[:, -1, :]
@@ -245,11 +260,16 @@ def _tiny_lm_class():
 
 
 def _train_lm(model: Any, batches: Callable[[np.random.Generator, int], np.ndarray], *, steps: int, batch: int,
-              lr: float, seed: int, quiet: bool | None = None) -> list[float]:
-    """Adam on the mean NLL per token; returns the loss every 50 steps."""
+              lr: float, seed: int, quiet: bool | None = None, device: str | None = None) -> list[float]:
+    """Adam on the mean NLL per token, on ``device`` (``None``: the process default; the batches are drawn by
+    numpy, so the data do not depend on it); returns the loss every 50 steps. The model is left on the CPU."""
+    from ..device import record_use, resolve_device
     from ..progress import progress_bar
 
     torch = _torch()
+    device = resolve_device(device)
+    model.to(device)
+    record_use("training " + type(model).__name__, device, "fp32")
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
@@ -258,7 +278,7 @@ def _train_lm(model: Any, batches: Callable[[np.random.Generator, int], np.ndarr
     losses = []
     with progress_bar(steps, "training the model", quiet) as advance:
         for step in range(steps):
-            x = torch.as_tensor(batches(rng, batch), dtype=torch.long)
+            x = torch.as_tensor(batches(rng, batch), dtype=torch.long).to(device)
             loss = model(x).mean() / x.shape[1]
             opt.zero_grad()
             loss.backward()
@@ -269,6 +289,7 @@ def _train_lm(model: Any, batches: Callable[[np.random.Generator, int], np.ndarr
                 losses.append(loss.item())
             advance()
     model.eval()
+    model.to("cpu")
     return losses
 
 
@@ -344,10 +365,13 @@ def toy_rule(x: np.ndarray, modulus: int = 30) -> np.ndarray:
 @omni_model("toy", help="a small toy (2 layers, length 6): a transformer LM on digit sequences whose sum is divisible "
                         "by 30 (NLL); toy-paper is the paper's architecture")
 def toy(*, length: int = 6, modulus: int = 30, seed: int = 0, d_model: int = 64, layers: int = 2, steps: int = 1500,
-        batch: int = 256, lr: float = 3e-3, quiet: bool | None = None) -> tuple[Any, InputSpace]:
+        batch: int = 256, lr: float = 3e-3, quiet: bool | None = None, device: str | None = None
+        ) -> tuple[Any, InputSpace]:
     """The toy model and its space (10^length digit sequences): a causal transformer with 4 heads and
     ``layers`` layers of width ``d_model``. ``steps``/``batch``/``lr``: training. The defaults are a
-    small, quick toy; :func:`toy_paper` has the paper's 6 layers and length 8."""
+    small, quick toy; :func:`toy_paper` has the paper's 6 layers and length 8. ``device``: where it trains and
+    runs (``None``: the process default, :mod:`evalsift.device`); the trained weights are cached whatever the
+    device and load on either."""
     for name, v, lo in (("length", length, 2), ("modulus", modulus, 2), ("steps", steps, 1), ("d_model", d_model, 8),
                         ("layers", layers, 1)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
@@ -365,12 +389,12 @@ def toy(*, length: int = 6, modulus: int = 30, seed: int = 0, d_model: int = 64,
     def build() -> tuple[Any, dict]:
         m = make()
         losses = _train_lm(m, lambda rng, n: toy_positives(rng, n, length, modulus), steps=steps, batch=batch, lr=lr,
-                           seed=seed, quiet=quiet)
+                           seed=seed, quiet=quiet, device=device)
         n_pos = _count_positives(length, modulus)
         return m, {"final_loss_per_token": losses[-1], "ideal_nll": math.log(n_pos), "positives": n_pos}
 
     module, info = _cached(key, build, make)
-    model = TorchModel(module, name=f"toy-L{length}", output="nll")
+    model = TorchModel(module, name=f"toy-L{length}", output="nll", device=device)
     model.info.update(key, **info, rule=f"sum of digits % {modulus} == 0")
     space = InputSpace(length, 10, kind="tokens", name=f"digit sequences of length {length}")
     return model, space
@@ -379,15 +403,15 @@ def toy(*, length: int = 6, modulus: int = 30, seed: int = 0, d_model: int = 64,
 @omni_model("toy-paper", help="the paper's toy (Sec. 3.2): 6 layers, 4 heads, 8 digits (10^8 sequences), trained on "
                               "the sequences whose sum is divisible by 30 (NLL)")
 def toy_paper(*, length: int = 8, modulus: int = 30, seed: int = 0, d_model: int = 32, layers: int = 6,
-              steps: int = 600, batch: int = 128, lr: float = 3e-3, quiet: bool | None = None
-              ) -> tuple[Any, InputSpace]:
+              steps: int = 600, batch: int = 128, lr: float = 3e-3, quiet: bool | None = None,
+              device: str | None = None) -> tuple[Any, InputSpace]:
     """The toy with the architecture of the paper's Sec. 3.2: a causal transformer with 6 layers and 4
     attention heads over sequences of 8 digits, trained to generate the sequences whose digits sum to a
     multiple of 30. The paper gives neither the width nor the training; ours: ``d_model=32`` (8 per
     head), 600 AdamW steps of 128 sequences (a few minutes on two CPU cores). The options are
     :func:`toy`'s (``length=4`` keeps the architecture on a smaller space)."""
     return toy(length=length, modulus=modulus, seed=seed, d_model=d_model, layers=layers, steps=steps, batch=batch,
-               lr=lr, quiet=quiet)
+               lr=lr, quiet=quiet, device=device)
 
 
 def _count_positives(length: int, modulus: int) -> int:
@@ -497,7 +521,7 @@ def tokenize(text: str) -> list[str]:
 @omni_model("lm", help="a small word-level transformer LM trained on English text under $EVALSIFT_DATA (NLL)")
 def english_lm(*, length: int = 8, vocab: int = 1000, seed: int = 0, d_model: int = 96, layers: int = 2,
                steps: int = 2500, batch: int = 128, lr: float = 3e-3, data: str | None = None,
-               quiet: bool | None = None) -> tuple[Any, InputSpace]:
+               quiet: bool | None = None, device: str | None = None) -> tuple[Any, InputSpace]:
     """The English LM and its space (``vocab - 1`` words at each of ``length`` positions; ``<unk>`` is
     in the model's vocabulary for training but not allowed in the space)."""
     from collections import Counter
@@ -530,12 +554,12 @@ def english_lm(*, length: int = 8, vocab: int = 1000, seed: int = 0, d_model: in
 
     def build() -> tuple[Any, dict]:
         m = make()
-        losses = _train_lm(m, windows, steps=steps, batch=batch, lr=lr, seed=seed, quiet=quiet)
+        losses = _train_lm(m, windows, steps=steps, batch=batch, lr=lr, seed=seed, quiet=quiet, device=device)
         return m, {"final_loss_per_token": losses[-1], "tokens": int(stream.size),
                    "unk_share": float((stream == unk).mean()), "files": files}
 
     module, info = _cached(key, build, make)
-    model = TorchModel(module, name=f"lm-L{length}", output="nll")
+    model = TorchModel(module, name=f"lm-L{length}", output="nll", device=device)
     model.info.update(key, **info)
     allowed = np.ones((length, len(itos)), dtype=bool)
     allowed[:, unk] = False

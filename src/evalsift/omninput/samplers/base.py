@@ -418,6 +418,7 @@ class Sampler:
         bins, ln_rho, chains, counts, diag = self._estimate()
         diag = {**diag, **chain_agreement(ln_rho, chains)}
         diag["evaluations_per_second"] = self._evals / self._elapsed if self._elapsed > 0 else None
+        diag["device"] = getattr(model, "device", "cpu")  # where the model ran (numpy models: the CPU)
         info = {"name": model.name, "output": model.output, "positive": model.positive,
                 "fingerprint": model.fingerprint() if hasattr(model, "fingerprint") else None,
                 "info": getattr(model, "info", {}), "spec": model_spec}
