@@ -448,12 +448,17 @@ class OnnxMiniLMEncoder(Encoder):
     def _where(self) -> str:
         """The device the session will run on: the asked one, or the CPU (with a warning) when it is a GPU and
         this onnxruntime has no CUDA execution provider."""
-        from ..device import default_device, resolve_device
+        from ..device import check_device_spec, default_device, resolve_device
 
-        device = resolve_device(self.device)
-        if device.startswith("cuda") and onnx_providers(device) == ["CPUExecutionProvider"]:
-            if (self.device or default_device()) == "auto":  # a GPU only where one can be used: no complaint
-                return "cpu"
+        spec = check_device_spec(self.device) if self.device is not None else default_device()
+        if spec == "cpu":
+            return "cpu"
+        ort = _import_onnxruntime("The encoder 'minilm-onnx'")
+        has_cuda_provider = "CUDAExecutionProvider" in ort.get_available_providers()
+        if spec == "auto" and not has_cuda_provider:  # the CPU, without importing torch to look for a GPU
+            return "cpu"
+        device = resolve_device(spec)  # an explicit cuda without a GPU: the error says so
+        if device.startswith("cuda") and not has_cuda_provider:
             warnings.warn(f"minilm-onnx runs on the CPU: this onnxruntime has no CUDA execution provider (install "
                           f"onnxruntime-gpu for {device}, or use --encoder minilm, which runs on it through torch)",
                           OnnxCacheWarning, stacklevel=3)
