@@ -117,17 +117,31 @@ def shared_minilm_texts():
     return list(dict.fromkeys(pool.outputs["A"]))[:40]
 
 
+def _small_demo(path):
+    """24 items of the demo data, systems A and B: few texts to embed on two cores."""
+    from evalsift.io import load
+
+    pool = load("demo")
+    human = np.asarray(pool.scores["human"])  # items x systems
+    rows = [{"item_id": pool.item_ids[i], "input": pool.inputs[i], "system": s, "output": pool.outputs[s][i],
+             "human": float(human[i, j])} for i in range(24) for j, s in enumerate(("A", "B"))]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
 def test_select_prints_and_compare_records_where_the_encoder_ran(tmp_path, capsys, monkeypatch, shared_minilm_texts):
     from evalsift.embed.cache import clear_memo
 
+    data = _small_demo(tmp_path / "small.jsonl")
+
     monkeypatch.setenv("EVALSIFT_CACHE", str(tmp_path / "cache"))  # an empty cache: the encoder has to run
     clear_memo()
-    assert main(["--quiet", "select", "diffuse", "--data", "demo", "--a", "A", "--b", "B", "--budget", "3",
+    assert main(["--quiet", "select", "diffuse", "--data", data, "--a", "A", "--b", "B", "--budget", "3",
                  "--device", "cpu", "--out", str(tmp_path / "p.jsonl")]) == 0
     assert "device: encoder minilm on cpu (" in capsys.readouterr().err
     monkeypatch.setenv("EVALSIFT_CACHE", str(tmp_path / "cache2"))
     clear_memo()
-    assert main(["--quiet", "compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", "metric:human",
+    assert main(["--quiet", "compare", "--data", data, "--a", "A", "--b", "B", "--oracle", "metric:human",
                  "--method", "diffuse", "--device", "cpu", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["device"]["requested"] == "cpu"
