@@ -37,6 +37,8 @@ NOT_RUN = {
     ("README.md", "evalsift bench pairwise --data wmt23/en-de --oracle-metric mqm --jobs 2"):
         "the same sweep as above on two workers",
     ("docs/scale.md", "evalsift bench pairwise"): "a benchmark sweep of minutes",
+    ("docs/transparency.md", "evalsift profile --data chaosnli/snli --metric correct --classifier"):
+        "a reader's own checkpoint folder (none is available offline)",
     ("docs/scale.md", "evalsift bench calibration --runs 200 --backend ray"): "a Ray runtime with 8 CPUs",
     ("docs/scale.md", "evalsift bench subset --data wmt23/en-de --human-metric mqm --backend ray"):
         "an existing Ray cluster at ray://head:10001",

@@ -236,7 +236,7 @@ def _images_are_inline(html_text: str) -> None:
 
 RESULT_KEYS = {"data", "metric", "higher_is_better", "seed", "n_items", "systems", "dimensions", "label_free",
                "circular", "correlation", "distribution", "performance", "analysis", "summary", "profile",
-               "similarity", "ood", "ood_label_free", "notes"}
+               "similarity", "ood", "ood_label_free", "computed_by", "device", "notes"}
 
 
 def test_profile_demo_writes_results_and_a_self_contained_report(tmp_path, capsys):

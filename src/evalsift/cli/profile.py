@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from ..errors import DataError, ParameterError
-from ._common import (add_data, add_quiet, collect_notes, load_data, name_list, note, out_dir, positive_int,
-                      seed_int)
+from ._common import (add_data, add_device, add_quiet, collect_notes, device_line, load_data, name_list, note,
+                      out_dir, positive_int, seed_int)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,6 +26,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "discriminability only when named, marked circular); 'evalsift methods' lists them all")
     p.add_argument("--lm", metavar="DIR", help="a local causal language model (a save_pretrained folder; nothing is "
                                                "downloaded) for the paper's perplexity")
+    p.add_argument("--classifier", metavar="DIR",
+                   help="a local sequence classifier to fine-tune (a save_pretrained folder, e.g. BERT; nothing is "
+                        "downloaded) for the paper's difficulty (PVI against the same model fine-tuned on empty "
+                        "inputs) and ambiguity (held-out gold-label probability over the epochs), cross-fitted in "
+                        "5 folds; needs texts and gold labels (default: TF-IDF models)")
+    p.add_argument("--classifier-epochs", type=int, metavar="N",
+                   help="--classifier: fine-tuning epochs (default 3, the paper's for PVI; at least 2)")
     p.add_argument("--topics", metavar="FIELD", help="metadata field whose values are the splits (e.g. domain): "
                                                      "their similarity vectors and OOD prediction between them")
     p.add_argument("--ood-protocol", default="leave_target_out", choices=["leave_target_out", "paper"],
@@ -44,6 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--samples", type=positive_int, default=200, help="random samples behind every band")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for results.json and report.html")
+    add_device(p)
     add_quiet(p)
     p.set_defaults(handler=cmd_profile)
 
@@ -77,12 +85,16 @@ def cmd_profile(args: argparse.Namespace) -> int:
         res, paths = _profile(args, notes)
     for n in notes:
         note(n)
+    line = device_line()
+    if line is not None:
+        print(line, file=sys.stderr)
     _print_table(res)
     print(f"wrote {paths['json']} and {paths['html']}", file=sys.stderr)
     return 0
 
 
 def _profile(args: argparse.Namespace, notes: list[str]) -> tuple[dict, dict]:
+    from ..device import device_report
     from ..transparency.report import profile_pool, write_report
 
     folder = out_dir(args.out)
@@ -96,10 +108,34 @@ def _profile(args: argparse.Namespace, notes: list[str]) -> tuple[dict, dict]:
         raise DataError(f"--lm: {args.lm!r} is not a local model folder (no config.json); give a folder written by "
                         "save_pretrained, or leave --lm out to use ngram_perplexity. Nothing is downloaded.",
                         field="lm")
+    classifier = _classifier(args)
     res = profile_pool(pool, args.metric, dims=args.dims, topics=args.topics, models=args.models,
                        higher_is_better=not args.lower_is_better, seed=args.seed, n_samples=args.samples,
-                       ood_options=_ood_options(args), lm_path=args.lm, notes=notes)
+                       ood_options=_ood_options(args), lm_path=args.lm, notes=notes, classifier=classifier)
+    if classifier is not None and not any(v.get("method") == "classifier" for v in res["computed_by"].values()):
+        notes.append(f"--classifier {args.classifier} was not used: it fine-tunes for difficulty and ambiguity, which "
+                     "need texts and gold labels (a per-item gold field) and must be among --dims when --dims is given")
+    res["device"] = device_report()
     return res, write_report(res, folder)
+
+
+def _classifier(args: argparse.Namespace):
+    """The ``--classifier`` to fine-tune with its settings (checked before any work), or None."""
+    from ..transparency.dimensions.finetune import FineTunedClassifier, check_classifier_folder
+
+    if args.classifier is None:
+        if args.classifier_epochs is not None:
+            raise ParameterError("--classifier-epochs applies to --classifier DIR (the model to fine-tune); add "
+                                 "--classifier or leave --classifier-epochs out.", field="classifier_epochs")
+        return None
+    check_classifier_folder(args.classifier, name="--classifier")
+    if args.classifier_epochs is None:
+        return FineTunedClassifier(args.classifier)
+    if args.classifier_epochs < 2:
+        raise ParameterError(f"--classifier-epochs {args.classifier_epochs}: give at least 2 (ambiguity is the "
+                             f"variability over epochs); the default is {FineTunedClassifier.epochs}.",
+                             field="classifier_epochs")
+    return FineTunedClassifier(args.classifier, epochs=args.classifier_epochs)
 
 
 def _print_table(res: dict) -> None:

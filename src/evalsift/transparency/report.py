@@ -24,7 +24,12 @@ network, no external JavaScript or CSS, so the file can be mailed or archived as
 - ``similarity``: :func:`~.ood.split_similarity` with ``field`` (Fig. 5), or null without ``topics``;
 - ``ood``: :meth:`~.ood.OODResult.to_dict` on every dimension (Tables 3-4), or null;
 - ``ood_label_free``: the same on the label-free dimensions only -- how well a new, unjudged split's
-  scores can be predicted (:func:`~.ood.predict_unjudged` is exactly one of its folds), or null.
+  scores can be predicted (:func:`~.ood.predict_unjudged` is exactly one of its folds), or null;
+- ``computed_by``: {dimension: how it was computed} for the model-based ``difficulty`` (``pvi``),
+  ``ambiguity`` and ``perplexity`` among the dimensions (:func:`computed_by`): ``method`` (``tfidf``,
+  ``classifier``, ``gold_probs``, ``spans``, ``causal_lm``, ``ngram``) and its settings;
+- ``device`` (added by ``evalsift profile``): :func:`evalsift.device.device_report`, where the neural
+  models ran.
 """
 
 from __future__ import annotations
@@ -43,8 +48,8 @@ from ..report.html import page, png_uri as _png, table as _table, warnings_box, 
 from .analysis import analyse_all, correlations, distributions, mean_score
 from .ood import ood_regression, split_indices, split_similarity, two_model_profile
 
-__all__ = ["CORRELATED", "LABEL_FREE", "MAX_LINES", "circular_dimensions", "default_dimensions", "ood_warning",
-           "plotted_systems", "profile_pool", "write_report"]
+__all__ = ["CORRELATED", "LABEL_FREE", "MAX_LINES", "circular_dimensions", "computed_by", "default_dimensions",
+           "ood_warning", "plotted_systems", "profile_pool", "write_report"]
 
 # computed from the inputs alone (the learned ones fitted on the other splits only): known for an unjudged split
 LABEL_FREE = ("length", "perplexity", "ngram_perplexity", "learned_difficulty", "learned_noise")
@@ -76,7 +81,7 @@ def _has_nltk() -> bool:
     return importlib.util.find_spec("nltk") is not None
 
 
-def default_dimensions(pool: Any, *, lm_path: Any = None) -> tuple[list[str], list[str]]:
+def default_dimensions(pool: Any, *, lm_path: Any = None, classifier: Any = None) -> tuple[list[str], list[str]]:
     """``(names, notes)``: the dimensions ``profile`` computes when ``--dims`` is not given.
 
     Only dimensions that do not come from the scores being evaluated, each where the data allows:
@@ -84,7 +89,8 @@ def default_dimensions(pool: Any, *, lm_path: Any = None) -> tuple[list[str], li
     ``ngram_perplexity``; needs nltk) for text inputs; ``difficulty`` (PVI) when the items have gold
     labels and texts; ``noise`` when they have several annotators' labels (``counts`` /
     ``label_count``, or QA ``answers``); ``ambiguity`` when there are per-epoch or per-run gold-label
-    probabilities (``gold_probs`` / ``gold_prob``, or QA ``spans``). The score-derived ones (:data:`~.dimensions.CIRCULAR`) are
+    probabilities (``gold_probs`` / ``gold_prob``, or QA ``spans``), or a ``classifier`` (a local
+    checkpoint to fine-tune) with texts and gold labels. The score-derived ones (:data:`~.dimensions.CIRCULAR`) are
     computed only when named in ``dims``.
     """
     from .dimensions import pool_input_source
@@ -105,33 +111,81 @@ def default_dimensions(pool: Any, *, lm_path: Any = None) -> tuple[list[str], li
         else:
             notes.append("perplexity skipped: no local language model (--lm DIR) and no nltk for ngram_perplexity "
                          "(pip install 'evalsift[transparency]')")
-    if has_text and pool_input_source(pool, "gold") is not None:
+    has_gold = has_text and pool_input_source(pool, "gold") is not None
+    if has_gold:
         names.append("difficulty")
     # (answers / spans: the extractive-QA inputs, where compute_dimensions knows them)
     if any(pool_input_source(pool, k) is not None for k in ("counts", "answers")):
         names.append("noise")
-    if any(pool_input_source(pool, k) is not None for k in ("gold_probs", "spans")):
+    if (classifier is not None and has_gold) or any(pool_input_source(pool, k) is not None
+                                                    for k in ("gold_probs", "spans")):
         names.append("ambiguity")
     return names, notes
 
 
-def circular_dimensions(pool: Any, metric: str, names: Sequence[str]) -> dict[str, str]:
+def circular_dimensions(pool: Any, metric: str, names: Sequence[str], *, classifier: Any = None) -> dict[str, str]:
     """{dimension: why} for the dimensions of ``names`` that are computed from what is evaluated: stratifying
-    the scores by them finds strata that differ by construction, not a property of the data."""
+    the scores by them finds strata that differ by construction, not a property of the data. (``ambiguity``
+    from a ``classifier`` fine-tuned here is not: its probabilities are a separate model's.)"""
     from .dimensions import CIRCULAR, pool_input_source
 
     out = {}
     for n in names:
         if n in CIRCULAR:
             out[n] = (f"computed from {metric}, the very scores being stratified: its strata differ by construction")
-        elif n == "ambiguity" and pool_input_source(pool, "gold_probs") == "scores":
+        elif n == "ambiguity" and classifier is None and pool_input_source(pool, "gold_probs") == "scores":
             out[n] = ("computed from the evaluated systems' own gold-label probabilities (a score matrix of the "
                       "data), not from a separate model's training dynamics as in the paper: partly circular")
     return out
 
 
+def computed_by(pool: Any, names: Sequence[str], *, lm_path: Any = None, classifier: Any = None) -> dict[str, dict]:
+    """{dimension: how it is computed} for the model-based dimensions among ``names`` (``difficulty`` /
+    ``pvi``, ``ambiguity``, ``perplexity``): ``{"method": ...}`` and the model's settings, for results.json.
+
+    ``tfidf``: the default scikit-learn models; ``classifier``: the local checkpoint fine-tuned
+    (:func:`~.dimensions.finetune.finetune_dynamics`); ``gold_probs`` / ``spans``: probabilities the
+    data supplies (``source``: a per-item column or a score matrix); ``causal_lm`` / ``ngram``: the
+    perplexity's language model."""
+    import inspect
+
+    from .dimensions import ambiguity, difficulty, pool_input_source
+
+    def default(fn: Any, name: str) -> Any:  # the dimension's own default, which the profile keeps
+        return inspect.signature(fn).parameters[name].default
+
+    folds = default(difficulty, "folds")
+    clf = None
+    if classifier is not None:
+        from .dimensions.finetune import as_classifier
+
+        c = as_classifier(classifier)
+        clf = {"method": "classifier", "classifier": c.path, "epochs": c.epochs, "batch_size": c.batch_size,
+               "learning_rate": c.learning_rate, "max_length": c.max_length, "precision": "fp32", "folds": folds}
+    out: dict[str, dict] = {}
+    for n in names:
+        if n in ("difficulty", "pvi"):
+            out[n] = dict(clf) if clf else {"method": "tfidf", "model": "TF-IDF + logistic regression; null model: "
+                                                                        "the class prior", "folds": folds}
+        elif n == "ambiguity":
+            if clf:
+                out[n] = dict(clf)
+            elif pool_input_source(pool, "gold_probs") is not None:
+                out[n] = {"method": "gold_probs", "source": pool_input_source(pool, "gold_probs")}
+            elif pool_input_source(pool, "spans") is not None:
+                out[n] = {"method": "spans", "source": pool_input_source(pool, "spans")}
+            else:
+                out[n] = {"method": "tfidf", "model": "TF-IDF + SGD logistic regression",
+                          "epochs": default(ambiguity, "epochs"), "folds": default(ambiguity, "folds")}
+        elif n == "perplexity":
+            out[n] = {"method": "causal_lm", "model": str(lm_path), "precision": "fp32"} if lm_path is not None \
+                else {"method": "ngram"}
+    return out
+
+
 def _dimensions(pool: Any, metric: str, names: Sequence[str], higher_is_better: bool, seed: int,
-                groups: Sequence[Any] | None = None, lm_path: Any = None, notes: list[str] | None = None) -> dict:
+                groups: Sequence[Any] | None = None, lm_path: Any = None, notes: list[str] | None = None,
+                classifier: Any = None) -> dict:
     from .dimensions import compute_dimensions, dimensions
 
     for n in names:
@@ -148,6 +202,8 @@ def _dimensions(pool: Any, metric: str, names: Sequence[str], higher_is_better: 
     extra: dict[str, Any] = {} if groups is None else {"groups": groups}  # learned: fitted on the other splits
     if lm_path is not None:
         extra["model_path"] = lm_path
+    if classifier is not None:
+        extra["classifier"] = classifier  # difficulty and ambiguity share one fine-tuning run
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", FutureWarning)
@@ -236,7 +292,8 @@ def ood_warning(field: str, what: str) -> str:
 def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, topics: str | None = None,
                  models: Sequence[str] | None = None, higher_is_better: bool = True, seed: int = 0,
                  n_samples: int = 200, quiet: bool | None = None, lm_path: Any = None,
-                 ood_options: dict[str, Any] | None = None, notes: list[str] | None = None) -> dict[str, Any]:
+                 ood_options: dict[str, Any] | None = None, notes: list[str] | None = None,
+                 classifier: Any = None) -> dict[str, Any]:
     """The data profile of ``pool`` on ``metric`` (see the module docstring for the keys), JSON-ready.
 
     ``dims``: dimension names (default: :func:`default_dimensions`, the ones the data allows that do
@@ -244,7 +301,10 @@ def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, t
     (similarity and OOD prediction); ``models``: the two systems of the profile (default: the two
     best); performance is the mean of ``metric`` per system (``higher_is_better`` orders them and
     orients the score-derived dimensions); ``lm_path``: a local causal LM directory for
-    ``perplexity``. The ``random`` baseline row (Tables 1-2) is always added to the analysis.
+    ``perplexity``; ``classifier``: a local sequence-classifier checkpoint (a folder, or a
+    :class:`~.dimensions.finetune.FineTunedClassifier`) fine-tuned for ``difficulty`` (PVI) and
+    ``ambiguity`` instead of the TF-IDF models (and ``ambiguity`` is then a default wherever the data
+    has texts and gold labels). The ``random`` baseline row (Tables 1-2) is always added to the analysis.
     ``ood_options``: keyword arguments of :func:`~.ood.ood_regression` (``protocol="paper"`` and its
     ``pairs``, ``test_pairs``, ``repeats``; the full data is every item, ``seed`` is this ``seed``).
     ``notes``: the list that receives the notes (it is ``results["notes"]``; default: a new one) -- pass one to
@@ -258,19 +318,19 @@ def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, t
     if dims:
         names = list(dict.fromkeys(dims))
     else:
-        names, default_notes = default_dimensions(pool, lm_path=lm_path)
+        names, default_notes = default_dimensions(pool, lm_path=lm_path, classifier=classifier)
         notes += default_notes
         if not names:
             raise ParameterError("--dims: this data has nothing a label-free dimension can be computed from (no text "
                                  "inputs, gold labels, annotators' labels or runs' probabilities); name the dimensions, "
                                  "e.g. --dims score_difficulty,irt_difficulty,discriminability (computed from --metric "
                                  "itself, so circular: read them as a check, not a finding).", field="dims")
-    circular = circular_dimensions(pool, metric, names)
+    circular = circular_dimensions(pool, metric, names, classifier=classifier)
     for n, why in circular.items():
         notes.append(f"{n} is circular: {why}")
     with progress_bar(len(names) + 3, "profile", quiet) as advance:
         groups = list(pool.metadata[topics]) if topics and topics in pool.metadata else None
-        values = _dimensions(pool, metric, names, higher_is_better, seed, groups, lm_path, notes)
+        values = _dimensions(pool, metric, names, higher_is_better, seed, groups, lm_path, notes, classifier)
         advance()
         perf = mean_score(np.asarray(pool.scores[metric], dtype=float), pool.systems, name=f"mean {metric}")
         analysis = {}
@@ -321,7 +381,8 @@ def profile_pool(pool: Any, metric: str, *, dims: Sequence[str] | None = None, t
             "performance": dict(zip(pool.systems, full.tolist())),
             "analysis": {n: r.to_dict() for n, r in analysis.items()}, "summary": summary,
             "profile": two_model_profile(analysis, *pair), "similarity": sim, "ood": ood,
-            "ood_label_free": ood_free, "notes": notes}
+            "ood_label_free": ood_free, "computed_by": computed_by(pool, names, lm_path=lm_path, classifier=classifier),
+            "notes": notes}
 
 
 def _nanmean(v: np.ndarray) -> float:

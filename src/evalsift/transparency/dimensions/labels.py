@@ -1,7 +1,8 @@
 """Dimensions from annotators' labels and gold labels: ``noise`` (annotator disagreement), ``difficulty``
 (pointwise V-information, PVI; ``pvi`` is its deprecated alias), ``ambiguity`` (the variability of
 held-out items' gold-label probability over training epochs, :func:`training_dynamics`;
-``train_variability``: of the training items),
+``train_variability``: of the training items) -- both ``difficulty`` and ``ambiguity`` from a TF-IDF
+model by default, or from a fine-tuned local encoder with ``classifier=`` (:mod:`.finetune`) --
 and the cross-fitted predictions ``learned_noise`` and ``learned_difficulty`` (defined for unjudged
 items too)."""
 
@@ -94,10 +95,12 @@ def noise(counts: Any = None, *, labels: Sequence[Sequence[Any]] | None = None,
     return sd / (hi - lo)
 
 
-@dimension("difficulty", "the paper's difficulty: pointwise V-information (PVI), cross-fitted; needs texts and gold")
+@dimension("difficulty", "the paper's difficulty: pointwise V-information (PVI), cross-fitted; needs texts and gold "
+           "(classifier=: a fine-tuned local encoder, profile --classifier)")
 @dimension("pvi", "deprecated alias of difficulty")  # DEPRECATED_NAMES: kept for --dims pvi
 def pvi(texts: Sequence[Any] | None = None, *, gold: Sequence[Any] | None = None, features: Any = None,
-        model: Any = None, folds: int = 5, seed: int = 0) -> np.ndarray:
+        model: Any = None, folds: int = 5, seed: int = 0, classifier: Any = None,
+        device: str | None = None) -> np.ndarray:
     """Pointwise V-information in bits (Ethayarajh, Choi & Swayamdipta, ICML 2022, Eq. 2), cross-fitted.
 
     ``PVI(x -> y) = -log2 p_null(y) + log2 p_input(y | x)``: how much the input tells a model family
@@ -124,6 +127,15 @@ def pvi(texts: Sequence[Any] | None = None, *, gold: Sequence[Any] | None = None
     NaN: items without input or gold label, and items whose gold class is absent from their
     training folds (its probability is undefined).
 
+    ``classifier``: the paper's model family instead -- a local checkpoint folder (``save_pretrained``,
+    e.g. BERT; nothing is downloaded) or a :class:`~.finetune.FineTunedClassifier` (epochs, batch size,
+    learning rate, max_length). Then ``p_input`` is that encoder fine-tuned on (text, label) and
+    ``p_null`` the same encoder fine-tuned with the same settings on (the empty string, label), as
+    Ethayarajh et al. do (not the class prior), on the same ``folds``/``seed`` splits; the value is
+    still PVI in bits, high = easy, not negated (:func:`~.finetune.finetune_dynamics`). ``device``:
+    where it runs (``None``: the process default, ``--device``); fp32. It reads ``texts`` (a pair is
+    the encoder's sentence pair), so ``features=`` and ``model=`` do not go with it.
+
     >>> t = ["good great fine"] * 10 + ["bad awful poor"] * 10 + ["meh so so"] * 10
     >>> y = ["pos"] * 10 + ["neg"] * 10 + ["pos", "neg"] * 5
     >>> v = pvi(t, gold=y, folds=5)
@@ -133,6 +145,9 @@ def pvi(texts: Sequence[Any] | None = None, *, gold: Sequence[Any] | None = None
     if texts is not None and features is None and isinstance(texts, np.ndarray) and texts.dtype.kind in "fiub":
         raise DataError("difficulty (PVI): texts is a numeric array; PVI needs the items' texts and gold= labels. "
                         "For 1 - the mean score per item use score_difficulty(scores).", field="texts")
+    if classifier is not None:
+        return _classifier_run(classifier, texts, gold, features, folds, seed, device, "difficulty (PVI)",
+                               model=model).pvi
     X, usable, is_text = _model_inputs(texts, features, "pvi")
     n = len(usable)
     codes, classes = _encode_labels(gold, n)
@@ -158,6 +173,24 @@ def pvi(texts: Sequence[Any] | None = None, *, gold: Sequence[Any] | None = None
 
 
 # ---------------------------------------------------------------------------------------- ambiguity
+def _classifier_run(classifier: Any, texts: Any, gold: Any, features: Any, folds: int, seed: int,
+                    device: str | None, who: str, model: Any = None) -> Any:
+    """The fine-tuned classifier's cross-fitted run (:func:`~.finetune.finetune_dynamics`), shared by
+    ``difficulty`` and ``ambiguity`` through its cache."""
+    from .finetune import finetune_dynamics
+
+    if model is not None:
+        raise ParameterError(f"{who}: give classifier= (a fine-tuned local encoder) or model= (a scikit-learn "
+                             "classifier), not both.", field="model")
+    if features is not None:
+        raise ParameterError(f"{who}: classifier= fine-tunes an encoder on the items' texts; give texts=..., not "
+                             "features=... (features go with the default model).", field="features")
+    if texts is None:
+        raise ParameterError(f"{who}: classifier= needs texts=... (one string or (premise, hypothesis) per item) "
+                             "and gold=... (one label per item).", field="texts")
+    return finetune_dynamics(texts, gold, classifier, folds=folds, seed=seed, device=device)
+
+
 def _variability(p: np.ndarray, include_ci: bool) -> np.ndarray:
     n = np.isfinite(p).sum(axis=1)
     out = np.full(p.shape[0], np.nan)
@@ -234,7 +267,8 @@ def training_dynamics(texts: Sequence[Any] | None = None, gold: Sequence[Any] | 
 def ambiguity(gold_probs: Any = None, *, probs: Any = None, gold: Sequence[Any] | None = None,
               spans: Sequence[Any] | None = None, null_index: int | None = None,
               texts: Sequence[Any] | None = None, features: Any = None, include_ci: bool = True,
-              epochs: int = 10, setting: str = "heldout", folds: int = 5, seed: int = 0) -> np.ndarray:
+              epochs: int = 10, setting: str = "heldout", folds: int = 5, seed: int = 0, classifier: Any = None,
+              device: str | None = None) -> np.ndarray:
     """Ambiguity as Kovatchev & Lease define it (2024, Sec. 3 and App. A): the variability over
     training epochs of the model's probability of the gold label, for items the model is *not*
     trained on, with the ``include_ci`` formula of the Dataset Cartography code.
@@ -250,8 +284,18 @@ def ambiguity(gold_probs: Any = None, *, probs: Any = None, gold: Sequence[Any] 
     *training* items, plain std); ``include_ci=False`` here gives the plain std
     ``sqrt(sum_e (p_e - mean)^2 / E)`` on held-out items.
 
-    Four ways in, in this order:
+    Five ways in, in this order:
 
+    - ``classifier`` with ``texts`` and ``gold``: the paper's model family -- a local checkpoint folder
+      (``save_pretrained``, e.g. BERT; nothing downloaded) or a :class:`~.finetune.FineTunedClassifier`,
+      fine-tuned cross-fitted in ``folds`` parts (seeded by ``seed``), each item's gold-label
+      probability recorded after every epoch by the model training on the other parts
+      (:func:`~.finetune.finetune_dynamics`; the run is shared with ``difficulty(classifier=...)``).
+      The number of epochs is the classifier's (default 3; App. A uses 10), not ``epochs``, which is
+      the TF-IDF path's; ``setting`` must be ``"heldout"``. ``device``: where it runs (``None``: the
+      process default); fp32. Asking for the classifier is asking for its dynamics, so ``gold_probs``,
+      ``probs`` or ``spans`` passed along with it (a Pool's, by :func:`~.compute.compute_dimensions`)
+      are not read.
     - ``gold_probs``: items x epochs (or items x runs) gold-label probabilities, NaN where missing,
       recorded elsewhere (for held-out items, to be the paper's quantity). Per-run probabilities
       (several seeds or models, e.g. ChaosNLI's five runs) give the variability across runs -- our
@@ -272,8 +316,12 @@ def ambiguity(gold_probs: Any = None, *, probs: Any = None, gold: Sequence[Any] 
     >>> ambiguity([[0.9, 0.7, 0.8]], include_ci=False).round(4).tolist()   # plain std: v = 0.02/3
     [0.0816]
     """
-    p = _gold_prob_matrix(gold_probs, probs, gold, texts, features, epochs, setting, folds, seed,
-                          spans=spans, who="ambiguity", null_index=null_index)
+    if classifier is not None:
+        check_choice("setting", setting, ("heldout",), where="ambiguity with classifier=")
+        p = _classifier_run(classifier, texts, gold, features, folds, seed, device, "ambiguity").gold_probs
+    else:
+        p = _gold_prob_matrix(gold_probs, probs, gold, texts, features, epochs, setting, folds, seed,
+                              spans=spans, who="ambiguity", null_index=null_index)
     return _variability(p, bool(include_ci))
 
 

@@ -170,8 +170,11 @@ class CausalLMScorer:
 
     ``path``: a directory written by ``save_pretrained`` (model and tokenizer), loaded with
     ``AutoModelForCausalLM`` / ``AutoTokenizer`` and ``local_files_only=True``, run on ``device``
-    (default CPU) in ``eval`` mode, ``batch_size`` texts at a time (right padding with an attention
-    mask, sorted by length, so batched and unbatched scores agree up to float rounding).
+    (``auto``, ``cpu``, ``cuda``, ``cuda:N``; default ``None``: the process default of
+    :func:`evalsift.device.resolve_device`, which a command's ``--device`` sets) in fp32 and ``eval``
+    mode, ``batch_size`` texts at a time (right padding with an attention mask, sorted by length, so
+    batched and unbatched scores agree up to float rounding). The device it ran on is recorded
+    (:func:`evalsift.device.record_use`) and is :attr:`device`.
 
     A text is scored after the tokenizer's BOS token when it has one (GPT-2: ``<|endoftext|>``), so
     its first token counts; without one the first token of a plain text is not scored. A conditional
@@ -180,8 +183,11 @@ class CausalLMScorer:
     then target tokens from the right (counted in :attr:`truncated`).
     """
 
-    def __init__(self, path: Any, *, batch_size: int = 16, device: str = "cpu", max_length: int | None = None) -> None:
+    def __init__(self, path: Any, *, batch_size: int = 16, device: str | None = None,
+                 max_length: int | None = None) -> None:
         from pathlib import Path
+
+        from ...device import record_use, resolve_device
 
         try:
             import torch  # noqa: F401
@@ -195,9 +201,10 @@ class CausalLMScorer:
         if not (p.is_dir() and (p / "config.json").exists()):
             raise DataError(f"model_path: {str(p)!r} is not a local model directory (no config.json); give a folder "
                             "written by save_pretrained. Nothing is downloaded.", field="model_path")
+        device = resolve_device(device)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(p), local_files_only=True)
-            self.model = AutoModelForCausalLM.from_pretrained(str(p), local_files_only=True).to(device).eval()
+            self.model = AutoModelForCausalLM.from_pretrained(str(p), local_files_only=True).float().to(device).eval()
         except (OSError, ValueError) as e:
             raise DataError(f"model_path: could not load a causal LM and its tokenizer from {str(p)!r}: {e}",
                             field="model_path") from None
@@ -207,6 +214,7 @@ class CausalLMScorer:
         self.batch_size = int(batch_size)
         self.device = device
         self.truncated = 0
+        record_use(f"causal LM {path}", device, "fp32")
 
     def _encode(self, target: str, context: str | None) -> tuple[list[int], int]:
         """(token ids, index of the first target token)."""
@@ -263,7 +271,8 @@ class CausalLMScorer:
         return nll, ntok
 
 
-def _scorer_for(scorer: Any, corpus: Any, model_path: Any, order: int, smoothing: str, batch_size: int) -> Any:
+def _scorer_for(scorer: Any, corpus: Any, model_path: Any, order: int, smoothing: str, batch_size: int,
+                device: str | None = None) -> Any:
     if hasattr(scorer, "score") and not isinstance(scorer, str):
         return scorer
     check_choice("scorer", scorer, ("ngram", "causal_lm"), where="perplexity")
@@ -271,7 +280,7 @@ def _scorer_for(scorer: Any, corpus: Any, model_path: Any, order: int, smoothing
         if model_path is None:
             raise ParameterError("perplexity: scorer='causal_lm' needs model_path=... (a local directory written by "
                                  "save_pretrained).", field="model_path")
-        return CausalLMScorer(model_path, batch_size=batch_size)
+        return CausalLMScorer(model_path, batch_size=batch_size, device=device)
     return NgramScorer(corpus, order=order, smoothing=smoothing)
 
 
@@ -284,7 +293,7 @@ NGRAM_FALLBACK = ("perplexity: no language model given (model_path=... or scorer
            "without one, the deprecated n-gram form")
 def perplexity(texts: Sequence[Any] | None = None, *, scorer: Any = None, corpus: Sequence[Any] | None = None,
                model_path: Any = None, conditional: bool = True, order: int = 3, smoothing: str = "witten_bell",
-               batch_size: int = 16, folds: int = 5, seed: int = 0) -> np.ndarray:
+               batch_size: int = 16, folds: int = 5, seed: int = 0, device: str | None = None) -> np.ndarray:
     """Per-item perplexity under a language model (Kovatchev & Lease 2024, Sec. 3 and App. A, "perplexity").
 
     The paper's quantity is the perplexity under a pretrained causal LM (GPT2-large), conditional:
@@ -306,8 +315,8 @@ def perplexity(texts: Sequence[Any] | None = None, *, scorer: Any = None, corpus
       ``pip install 'evalsift[transparency]'``) trained on ``corpus``. Without ``corpus`` it is
       cross-fitted on the items' own texts: split in ``folds`` parts (seeded), each scored by a model
       trained on the other parts.
-    - ``"causal_lm"``: :class:`CausalLMScorer` from the local directory ``model_path`` (CPU,
-      ``batch_size`` texts per forward pass).
+    - ``"causal_lm"``: :class:`CausalLMScorer` from the local directory ``model_path`` (on ``device``:
+      ``None`` is the process default, ``--device``; fp32; ``batch_size`` texts per forward pass).
     - any object with ``score(targets, contexts) -> (nll_sum_nats, n_tokens)`` arrays.
 
     NaN: missing items, targets without a token, and items with no scored token.
@@ -364,7 +373,7 @@ def perplexity(texts: Sequence[Any] | None = None, *, scorer: Any = None, corpus
         if isinstance(scorer, str) and scorer == "ngram" and len(corpus) == 0:
             raise DataError("corpus: empty; give reference texts or leave corpus=None to cross-fit on the items.",
                             field="corpus")
-        run(_scorer_for(scorer, corpus, model_path, order, smoothing, batch_size), idx)
+        run(_scorer_for(scorer, corpus, model_path, order, smoothing, batch_size, device), idx)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         return np.where(ntok > 0, np.exp(nll / np.where(ntok > 0, ntok, 1)), np.nan)
 
