@@ -190,3 +190,10 @@ def test_a_folder_without_a_model_and_options_that_belong_to_hf_models(models, t
     assert "--per-token applies to hf-lm:DIR" in capsys.readouterr().err
     assert main(["omni", "sample", "--model", "lm", "--vocab", "top:5", "--out", str(tmp_path / "o")]) == 2
     assert "takes a vocabulary size" in capsys.readouterr().err
+
+
+def test_evalsift_methods_names_the_hf_models(capsys):
+    assert main(["methods"]) == 0
+    out = capsys.readouterr().out
+    models = out.split("omni models")[1].split("omni labelers")[0]
+    assert "hf-lm:DIR" in models and "hf-cls:DIR" in models

@@ -108,4 +108,7 @@ def cmd_methods(args: argparse.Namespace) -> int:
         print(f"{title}:")
         for name, desc in reg.describe().items():
             print(f"  {name:<24} {desc}")
+        if reg is omni_models:  # not registered names: they take a folder
+            print(f"  {'hf-lm:DIR':<24} your local Hugging Face causal LM (NLL of --length tokens)")
+            print(f"  {'hf-cls:DIR':<24} your local Hugging Face sequence classifier (logit of --positive)")
     return 0
