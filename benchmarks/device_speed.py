@@ -42,20 +42,16 @@ if importlib.util.find_spec("evalsift") is None:  # run from a checkout without 
 import torch  # noqa: E402
 
 from evalsift.embed import MiniLMEncoder, embed_texts  # noqa: E402
+from evalsift.io.datasets import data_root  # noqa: E402
 from evalsift.omninput import load_model, make_sampler  # noqa: E402
-
-
-def data_root() -> Path:
-    """``$EVALSIFT_DATA`` or the ``shared/data`` folder next to the repository."""
-    env = os.environ.get("EVALSIFT_DATA")
-    return Path(env) if env else REPO.parent / "shared" / "data"
 
 
 def texts(n: int) -> tuple[list[str], str]:
     """``n`` distinct AlpacaEval outputs (every model's file in name order), or synthetic sentences."""
-    folder = data_root() / "alpaca-eval" / "model_outputs"
+    root = data_root()  # $EVALSIFT_DATA, or the shared/data folder beside the checkout (evalsift's own lookup)
+    folder = root / "alpaca-eval" / "model_outputs" if root is not None else None
     out: dict[str, None] = {}
-    for f in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+    for f in sorted(folder.glob("*.json")) if folder is not None and folder.is_dir() else []:
         for rec in json.loads(f.read_text(encoding="utf-8")):
             if isinstance(rec.get("output"), str) and rec["output"].strip():
                 out[rec["output"]] = None

@@ -206,26 +206,21 @@ def build_model(spec: str, options: dict[str, Any], quiet: bool | None = None):
 
     hf_only = [k for k in ("per_token", "positive", "precision") if k in options]
     if is_hf_spec(spec):
-        wrong = [k for k in options if k not in ("length", "vocab", "per_token", "positive", "precision")]
-        if wrong:
-            flags = ", ".join("--" + next(f for f, o in MODEL_OPTIONS.items() if o == k).replace("_", "-") for k in wrong)
-            raise ParameterError(f"{flags} does not apply to --model {spec}", field="model")
-        return load_model(spec, **options)
-    if hf_only:
+        takes = {"length", "vocab", *hf_only}  # what load_hf_model takes from the command line
+    elif hf_only:
         raise ParameterError(f"{', '.join('--' + k.replace('_', '-') for k in hf_only)} applies to hf-lm:DIR / "
                              f"hf-cls:DIR models, not to --model {spec}", field="model")
-    if isinstance(options.get("vocab"), str):
+    elif isinstance(options.get("vocab"), str):
         raise ParameterError(f"--vocab {options['vocab']}: top:N and files of tokens apply to hf-lm:DIR / hf-cls:DIR "
                              f"models; --model {spec} takes a vocabulary size", field="vocab")
-    if spec in omni_models:
-        factory = omni_models.get(spec)
-        takes = set(inspect.signature(factory).parameters)
-        wrong = [k for k in options if k not in takes]
-        if wrong:
-            flags = ", ".join("--" + next(f for f, o in MODEL_OPTIONS.items() if o == k).replace("_", "-") for k in wrong)
-            raise ParameterError(f"{flags} does not apply to --model {spec}", field="model")
-        if "quiet" in takes:
-            options = {**options, "quiet": quiet}
+    else:
+        takes = set(inspect.signature(omni_models.get(spec)).parameters) if spec in omni_models else set(options)
+    wrong = [k for k in options if k not in takes]
+    if wrong:
+        flags = ", ".join("--" + next(f for f, o in MODEL_OPTIONS.items() if o == k).replace("_", "-") for k in wrong)
+        raise ParameterError(f"{flags} does not apply to --model {spec}", field="model")
+    if "quiet" in takes:
+        options = {**options, "quiet": quiet}
     return load_model(spec, **options)
 
 

@@ -224,9 +224,9 @@ class TorchModel(_Base):
 
         self.device = resolve_device(device)
         self.module.to(self.device)
-        dtype = next(self.module.parameters(), None)
-        precision = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16",
-                     "torch.float64": "fp64"}.get(str(getattr(dtype, "dtype", "torch.float32")), "fp32")
+        param = next(self.module.parameters(), None)
+        precision = {"torch.float16": "fp16", "torch.bfloat16": "bf16",
+                     "torch.float64": "fp64"}.get(str(param.dtype) if param is not None else "", "fp32")
         record_use(f"omni model {self.name}", self.device, precision)
         return self
 
