@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from ..errors import ParameterError
+import numpy as np
+
+from ..errors import DataError, ParameterError
+from ..verdicts import add_verdicts_from, describe_source, verdicts_line
 from ._common import (add_data, add_quiet, load_data, note, open_unit, picked_positions, positive_int, print_json,
                       system_list)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``rank``."""
-    p = sub.add_parser("rank", help="rank systems by a human metric, with significance clusters")
+    p = sub.add_parser("rank", help="rank systems by a human metric (or a judge's grades), with significance clusters")
     add_data(p)
-    p.add_argument("--human-metric", required=True, metavar="NAME",
-                   help="the metric holding the human judgments to rank by (naming it makes it human)")
+    p.add_argument("--human-metric", metavar="NAME",
+                   help="the metric holding the judgments to rank by (naming it makes it the labels). Default: the "
+                        "data's only human metric, else its only metric (an MT-Bench grade file's score)")
     p.add_argument("--items", metavar="FILE", help="JSONL of items to use (e.g. picks.jsonl from evalsift select); "
                                                    "all items when absent")
     p.add_argument("--systems", type=system_list, metavar="A,B,...", help="rank only these systems")
@@ -30,35 +35,64 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "over all the data's rankable items is then estimated from the picks' human scores plus the "
                         "metric on every item (the regression estimator, prediction-powered inference with a fitted "
                         "slope); the picks must be a random sample")
+    p.add_argument("--by", metavar="COLUMN",
+                   help="also one board per value of this item column (e.g. category, turn, domain), beside the "
+                        "overall one")
+    p.add_argument("--questions", metavar="FILE",
+                   help="MT-Bench's question.jsonl: each question's category, for --by category (found beside a "
+                        "FastChat judgment file when it is there)")
+    add_verdicts_from(p)
+    p.add_argument("--out", metavar="DIR", help="also write results.json, ranking.csv and ranking.html there")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     add_quiet(p)
     p.set_defaults(handler=cmd_rank)
 
 
-def cmd_rank(args: argparse.Namespace) -> int:
-    """``evalsift rank``: rank with what is there (see :func:`evalsift.restrict.restrict_ranking`)."""
+def rank_metric(pool, wanted: str | None) -> str:
+    """The metric ``rank`` ranks by: ``wanted``, else the pool's only human metric, else its only metric."""
+    if wanted:
+        return wanted
+    human = [m for m in pool.metrics if pool.is_human(m)]
+    if len(human) == 1:
+        return human[0]
+    if not human and len(pool.metrics) == 1:
+        return pool.metrics[0]
+    raise ParameterError(f"rank: say which metric holds the judgments with --human-metric NAME; the data has "
+                         f"{', '.join(pool.metrics) or 'no metric'}" + (f" ({', '.join(human)} human)" if human else ""),
+                         field="human_metric", hint="add --human-metric NAME")
+
+
+def rank_source(pool, metric: str, stated: str | None, data: str | None = None) -> dict:
+    """Whose verdicts the ranking counts (:mod:`evalsift.verdicts`): ``--verdicts-from`` when given; else, for
+    recorded judgments (``data`` a review or judge file), their kinds; else a judge when the data names one (an
+    MT-Bench grade file's ``judge`` column) or the metric is named after a known LLM family; else people."""
+    from ..io import resolve
+    from ..io.judge_files import judge_kind
+    from ..io.mtbench import pool_judge
+    from ..io.pairwise import read_pairwise
+    from ..verdicts import describe_judgments
+
+    judge = pool_judge(pool)
+    names = [judge or metric]
+    found = None
+    if data is not None and judge is None:
+        fmt, path = resolve(data)
+        if fmt == "pairwise" and path is not None:
+            desc = describe_judgments(read_pairwise(path).judgments)
+            found = desc["source"] if desc["source"] != "mixed" else None
+            names = [a for a, v in desc["annotators"].items() if v["source"] == "judge"] or names
+    source = stated or found or ("judge" if judge or judge_kind(metric) == "llm" else "human")
+    return describe_source(source, names if source == "judge" else [], None,
+                           "grade" if source == "judge" else "verdict")
+
+
+def _board(pool, metric: str, args, population: int | None = None, proxy: bool = False) -> dict:
+    """One ranking of ``pool`` by ``metric``: clusters, mean and rank intervals, expected agreement."""
     from ..restrict import restrict_ranking
     from ..stats import bootstrap_agreement, bootstrap_means, system_clusters
 
-    pool = load_data(args)
-    if args.systems:
-        pool = pool.with_systems(args.systems)
-    population = None  # the items the picks were drawn from, when known
-    proxy_rows = None
-    if args.proxy and not args.items:
-        raise ParameterError("rank --proxy needs --items: with every item judged there is nothing to predict",
-                             field="proxy")
-    if args.items:
-        full = restrict_ranking(pool, args.human_metric).pool
-        population = full.n_items
-        positions = picked_positions(args.items, pool, args.data)
-        if args.proxy:
-            proxy_rows = _proxy_means(full, pool, positions, args)
-        pool = pool.subset(positions)
-    r = restrict_ranking(pool, args.human_metric)
-    if r.items_left_out or r.systems_left_out:
-        note(r.note())
-    scores = r.pool.score(args.human_metric)
+    r = restrict_ranking(pool, metric)
+    scores = r.pool.score(metric)
     cl = system_clusters(scores, alpha=args.alpha, chain=args.cluster_chain)
     iv = bootstrap_means(scores, level=args.level, resamples=args.resamples)
     rows = [{"rank": k + 1, "system": r.pool.systems[j], "mean": float(cl.means[j]),
@@ -69,26 +103,96 @@ def cmd_rank(args: argparse.Namespace) -> int:
     if scores.shape[1] > 1:
         agree = bootstrap_agreement(scores, level=args.level, resamples=args.resamples,
                                     population=max(population, r.pool.n_items) if population else None)
+    return {"n_items": r.pool.n_items, "n_clusters": cl.n_clusters, "chain": cl.chain, "test": cl.test,
+            "interval": iv.to_dict(), "agreement": agree.to_dict() if agree else None, "left_out": r.to_dict(),
+            "ranking": rows, "_restriction": r, "_agree": agree}
+
+
+def _groups(pool, column: str) -> list[tuple[str, list[int]]]:
+    """(value, item positions) for every value of item column ``column``, in sorted order."""
+    from ..errors import DataError
+    from ..errors import suggest
+
+    if column not in pool.metadata:
+        cols = sorted(pool.metadata)
+        hint = " (MT-Bench categories come from question.jsonl: --questions FILE)" if column == "category" else ""
+        raise DataError(f"--by {column!r}: the data has no item column {column!r}{hint}.{suggest(column, cols)} Item "
+                        f"columns: {', '.join(cols) or 'none'}", field="by", hint="name one of the item columns")
+    values = list(pool.metadata[column])
+    found = sorted({v for v in values if v is not None}, key=lambda v: (str(type(v)), v))
+    return [(str(v), [i for i, x in enumerate(values) if x == v]) for v in found]
+
+
+def cmd_rank(args: argparse.Namespace) -> int:
+    """``evalsift rank``: rank with what is there (see :func:`evalsift.restrict.restrict_ranking`)."""
+    from ..io.mtbench import attach_questions, mtbench_table
+    from ..restrict import restrict_ranking
+
+    pool = load_data(args)
+    metric = rank_metric(pool, args.human_metric)
+    if not args.human_metric:
+        pool.check_metric(metric)
+        pool = pool.with_scores(metric, pool.scores[metric], human=True)
+    if args.questions:
+        pool = attach_questions(pool, args.questions)
+    if args.systems:
+        pool = pool.with_systems(args.systems)
+    source = rank_source(pool, metric, args.verdicts_from, args.data)
+    population = None  # the items the picks were drawn from, when known
+    proxy_rows = None
+    if args.proxy and not args.items:
+        raise ParameterError("rank --proxy needs --items: with every item judged there is nothing to predict",
+                             field="proxy")
+    groups = _groups(pool, args.by) if args.by else None
+    if args.items:
+        full = restrict_ranking(pool, metric).pool
+        population = full.n_items
+        positions = picked_positions(args.items, pool, args.data)
+        if args.proxy:
+            args.human_metric = metric
+            proxy_rows = _proxy_means(full, pool, positions, args)
+        pool = pool.subset(positions)
+        if groups is not None:
+            groups = _groups(pool, args.by)
+    scored = np.isfinite(pool.score(metric))
+    source["verdicts"] = int(scored.sum())
+    board = _board(pool, metric, args, population)
+    r = board.pop("_restriction")
+    agree = board.pop("_agree")
+    if r.items_left_out or r.systems_left_out:
+        note(r.note())
+    table = mtbench_table(pool, metric, args.by) if ("turn" in pool.metadata or args.by) else None
+    boards = []
+    for value, positions in groups or ():
+        try:
+            b = _board(pool.subset(positions), metric, args)
+        except DataError as e:  # too few items or systems in this group: said, not fatal
+            note(f"--by {args.by}: no board for {value!r}: {e}")
+            continue
+        b.pop("_restriction"), b.pop("_agree")
+        boards.append({"value": value, **b})
+    result = {"human_metric": metric, "verdicts": source, "alpha": args.alpha, **board,
+              "means": table, "by": None if groups is None else {"column": args.by, "boards": boards},
+              "proxy": None if proxy_rows is None else {"spec": args.proxy, "ranking": proxy_rows}}
+    if args.out:
+        _write(result, args)
     if args.json:
-        print_json({"human_metric": args.human_metric, "n_items": r.pool.n_items, "alpha": args.alpha,
-                    "n_clusters": cl.n_clusters, "chain": cl.chain, "test": cl.test, "interval": iv.to_dict(),
-                    "agreement": agree.to_dict() if agree else None, "left_out": r.to_dict(), "ranking": rows,
-                    "proxy": None if proxy_rows is None else {"spec": args.proxy, "ranking": proxy_rows}})
+        print_json(result)
         return 0
-    print(f"{args.human_metric} on {r.pool.n_items} items: {cl.n_clusters} clusters ({cl.test}, alpha {args.alpha}, "
-          f"compared with the {'cluster best' if cl.chain == 'top' else 'system above'}); "
-          f"{args.level:.0%} intervals: {iv.to_dict()['method']}, {args.resamples} resamples")
-    print(f"  {'':>4} {'system':<24} {'mean':>10}   {'interval':<21} {'ranks':<7} cluster")
-    for row in rows:
-        lo, hi = row["mean_interval"]
-        rlo, rhi = row["rank_interval"]
-        ranks = f"{rlo}" if rlo == rhi else f"{rlo}-{rhi}"
-        print(f"  {row['rank']:>3}. {row['system']:<24} {row['mean']:10.4f}   [{lo:9.4f}, {hi:9.4f}] {ranks:<7} "
-              f"{row['cluster']}")
+    print(verdicts_line(source) + f" in column {metric!r}")
+    if table is not None:
+        _print_means(table, pool, metric)
+    print(f"{metric} on {r.pool.n_items} items: {board['n_clusters']} clusters ({board['test']}, alpha {args.alpha}, "
+          f"compared with the {'cluster best' if board['chain'] == 'top' else 'system above'}); "
+          f"{args.level:.0%} intervals: {board['interval']['method']}, {args.resamples} resamples")
+    _print_rows(board["ranking"])
     if agree is not None:
         among = f"the {population} rankable items of the data" if population else "all the items these were drawn from"
         print(f"agreement to expect with the ranking on {among}: Kendall tau {agree.expected:.2f} "
               f"[{agree.low:.2f}, {agree.high:.2f}] (bootstrap over items)")
+    for b in boards:
+        print(f"\n{args.by} = {b['value']}: {b['n_items']} items, {b['n_clusters']} clusters")
+        _print_rows(b["ranking"])
     if proxy_rows is not None:
         print(f"with the proxy {args.proxy} on all {population} rankable items (regression estimator, "
               f"{args.level:.0%} studentized bootstrap with the slope refitted per resample; the picks must be a "
@@ -100,7 +204,73 @@ def cmd_rank(args: argparse.Namespace) -> int:
                   f"(labels only {phi - plo:.3f}; slope {row['lam']:.3g})")
     print("intervals assume the items are a random sample of what the means are about (not so for picks by a "
           "utility selector)")
+    if args.out:
+        print(f"wrote {args.out}/results.json, ranking.csv and ranking.html", file=sys.stderr)
     return 0
+
+
+def _print_rows(rows: list[dict]) -> None:
+    print(f"  {'':>4} {'system':<24} {'mean':>10}   {'interval':<21} {'ranks':<7} cluster")
+    for row in rows:
+        lo, hi = row["mean_interval"]
+        rlo, rhi = row["rank_interval"]
+        ranks = f"{rlo}" if rlo == rhi else f"{rlo}-{rhi}"
+        print(f"  {row['rank']:>3}. {row['system']:<24} {row['mean']:10.4f}   [{lo:9.4f}, {hi:9.4f}] {ranks:<7} "
+              f"{row['cluster']}")
+
+
+def _print_means(table: list[dict], pool, metric: str) -> None:
+    """The mean of every scored (item, system), per turn and per --by value: MT-Bench's score as FastChat's
+    show_result computes it."""
+    mt = "turn" in pool.metadata and "judge" in pool.metadata
+    head = ("MT-Bench score (FastChat show_result: the mean grade over every graded question and turn; -1 grades left "
+            "out)" if mt else f"mean {metric} over every scored item")
+    print(head + ":")
+    groups = list(table[0]["groups"]) if table else []
+    width = max([10] + [len(g) for g in groups])
+    print(f"  {'system':<24} {'score':>8} {'n':>5} " + " ".join(f"{g:>{width}}" for g in groups))
+    for row in table:
+        cells = " ".join(f"{'-' if v is None else format(v, '.3f'):>{width}}" for v in row["groups"].values())
+        score = "-" if row["score"] is None else f"{row['score']:.3f}"
+        print(f"  {row['system']:<24} {score:>8} {row['n']:>5} {cells}")
+
+
+def _write(result: dict, args) -> None:
+    """results.json, ranking.csv (one row per system and board: ``group`` empty for the overall one) and
+    ranking.html, each saying whose verdicts it counts."""
+    import csv
+    import html as _html
+
+    from ..report.html import page, table, write_json
+    from ._common import out_dir
+
+    out = out_dir(args.out)
+    write_json(result, out / "results.json")
+    line = verdicts_line(result["verdicts"]) + f" in column {result['human_metric']!r}"
+    boards = [("", result)] + [(b["value"], b) for b in (result["by"] or {}).get("boards", [])]
+    with open(out / "ranking.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["group", "rank", "system", "mean", "low", "high", "rank_low", "rank_high", "cluster", "n_items",
+                    "verdicts"])
+        for value, b in boards:
+            for row in b["ranking"]:
+                w.writerow([value, row["rank"], row["system"], row["mean"], *row["mean_interval"],
+                            *row["rank_interval"], row["cluster"], b["n_items"], line])
+    header = ["rank", "system", "mean", "interval", "ranks", "cluster"]
+    body = [f"<h1>Ranking by {_html.escape(result['human_metric'])}</h1><p class='foot'>{_html.escape(line)}</p>"]
+    if result.get("means"):
+        groups = list(result["means"][0]["groups"])
+        body.append("<h2>Means over every scored item</h2>" + table(
+            ["system", "score", "n", *groups],
+            [[r["system"], r["score"], r["n"], *r["groups"].values()] for r in result["means"]]))
+    for value, b in boards:
+        title = "Overall" if not value else f"{_html.escape(result['by']['column'])} = {_html.escape(value)}"
+        rows = [[r["rank"], r["system"], r["mean"], f"[{r['mean_interval'][0]:.4f}, {r['mean_interval'][1]:.4f}]",
+                 "-".join(map(str, sorted(set(r["rank_interval"])))), r["cluster"]] for r in b["ranking"]]
+        body.append(f"<h2>{title}</h2><p class='foot'>{b['n_items']} items, {b['n_clusters']} clusters</p>"
+                    + table(header, rows))
+    (out / "ranking.html").write_text(page(f"evalsift rank: {result['human_metric']}", "".join(body)),
+                                      encoding="utf-8")
 
 
 def _proxy_means(full, pool, positions, args) -> list[dict]:

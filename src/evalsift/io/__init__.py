@@ -14,7 +14,8 @@ item JSONL), ``table`` (long CSV/TSV/JSONL/Parquet), ``mtme`` (mt-metrics-eval `
 ``summeval`` (``summeval.json``), ``alpaca`` (AlpacaEval results folder), ``pairwise`` (recorded
 pairwise judgments: the Pool; :func:`read_pairwise` also gives the judgments), ``chaosnli``
 (``chaosNLI_<subset>.jsonl`` with the model runs' predictions beside it; datasets ``chaosnli/snli``,
-``chaosnli/mnli_m``).
+``chaosnli/mnli_m``), ``mtbench`` (MT-Bench single-answer grades, FastChat's ``gpt-4_single.jsonl``:
+:mod:`evalsift.io.mtbench`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .alpaca import read_alpaca
 from .chaosnli import read_chaosnli
 from .datasets import ENV_VAR, data_root, find_datasets, resolve_dataset
 from .demo import make_demo_pool
+from .mtbench import looks_mtbench_single, read_mtbench_single
 from .mtme import read_mtme, read_score_file
 from .pairwise import looks_pairwise, pairwise_layout, read_pairwise, read_pairwise_pool
 from .s2e import read_s2e_jsonl, write_s2e_jsonl
@@ -46,6 +48,8 @@ formats.add("mtme", read_mtme, "mt-metrics-eval <testset>/<lp> (WMT)")
 formats.add("summeval", read_summeval, "SummEval summeval.json")
 formats.add("alpaca", read_alpaca, "AlpacaEval folder with model_outputs/")
 formats.add("chaosnli", read_chaosnli, "ChaosNLI chaosNLI_<subset>.jsonl + predictions/ (items x model runs)")
+formats.add("mtbench", read_mtbench_single, "MT-Bench single-answer grades (FastChat gpt-4_single.jsonl: question_id, "
+            "model, judge, score, turn), with question.jsonl's categories")
 formats.add("pairwise", read_pairwise_pool, "recorded pairwise judgments: item_id, system_a, system_b, verdict; Chatbot "
             "Arena battles, FastChat judgments, AlpacaEval annotations (CSV/TSV/JSONL/JSON)")
 
@@ -71,6 +75,8 @@ def _jsonl_kind(path: Path) -> str:
             return "table"  # the reader reports the line
         if isinstance(rec, dict) and pairwise_layout(rec) is not None:
             return "pairwise"
+        if looks_mtbench_single(rec):
+            return "mtbench"
         return "s2e" if isinstance(rec, dict) and "tgt" in rec else "table"
     raise empty_file_error(path, state, "items",
                            "one JSON object per line: subset2evaluate items ({src, tgt, scores}) or "

@@ -51,7 +51,16 @@ judgments of item ``<question_id>-t<turn>`` (turn 1 without a ``turn`` column), 
 with ``shown_order`` ``ab`` by annotator ``<judge> (g1)``, game 2 with ``ba`` by ``<judge> (g2)``.
 Being two annotators, the vote rule makes agreeing games that verdict and disagreeing ones a tie
 (FastChat's "inconsistent"). ``error`` is never a verdict: an ``error`` judgment, counted in a note. A
-repeated row (FastChat appends when rerun) supersedes the earlier one, as FastChat's loader does.
+repeated row (FastChat appends when rerun) supersedes the earlier one, as FastChat's loader does. A judge
+cell ``[model, prompt name]`` makes the judgments an LLM judge's (kind ``llm``) whatever the model is called.
+``arena`` and ``winrate`` count one battle per row by FastChat's rule (:func:`combine_games`); ``--games
+separate`` keeps the two games.
+
+FastChat review files (:func:`read_review`)
+---------------------------------------------
+The older ``fastchat/eval`` (Vicuna) reviews ``review_<model 1>_<model 2>.jsonl``: ``{review_id,
+question_id, answer1_id, answer2_id, reviewer_id, text, score: [s1, s2]}``, one judgment per question
+(item ``<question_id>``) from the score pair, and the two grades as the Pool's metric ``score``.
 
 AlpacaEval annotations (:func:`read_alpaca_annotations`)
 ----------------------------------------------------------
@@ -308,7 +317,9 @@ def read_fastchat(path: Path, rows: Rows, cols: list[str], name: str | None = No
         b = _name(path, line, r, "model_2", iid, "every judgment names the model of game 1's second answer")
         _different(path, line, a, b, iid)
         judge = _annotator(r.get("judge")) or stem
-        kind = _kind(path, line, r, judge, iid)
+        # FastChat's [judge model, prompt name] cell is an LLM judge's, whatever the model is called
+        prompted = isinstance(r.get("judge"), (list, tuple)) and len(r["judge"]) >= 2 and "kind" not in r
+        kind = "llm" if prompted else _kind(path, line, r, judge, iid)
         games = []
         for game, order in (("g1", "ab"), ("g2", "ba")):
             raw = r.get(f"{game}_winner")
@@ -336,6 +347,65 @@ def read_fastchat(path: Path, rows: Rows, cols: list[str], name: str | None = No
     _dropped_note(path, errors, "game(s) have winner 'error' (the judge gave no verdict): recorded as errors, never "
                                 "as verdicts")
     return out.build(name)
+
+
+GAMES = ("combined", "separate")
+
+
+def combine_games(data: PairwiseData) -> PairwiseData:
+    """FastChat pairwise judgments one per row, by FastChat's rule (``show_result.py``'s pairwise mode): a
+    row whose two games name the same non-tie winner is that winner's; any other row (a tie in game 1, or
+    games that disagree: "inconsistent") is a tie; a row with an ``error`` game is left out (an ``error``
+    judgment, counted in a note). Rows of other layouts pass through unchanged.
+
+    The combined judgment keeps the row's item, pair (``a = model_1``), judge (without `` (g1)``) and kind,
+    ``shown_order`` ``ab``; ``detail`` has ``g1_winner``, ``g2_winner`` and ``winner`` (``model_1``,
+    ``model_2``, ``tie``, or ``tie (inconsistent)``). This is what ``evalsift arena`` and ``winrate`` count
+    by default (one battle per row); ``--games separate`` keeps both games (two per row, as read).
+    """
+    rows: dict[tuple[str, int], list[Judgment]] = {}
+    out: list[Judgment | tuple[str, int]] = []
+    for j in data.judgments:
+        d = j.detail or {}
+        if d.get("game") not in ("g1", "g2"):
+            out.append(j)
+            continue
+        key = (str(d.get("source")), int(d.get("line", 0)))
+        if key not in rows:
+            rows[key] = []
+            out.append(key)
+        rows[key].append(j)
+    combined: list[Judgment] = []
+    dropped = 0
+    for entry in out:
+        if isinstance(entry, Judgment):
+            combined.append(entry)
+            continue
+        games = {(g.detail or {}).get("game"): g for g in rows[entry]}
+        g1, g2 = games.get("g1"), games.get("g2")
+        first = g1 or g2
+        detail = {k: v for k, v in (first.detail or {}).items() if k not in ("game", "winner", "reason")}
+        detail.update({"g1_winner": (g1.detail or {}).get("winner") if g1 else None,
+                       "g2_winner": (g2.detail or {}).get("winner") if g2 else None})
+        annotator = re.sub(r" \(g[12]\)$", "", first.annotator)
+        common = {"item_id": first.item_id, "a": first.a, "b": first.b, "annotator": annotator, "kind": first.kind,
+                  "shown_order": "ab", "created_at": first.created_at}
+        if g1 is None or g2 is None or g1.status != "done" or g2.status != "done":
+            dropped += 1
+            detail["reason"] = "a game has winner 'error' (or is missing): FastChat leaves the row out"
+            combined.append(Judgment(verdict=None, status="error", detail=detail, **common))
+            continue
+        if g1.verdict == g2.verdict and g1.verdict != "tie":
+            verdict, winner = g1.verdict, "model_1" if g1.verdict == "a" else "model_2"
+        else:
+            verdict, winner = "tie", "tie" if g1.verdict == g2.verdict else "tie (inconsistent)"
+        detail["winner"] = winner
+        combined.append(Judgment(verdict=verdict, detail=detail, **common))
+    if not rows:
+        return data
+    _dropped_note(Path(data.source), dropped, "FastChat row(s) have a game with winner 'error': left out, as "
+                                               "FastChat's show_result does")
+    return PairwiseData(pool=data.pool, judgments=tuple(combined), source=data.source)
 
 
 # ---------------------------------------------------------------------------------------- AlpacaEval
@@ -431,6 +501,84 @@ def read_alpaca_annotations(path: Path, rows: Rows, cols: list[str], name: str |
     return out.build(name)
 
 
+# ---------------------------------------------------------------------------------------- FastChat review files
+_REVIEW_NAME = re.compile(r"^review_(?P<m1>[^_]+)_(?P<m2>[^_]+)$")
+
+
+def review_models(path: Path) -> tuple[str, str]:
+    """The two models a FastChat review file compares, from its name ``review_<model 1>_<model 2>.jsonl``.
+
+    >>> review_models(Path("table/review/review_alpaca-13b_vicuna-13b.jsonl"))
+    ('alpaca-13b', 'vicuna-13b')
+    """
+    m = _REVIEW_NAME.match(file_annotator(path))
+    if m is None:
+        raise DataError(f"{path}: a FastChat review file names its two models in its file name, "
+                        "review_<model 1>_<model 2>.jsonl (each without '_'); this name does not. Rename the file, "
+                        "or give every row model_1 and model_2 fields.", field="model_1",
+                        hint="rename to review_<model 1>_<model 2>.jsonl or add model_1/model_2")
+    return m.group("m1"), m.group("m2")
+
+
+def read_review(path: Path, rows: Rows, cols: list[str], name: str | None = None) -> PairwiseData:
+    """FastChat's older review files (``fastchat/eval``, the Vicuna evaluation): one row per question,
+    ``{review_id, question_id, answer1_id, answer2_id, reviewer_id, text, score: [s1, s2]}``, the two models
+    named by the file (:func:`review_models`) or by ``model_1`` / ``model_2`` fields.
+
+    Each row is one judgment of item ``<question_id>`` (``a`` = model 1, shown first): ``a`` when
+    ``s1 > s2``, ``b`` when ``s1 < s2``, ``tie`` when equal; the two grades are also the Pool's metric
+    ``score`` (so ``evalsift rank`` ranks by them). A pair with a ``-1`` (FastChat's mark for a review it
+    could not parse) is an ``error`` judgment. The annotator is ``reviewer_id`` when it is a name, else
+    ``gpt-4`` (these files are GPT-4's reviews); the kind is ``llm`` unless a ``kind`` column says otherwise.
+    """
+    by_name = None if {"model_1", "model_2"} <= set(cols) else review_models(path)
+    out = _Builder(path)
+    errors, stamp = 0, _now()
+    seen: dict[tuple[str, str, str], int] = {}
+    for line, r in rows:
+        iid = _item_key(path, line, r)
+        if by_name is None:
+            a = _name(path, line, r, "model_1", iid, "every review names its first model")
+            b = _name(path, line, r, "model_2", iid, "every review names its second model")
+        else:
+            a, b = by_name
+        _different(path, line, a, b, iid)
+        pair = r.get("score")
+        try:
+            s1, s2 = (to_float(v) for v in pair)  # type: ignore[union-attr]
+        except (TypeError, ValueError):
+            raise DataError(f"{path}: line {line}: score {pair!r} is not a pair of numbers; a review's score is "
+                            "[score of answer 1, score of answer 2] (-1, -1 where the review could not be parsed).",
+                            field="score", item_id=iid, hint="write score as [s1, s2]") from None
+        reviewer = r.get("reviewer_id")
+        annotator = (_annotator(reviewer) if isinstance(reviewer, str) and not reviewer.strip().isdigit() else None) \
+            or "gpt-4"
+        key = (iid, a, b)
+        if key in seen:
+            raise DataError(f"{path}: line {line} reviews question {iid!r} ({a} vs {b}) again (first on line "
+                            f"{seen[key]}); keep one review per question.", field="question_id", item_id=iid)
+        seen[key] = line
+        kind = _choice(path, line, "kind", r.get("kind"), KINDS, "llm", iid)
+        out.see(iid, a, b)
+        detail: dict[str, Any] = {"source": str(path), "line": line, "score": [s1, s2]}
+        for f in ("review_id", "answer1_id", "answer2_id"):
+            if r.get(f) is not None:
+                detail[f] = r[f]
+        common = {"item_id": iid, "a": a, "b": b, "annotator": annotator, "kind": kind, "shown_order": "ab",
+                  "created_at": stamp}
+        if s1 < 0 or s2 < 0:
+            errors += 1
+            detail["reason"] = "the review has no score pair (-1)"
+            out.judgments.append(Judgment(verdict=None, status="error", detail=detail, **common))
+            continue
+        out.score("score", iid, a, s1)
+        out.score("score", iid, b, s2)
+        out.judgments.append(Judgment(verdict="a" if s1 > s2 else "b" if s1 < s2 else "tie", detail=detail, **common))
+    _dropped_note(path, errors, "review(s) have score -1 (FastChat could not parse them): recorded as errors, never "
+                                "as verdicts")
+    return out.build(name)
+
+
 # ---------------------------------------------------------------------------------------- evalsift's own records
 def read_evalsift_judgments(path: Path, rows: Rows, cols: list[str], name: str | None = None) -> PairwiseData:
     """evalsift's own judgment records (``annotate export --format judgments``): one row per stored judgment,
@@ -478,4 +626,5 @@ READERS: dict[str, Callable[..., PairwiseData]] = {
     "fastchat": read_fastchat,
     "alpaca": read_alpaca_annotations,
     "evalsift": read_evalsift_judgments,
+    "review": read_review,
 }

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import DataError, suggest
 from ..oracle.base import Judgment
 from ..pool import Pool
@@ -114,6 +116,7 @@ class _Builder:
         self.inputs: dict[tuple[str], tuple[str, int]] = {}
         self.judgments: list[Judgment] = []
         self.battles: dict[str, tuple[str, str]] | None = None  # item -> its two systems, when items are battles
+        self.scores: dict[str, dict[tuple[str, str], float]] = {}  # metric -> (item, system) -> a grade
         self._pairs: dict[tuple[str, str], tuple[str, str]] = {}
 
     def battle(self, iid: str, a: str, b: str) -> None:
@@ -134,6 +137,10 @@ class _Builder:
         if text is not None:
             _set_once(self.outputs, (iid, system), text, line, self.path, column, iid, system)
 
+    def score(self, metric: str, iid: str, system: str, value: float) -> None:
+        """A grade of one system's answer (the review files' score pairs): metric ``metric`` of the Pool."""
+        self.scores.setdefault(metric, {})[(iid, system)] = float(value)
+
     def input(self, iid: str, text: str | None, line: int, column: str) -> None:
         if text is not None:
             _set_once(self.inputs, (iid,), text, line, self.path, column, iid, None)
@@ -144,7 +151,13 @@ class _Builder:
         outs = {s: [self.outputs.get((i, s), (None,))[0] for i in ids] for s in names if s in with_output}
         ins = [self.inputs.get((i,), (None,))[0] for i in ids] if self.inputs else None
         meta = {PAIR_SYSTEMS: [self.battles.get(i) for i in ids]} if self.battles else None
-        pool = Pool(item_ids=ids, inputs=ins, systems=names, outputs=outs, metadata=meta,
+        scores = {}
+        for metric, grades in self.scores.items():
+            m = np.full((len(ids), len(names)), np.nan)
+            for (i, s), v in grades.items():
+                m[self.items[i], self.systems[s]] = v
+            scores[metric] = m
+        pool = Pool(item_ids=ids, inputs=ins, systems=names, outputs=outs, metadata=meta, scores=scores or None,
                     name=name if name is not None else str(self.path))
         return PairwiseData(pool=pool, judgments=tuple(self.judgments), source=str(self.path))
 

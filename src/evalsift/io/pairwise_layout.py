@@ -118,10 +118,12 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "arena": ("model_a", "model_b", "winner"),
     "alpaca": ("generator_1", "generator_2", "preference"),
     "evalsift": ("item_id", "a", "b", "verdict", "annotator", "status", "shown_order"),
+    "review": ("question_id", "answer1_id", "answer2_id", "score"),
 }
 _LAYOUT_NAMES = ("a pairwise table (item_id, system_a, system_b, verdict), Chatbot Arena battles (model_a, model_b, "
-                 "winner), FastChat pairwise judgments (question_id, model_1, model_2, g1_winner, g2_winner) or "
-                 "AlpacaEval annotations (instruction, generator_1, generator_2, preference), or evalsift's own judgment "
+                 "winner), FastChat pairwise judgments (question_id, model_1, model_2, g1_winner, g2_winner), "
+                 "AlpacaEval annotations (instruction, generator_1, generator_2, preference), FastChat's older review "
+                 "files (review_<model 1>_<model 2>.jsonl: question_id, answer1_id, answer2_id, score), or evalsift's own judgment "
                  "records (annotate export --format judgments: item_id, a, b, verdict, annotator, status, shown_order)")
 #: AlpacaEval annotations name their item by one of these (besides generator_1, generator_2, preference)
 ALPACA_ITEM_FIELDS = ("instruction", "index")
@@ -133,6 +135,8 @@ def pairwise_layout(columns: Any) -> str | None:
     - ``table``: ``system_a``, ``system_b``, ``verdict`` (the pairwise table);
     - ``fastchat``: ``model_1``, ``model_2``, ``g1_winner``, ``g2_winner`` (FastChat / MT-Bench judge files);
     - ``arena``: ``model_a``, ``model_b``, ``winner`` (Chatbot Arena battles, MT-Bench human judgments);
+    - ``review``: ``question_id``, ``answer1_id``, ``answer2_id``, ``score`` (FastChat's older
+      ``review_<model 1>_<model 2>.jsonl``: a GPT-4 score pair per question);
     - ``alpaca``: ``generator_1``, ``generator_2``, ``preference`` and ``instruction`` or ``index``, without
       ``annotator_config`` (AlpacaEval's ``annotations.json``; its ``preferences_all_annotators`` table,
       which has ``annotator_config`` and ``instruction_idx``, is the ``alpaca-eval/preferences`` dataset).

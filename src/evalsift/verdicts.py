@@ -1,0 +1,106 @@
+"""Whose verdicts a result counts: people's or a judge's (an LLM or a metric).
+
+Every recorded :class:`~evalsift.oracle.base.Judgment` has a ``kind``: ``human``, ``llm`` or ``metric``
+(the readers set it from a ``kind`` column, FastChat's ``[judge model, prompt]`` judge cell, or the
+annotator's name: :func:`evalsift.io.judge_files.judge_kind`). The *source* of a verdict is ``human``
+for a person's and ``judge`` for the others. ``--verdicts-from human|judge`` on ``arena``, ``rank`` and
+``winrate`` states it when the file cannot (:func:`with_source`), and every output of those commands
+says whose verdicts it counts (:func:`verdicts_line`): a leaderboard of a judge's preferences is not a
+leaderboard of people's.
+
+>>> from evalsift.oracle import Judgment
+>>> js = [Judgment(item_id="1", a="X", b="Y", verdict="a", annotator="gpt-4/pair-v2", kind="llm")]
+>>> verdicts_line(describe_judgments(js))
+'verdicts: judge gpt-4/pair-v2 (1 verdict)'
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from dataclasses import replace
+from typing import Any, Iterable
+
+SOURCES = ("human", "judge")
+
+
+def source_of(kind: str | None) -> str:
+    """``judge`` for an ``llm`` or ``metric`` kind, ``human`` otherwise.
+
+    >>> source_of("llm"), source_of("metric"), source_of("human")
+    ('judge', 'judge', 'human')
+    """
+    return "judge" if kind in ("llm", "metric", "judge") else "human"
+
+
+def add_verdicts_from(p: argparse.ArgumentParser) -> None:
+    """``--verdicts-from human|judge``."""
+    p.add_argument("--verdicts-from", choices=SOURCES, metavar="human|judge",
+                   help="whose verdicts the data holds, when its files cannot say: human (people's) or judge (an LLM "
+                        "judge's or a metric's). Default: from the data (a kind column, FastChat's [judge, prompt] "
+                        "cell, or an annotator named after a known LLM family)")
+
+
+def with_source(data: Any, source: str | None) -> Any:
+    """``data`` (a :class:`~evalsift.io.pairwise_data.PairwiseData`) with every judgment's kind set to
+    ``source``'s (``human`` -> ``human``; ``judge`` -> ``llm`` unless it is already ``metric``); unchanged for
+    None."""
+    if source is None:
+        return data
+    if source not in SOURCES:
+        from .errors import ParameterError
+        raise ParameterError(f"--verdicts-from {source!r}: use human or judge", field="verdicts_from")
+
+    def kind(j):
+        if source == "human":
+            return "human"
+        return j.kind if j.kind in ("llm", "metric") else "llm"
+
+    return replace(data, judgments=tuple(replace(j, kind=kind(j)) if j.kind != kind(j) else j
+                                         for j in data.judgments))
+
+
+def describe_judgments(judgments: Iterable[Any]) -> dict[str, Any]:
+    """Whose verdicts these judgments are: ``{"source": "human" | "judge" | "mixed", "annotators":
+    {name: {"source", "verdicts"}}, "verdicts": n}`` over the judgments with a verdict."""
+    counts: Counter = Counter()
+    sources: dict[str, str] = {}
+    for j in judgments:
+        if getattr(j, "status", "done") != "done" or getattr(j, "verdict", None) is None:
+            continue
+        counts[j.annotator] += 1
+        sources.setdefault(j.annotator, source_of(j.kind))
+    kinds = set(sources.values())
+    source = kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else "human")
+    return {"source": source, "verdicts": int(sum(counts.values())),
+            "annotators": {a: {"source": sources[a], "verdicts": int(counts[a])} for a in counts}}
+
+
+def describe_source(source: str, names: Iterable[str] = (), n: int | None = None, what: str = "verdict") -> dict[str, Any]:
+    """The same description for verdicts not held as judgments (a score column): one ``source`` for all,
+    given by ``names`` (a judge's name; none for people)."""
+    names = [x for x in names if x]
+    return {"source": source, "verdicts": n,
+            "annotators": {x: {"source": source, "verdicts": None} for x in names}, "what": what}
+
+
+def verdicts_line(desc: dict[str, Any]) -> str:
+    """One line saying whose verdicts a result counts (what every output prints).
+
+    >>> verdicts_line(describe_source("judge", ["gpt-4"], 320, "grade"))
+    'verdicts: judge gpt-4 (320 grades)'
+    >>> verdicts_line(describe_source("human", [], 80))
+    'verdicts: human (80 verdicts)'
+    """
+    what = desc.get("what", "verdict")
+    n = desc.get("verdicts")
+    count = "" if n is None else f" ({n} {what}{'' if n == 1 else 's'})"
+    ann = desc.get("annotators") or {}
+    if desc["source"] == "mixed":
+        parts = [f"{s} {a} ({v['verdicts']})" for a, v in ann.items() for s in [v["source"]]]
+        return f"verdicts: mixed -- {', '.join(parts)}"
+    names = [a for a, v in ann.items() if v["source"] == desc["source"]]
+    if desc["source"] == "judge":
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        return f"verdicts: judge {shown or '(unnamed)'}{count}"
+    return f"verdicts: human{count}"

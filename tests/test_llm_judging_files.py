@@ -1,0 +1,205 @@
+"""The LLM-judging world's files, written in their published layouts (FastChat llm_judge's
+``model_judgment/gpt-4_single.jsonl`` and ``gpt-4_pair.jsonl``, ``question.jsonl``; the older
+``fastchat/eval`` ``review_<m1>_<m2>.jsonl``), read by ``rank`` and ``arena``; whose verdicts each output
+counts."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalsift.cli import main
+from evalsift.errors import DataError
+from evalsift.io import load
+from evalsift.io.judge_files import combine_games
+from evalsift.io.pairwise import read_pairwise
+
+CATEGORIES = ["writing", "roleplay", "reasoning", "math", "coding", "extraction", "stem", "humanities"]
+MODELS = {"gpt-4": 8.9, "claude-v1": 7.9, "vicuna-13b-v1.3": 6.4, "llama-13b": 2.6}
+
+
+def write_jsonl(path: Path, rows) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def mt_bench(tmp_path: Path, seed: int = 0, n_questions: int = 24):
+    """FastChat's layout: data/mt_bench/question.jsonl and data/mt_bench/model_judgment/gpt-4_single.jsonl
+    (rows as FastChat's gen_judgment writes them), with a few -1 grades and one rerun row."""
+    rng = random.Random(seed)
+    questions = [{"question_id": 81 + q, "category": CATEGORIES[q % 8],
+                  "turns": [f"question {81 + q}, first turn", f"question {81 + q}, second turn"]}
+                 for q in range(n_questions)]
+    root = tmp_path / "data" / "mt_bench"
+    write_jsonl(root / "question.jsonl", questions)
+    rows = []
+    for q in questions:
+        for turn in (1, 2):
+            for model, mu in MODELS.items():
+                score = max(1, min(10, round(rng.gauss(mu - 0.3 * (turn - 1), 1.5))))
+                if rng.random() < 0.03:
+                    score = -1
+                prompt = ("single-math-v1" if q["category"] in ("math", "reasoning", "coding") else "single-v1") + (
+                    "-multi-turn" if turn == 2 else "")
+                rows.append({"question_id": q["question_id"], "model": model, "judge": ["gpt-4", prompt],
+                             "user_prompt": "[Instruction] ...", "judgment": f"Rating: [[{score}]]", "score": score,
+                             "turn": turn, "tstamp": 1687221890.0 + len(rows)})
+    rerun = dict(rows[5], score=1, tstamp=1687229999.0)  # FastChat appends a rerun; the later row stands
+    path = write_jsonl(root / "model_judgment" / "gpt-4_single.jsonl", rows + [rerun])
+    return path, questions, rows[:5] + [rerun] + rows[6:]
+
+
+def show_result(rows, key=lambda r: True):
+    """FastChat's show_result --mode single by hand: per model, the mean score of the rows with score != -1."""
+    out = {}
+    for m in MODELS:
+        s = [r["score"] for r in rows if r["model"] == m and r["score"] != -1 and key(r)]
+        out[m] = sum(s) / len(s) if s else None
+    return out
+
+
+def test_rank_reads_mt_bench_single_grades_as_fastchat_show_result_scores_them(tmp_path, capsys):
+    path, questions, rows = mt_bench(tmp_path)
+    pool = load(str(path))
+    assert pool.systems == tuple(MODELS) and pool.n_items == 2 * len(questions) and pool.metrics == ("score",)
+    assert pool.item_ids[:2] == ("81-t1", "81-t2") and "category" in pool.metadata  # question.jsonl found above
+    assert main(["rank", "--data", str(path), "--by", "category", "--resamples", "200", "--json", "--quiet"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["verdicts"]["source"] == "judge" and "gpt-4" in result["verdicts"]["annotators"]
+    cat = {q["question_id"]: q["category"] for q in questions}
+    overall = show_result(rows)
+    turn = [show_result(rows, lambda r, t=t: r["turn"] == t) for t in (1, 2)]
+    for row in result["means"]:
+        m = row["system"]
+        assert math.isclose(row["score"], overall[m], abs_tol=1e-12)
+        assert math.isclose(row["groups"]["turn 1"], turn[0][m]) and math.isclose(row["groups"]["turn 2"], turn[1][m])
+        for c in CATEGORIES:
+            assert math.isclose(row["groups"][c], show_result(rows, lambda r: cat[r["question_id"]] == c)[m])
+    assert [r["system"] for r in result["means"]] == sorted(MODELS, key=lambda m: -overall[m])
+    boards = result["by"]["boards"]
+    assert [b["value"] for b in boards] == sorted(CATEGORIES) and all(b["n_items"] <= 6 for b in boards)
+
+
+def test_rank_writes_csv_and_html_saying_whose_verdicts(tmp_path, capsys):
+    path, _, _ = mt_bench(tmp_path)
+    out = tmp_path / "out"
+    assert main(["rank", "--data", str(path), "--by", "turn", "--resamples", "100", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("verdicts: judge gpt-4") and "MT-Bench score" in text and "turn = 2" in text
+    with open(out / "ranking.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    assert {r["group"] for r in table} == {"", "1", "2"} and all(r["verdicts"].startswith("verdicts: judge gpt-4")
+                                                                 for r in table)
+    assert "verdicts: judge gpt-4" in (out / "ranking.html").read_text()
+    # stated otherwise: people graded these
+    assert main(["rank", "--data", str(path), "--resamples", "100", "--verdicts-from", "human", "--json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdicts"]["source"] == "human"
+
+
+def test_mt_bench_questions_elsewhere_and_bad_files(tmp_path, capsys):
+    path, questions, _ = mt_bench(tmp_path)
+    moved = tmp_path / "elsewhere" / "gpt-4_single.jsonl"
+    moved.parent.mkdir()
+    moved.write_text(path.read_text())
+    assert main(["rank", "--data", str(moved), "--by", "category", "--quiet"]) != 0
+    err = capsys.readouterr().err
+    assert "--by 'category'" in err and "--questions FILE" in err
+    assert main(["rank", "--data", str(moved), "--by", "category", "--questions",
+                 str(path.parent.parent / "question.jsonl"), "--resamples", "50", "--json", "--quiet"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["by"]["boards"]) == 8
+    bad = write_jsonl(tmp_path / "bad" / "gpt-4_single.jsonl",
+                      [{"question_id": 81, "model": "x", "judge": ["gpt-4", "single-v1"], "score": "eight", "turn": 1}])
+    with pytest.raises(DataError, match=r"line 1: score 'eight' is not a number"):
+        load(str(bad))
+
+
+def test_review_files_one_judgment_per_question_and_their_grades(tmp_path, capsys):
+    rows = [{"review_id": f"r{q}", "question_id": q, "answer1_id": f"a{q}", "answer2_id": f"b{q}",
+             "text": "8 9\nBoth ...", "score": s, "reviewer_id": "gpt-4-0328-default", "metadata": {}}
+            for q, s in enumerate([[8.0, 9.0], [9.0, 7.5], [7.0, 7.0], [-1, -1], [6.0, 9.0]], 1)]
+    path = write_jsonl(tmp_path / "review_alpaca-13b_vicuna-13b.jsonl", rows)
+    data = read_pairwise(path)
+    assert [(j.item_id, j.a, j.b, j.verdict, j.status) for j in data.judgments] == [
+        ("1", "alpaca-13b", "vicuna-13b", "b", "done"), ("2", "alpaca-13b", "vicuna-13b", "a", "done"),
+        ("3", "alpaca-13b", "vicuna-13b", "tie", "done"), ("4", "alpaca-13b", "vicuna-13b", None, "error"),
+        ("5", "alpaca-13b", "vicuna-13b", "b", "done")]
+    assert {j.kind for j in data.judgments} == {"llm"} and data.judgments[0].annotator == "gpt-4-0328-default"
+    S = data.pool.score("score")
+    assert S[:, 0].tolist()[:3] == [8.0, 9.0, 7.0] and np.isnan(S[3]).all()
+    assert main(["rank", "--data", str(path), "--resamples", "50", "--json", "--quiet"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["verdicts"]["source"] == "judge" and [r["system"] for r in got["ranking"]] == ["vicuna-13b", "alpaca-13b"]
+    odd = write_jsonl(tmp_path / "reviews.jsonl", rows)
+    with pytest.raises(DataError, match=r"review_<model 1>_<model 2>\.jsonl"):
+        read_pairwise(odd)
+
+
+def fastchat_pairs(tmp_path: Path, seed: int = 0, n_questions: int = 40) -> tuple[Path, list[dict]]:
+    """gpt-4_pair.jsonl in FastChat's layout: every pair of 3 models on every question's turn 1, each row's
+    two games (g2 with the answers swapped, winners mapped back) from a judge with a position bias."""
+    rng = random.Random(seed)
+    strength = {"gpt-4": 1.2, "gpt-3.5-turbo": 0.4, "vicuna-13b-v1.3": -0.3}
+    names = list(strength)
+    rows = []
+    for q in range(81, 81 + n_questions):
+        for i in range(3):
+            for k in range(i + 1, 3):
+                m1, m2 = names[i], names[k]
+                p = 1 / (1 + math.exp(-(strength[m1] - strength[m2])))
+                games = []
+                for first in (True, False):
+                    u = rng.random()
+                    bias = 0.15 if first else -0.15  # the judge likes the first answer
+                    games.append("error" if u < 0.02 else "tie" if u < 0.15 else
+                                 "model_1" if rng.random() < min(max(p + bias, 0), 1) else "model_2")
+                rows.append({"question_id": q, "model_1": m1, "model_2": m2, "g1_winner": games[0],
+                             "g2_winner": games[1], "judge": ["gpt-4", "pair-v2"], "g1_user_prompt": "...",
+                             "g1_judgment": "[[A]]", "g2_user_prompt": "...", "g2_judgment": "[[B]]", "turn": 1,
+                             "tstamp": 1687221890.0 + len(rows)})
+    return write_jsonl(tmp_path / "model_judgment" / "gpt-4_pair.jsonl", rows), rows
+
+
+def fastchat_elo(rows) -> dict[str, float]:
+    """FastChat's rule and compute_mle_elo by hand: rows with an error game dropped; agreeing non-tie games a
+    win, anything else a tie; a logistic regression without penalty on the battles doubled (a tie one win
+    each way), 400 log10 scale around 1000."""
+    from sklearn.linear_model import LogisticRegression
+
+    kept = [r for r in rows if "error" not in (r["g1_winner"], r["g2_winner"])]
+    models = sorted({r["model_1"] for r in kept} | {r["model_2"] for r in kept})
+    idx = {m: k for k, m in enumerate(models)}
+    X, Y = [], []
+    for r in kept:
+        x = np.zeros(len(models))
+        x[idx[r["model_1"]]], x[idx[r["model_2"]]] = math.log(10), -math.log(10)
+        tie = r["g1_winner"] == "tie" or r["g1_winner"] != r["g2_winner"]
+        win = 0.5 if tie else 1.0 if r["g1_winner"] == "model_1" else 0.0
+        for y in ((1.0, 0.0) if tie else (win, win)):
+            X.append(x)
+            Y.append(y)
+    lr = LogisticRegression(fit_intercept=False, penalty=None, tol=1e-10, max_iter=10_000).fit(np.array(X), Y)
+    elo = 400 * lr.coef_[0]
+    return {m: float(e - elo.mean() + 1000) for m, e in zip(models, elo)}
+
+
+def test_fastchat_pairwise_rows_are_one_battle_each_by_fastchats_rule(tmp_path):
+    path, rows = fastchat_pairs(tmp_path)
+    data = read_pairwise(path)
+    assert len(data.judgments) == 2 * len(rows)  # as read: both games, for judge-report's position bias
+    one = combine_games(data)
+    kept = [r for r in rows if "error" not in (r["g1_winner"], r["g2_winner"])]
+    done = [j for j in one.judgments if j.status == "done"]
+    assert len(one.judgments) == len(rows) and len(done) == len(kept)
+    for j, r in zip(done, kept):
+        agree = r["g1_winner"] == r["g2_winner"] and r["g1_winner"] != "tie"
+        assert j.verdict == ({"model_1": "a", "model_2": "b"}[r["g1_winner"]] if agree else "tie")
+        assert j.annotator == "gpt-4/pair-v2" and j.kind == "llm"
+        assert j.detail["winner"] == ("tie (inconsistent)" if r["g1_winner"] != r["g2_winner"] else
+                                      r["g1_winner"])
