@@ -100,7 +100,7 @@ def shown(page, judged: int) -> None:
     """Wait until the label page shows an item, its image loaded, after ``judged`` answers."""
     page.wait_for_function("(n) => { const i = document.getElementById('image'); "
                            "return !document.getElementById('task').hidden && i.complete && i.naturalWidth > 0 && "
-                           "document.getElementById('progress').textContent === n + ' judged'; }", arg=judged)
+                           "document.getElementById('progress').textContent.startsWith(n + ' of '); }", arg=judged)
 
 
 SHOTS = {"pairwise": pairwise, "omni": omni}

@@ -115,7 +115,7 @@ def test_judges_verdicts_sharpen_the_board_and_are_not_human_battles(tmp_path):
 
 
 def test_undo_takes_a_battle_out_of_the_board(tmp_path):
-    work, pid, _, who, _ = make(tmp_path, n=20, k=3, max_battles=50)
+    work, pid, _, who, _ = make(tmp_path, n=20, k=3, max_battles=50, blind_after_vote=True)
     play(work, pid, who, n=12)
     assert work.status(pid)["arena"]["human_battles"] == 12
     again = work.undo(who)
@@ -179,6 +179,7 @@ def test_annotate_new_arena_on_the_command_line_with_a_metric_judge(tmp_path, ca
     pid = json.loads(out)["project"]
     code, out, _ = run("annotate", "status", "--project", str(pid))
     assert code == 0 and "arena of 3 systems" in out and "metric:token_f1" in out
+    assert "reveal: after each vote the person sees the two models" in out
     assert "open: 0 of at most 300 human battles" in out
     code, out, err = run("annotate", "new", "--arena", "--data", "demo", "--name", "ney", "--proxy", "metric:token_f1",
                          "--allocation", "neyman", "--json")
@@ -319,3 +320,197 @@ def test_the_live_board_marks_systems_with_few_battles(tmp_path):
     with Server(tmp_path / "w.db") as srv:
         code, html, _ = AdminClient(srv.url).get(f"/admin/{pid}?token={admin}")
     assert code == 200 and 'id="few"' in html and "fewer than 20 human battles" in html
+
+
+# ---------------------------------------------------------------------------------------------- issue 32 part 5
+def _secret_league(n=12):
+    """Three systems with names that appear nowhere else (so a leak of a name is a leak of the model)."""
+    from evalsift.pool import Pool
+
+    names = ["zebra-model-7", "quokka-model-3", "ibis-model-5"]
+    return Pool(item_ids=[f"q{i}" for i in range(n)], inputs=[f"Prompt {i}?" for i in range(n)], systems=names,
+                outputs={s: [f"Answer {k}-{i}." for i in range(n)] for k, s in enumerate(names)}, name="secret"), names
+
+
+def test_the_models_are_named_only_in_the_answer_to_a_stored_vote(tmp_path):
+    """Before the vote nothing the annotator receives names a model: the page, /next (raw JSON), a refused
+    vote, a skip's answer. The stored vote's answer names both in the order shown and what was voted; with
+    blind_after_vote it does not. A revealed vote cannot be undone; a skip can."""
+    import urllib.request
+
+    from _web import AdminClient, get_text
+
+    pool, names = _secret_league()
+    work = Workspace(Store(tmp_path / "w.db"))
+    pid, admin = work.create_arena("secret", pool, max_battles=30)
+    aid, token = work.store.add_annotator(pid, "alice")
+    bid, btoken = work.store.add_annotator(pid, "bob")
+    blind_pid, _ = work.create_arena("blind", pool, max_battles=30, blind_after_vote=True)
+    _, ctoken = work.store.add_annotator(blind_pid, "carol")
+
+    def raw(method, url, tok, body=None):
+        req = urllib.request.Request(url, method=method, data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Authorization": f"Bearer {tok}", "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def leaks(text):
+        return [n for n in names if n in text]
+
+    with Server(tmp_path / "w.db") as srv:
+        code, page = get_text(f"{srv.url}/a/{token}")
+        assert code == 200 and leaks(page) == [] and 'id="bbothbad"' in page and "<kbd>b</kbd>" in page
+        code, text = raw("GET", f"{srv.url}/api/v1/next", token)
+        a = json.loads(text)
+        assert code == 200 and leaks(text) == [] and a["answers"]["bothbad"] == "both are bad"
+        code, text = raw("GET", f"{srv.url}/api/v1/next", token)  # a reloaded page: the same battle, still blind
+        assert json.loads(text)["assignment_id"] == a["assignment_id"] and leaks(text) == []
+        code, text = raw("POST", f"{srv.url}/api/v1/judgments", btoken, {"assignment_id": a["assignment_id"],
+                                                                         "verdict": "1"})
+        assert code == 403 and leaks(text) == []  # someone else's battle: refused, nothing named
+        code, text = raw("POST", f"{srv.url}/api/v1/judgments", token, {"assignment_id": a["assignment_id"],
+                                                                        "verdict": "7"})
+        assert code == 422 and leaks(text) == []
+        code, text = raw("POST", f"{srv.url}/api/v1/judgments", token, {"assignment_id": a["assignment_id"],
+                                                                        "verdict": "2", "idempotency_key": "k1"})
+        row = work.store.assignment(a["assignment_id"])
+        first, second = (row["a"], row["b"]) if row["shown_order"] == "ab" else (row["b"], row["a"])
+        got = json.loads(text)
+        assert code == 200 and got["reveal"] == {"first": first, "second": second, "voted": "second"}
+        assert got["progress"] == {"judged": 1, "skipped": 0, "total": 30, "total_is_cap": True}
+        code, again = call("POST", f"{srv.url}/api/v1/judgments", token, {"assignment_id": a["assignment_id"],
+                                                                          "verdict": "2", "idempotency_key": "k1"})
+        assert code == 200 and again["reveal"] == got["reveal"]  # a resent vote: the same answer
+        code, err = call("POST", f"{srv.url}/api/v1/undo", token)
+        assert code == 409 and "revealed vote cannot be undone" in err["error"]
+        code, text = raw("GET", f"{srv.url}/api/v1/next", token)
+        b = json.loads(text)
+        assert leaks(text) == []
+        code, text = raw("POST", f"{srv.url}/api/v1/judgments", token, {"assignment_id": b["assignment_id"],
+                                                                        "skip": True})
+        assert code == 200 and leaks(text) == [] and json.loads(text)["progress"]["skipped"] == 1
+        code, back = call("POST", f"{srv.url}/api/v1/undo", token)  # a skip can be undone, still blind
+        assert code == 200 and back["assignment_id"] == b["assignment_id"] and leaks(json.dumps(back)) == []
+        # blind after the vote: nothing names the models, before or after
+        code, text = raw("GET", f"{srv.url}/api/v1/next", ctoken)
+        c = json.loads(text)
+        code, text = raw("POST", f"{srv.url}/api/v1/judgments", ctoken, {"assignment_id": c["assignment_id"],
+                                                                         "verdict": "bothbad"})
+        assert code == 200 and "reveal" not in json.loads(text) and leaks(text) == []
+        code, st = call("GET", f"{srv.url}/api/v1/projects/{pid}/status", admin)
+        code, html, _ = AdminClient(srv.url).get(f"/admin/{pid}?token={admin}")
+    assert st["arena"]["reveal_after_vote"] is True and 'id="reveal">the person sees the two models' in html
+    assert work.status(blind_pid)["arena"]["reveal_after_vote"] is False
+
+
+def test_both_bad_is_a_tie_on_the_board_and_round_trips_through_the_export(tmp_path, capsys):
+    """'bothbad' is stored as a tie with detail winner 'tie (bothbad)'; the live board counts it as a tie
+    (half a win); --format arena writes it as Chatbot Arena does and read_arena / evalsift arena read it
+    back as a tie flagged bothbad; --format judgments keeps it too. A plain pairwise project refuses it."""
+    from evalsift.arena.battles import read_battles
+    from evalsift.cli import main
+    from evalsift.io.pairwise import read_judgments
+
+    from _web import pair_pool
+
+    work, pid, admin, who, token = make(tmp_path, n=10, k=3, max_battles=20)
+    fixed, _ = work.create_fixed("ab", pair_pool(n=3), mode="pairwise", a="A", b="B")
+    _, ftoken = work.store.add_annotator(fixed, "dan")
+    with Server(tmp_path / "w.db") as srv:
+        verdicts = []
+        for answer in ("bothbad", "1", "0", "bothbad"):
+            code, a = call("GET", f"{srv.url}/api/v1/next", token)
+            code, got = call("POST", f"{srv.url}/api/v1/judgments", token,
+                             {"assignment_id": a["assignment_id"], "verdict": answer})
+            assert code == 200 and got["reveal"]["voted"] == {"1": "first", "0": "tie"}.get(answer, answer)
+            verdicts.append((a["assignment_id"], answer))
+        code, a = call("GET", f"{srv.url}/api/v1/next", ftoken)
+        code, err = call("POST", f"{srv.url}/api/v1/judgments", ftoken, {"assignment_id": a["assignment_id"],
+                                                                         "verdict": "bothbad"})
+        assert code == 422 and err["field"] == "verdict" and "arena" in err["error"]
+        code, st = call("GET", f"{srv.url}/api/v1/projects/{pid}/status", admin)
+    assert st["arena"]["human_battles"] == 4
+    assert work.arena(pid).y[0] == 0.5 and work.arena(pid).y[3] == 0.5  # a tie: half a win for either side
+    js = [j for j in work.store.judgments(pid) if j.kind == "human"]
+    assert [(j.verdict, j.detail.get("winner")) for j in js][::3] == [("tie", "tie (bothbad)")] * 2
+    assert js[2].verdict == "tie" and "winner" not in js[2].detail  # a plain tie stays a plain tie
+    db = str(tmp_path / "w.db")
+    for suffix in ("jsonl", "csv"):
+        out = tmp_path / f"battles.{suffix}"
+        assert main(["annotate", "export", "--db", db, "--project", "league", "--format", "arena", "--out", str(out)]) == 0
+        b = read_battles(str(out))
+        assert list(b.bothbad) == [True, False, False, True] and list(b.y[[0, 2, 3]]) == [0.5] * 3
+        winners = [j.detail.get("winner") for j in read_judgments(str(out)).judgments]
+        assert winners[0] == winners[3] == "tie (bothbad)" and winners[2] == "tie"
+    rows = [json.loads(x) for x in (tmp_path / "battles.jsonl").read_text().splitlines()]
+    for r, j in zip(rows, js):  # model_a is the model shown first; the winner in its terms
+        assert (r["model_a"], r["model_b"]) == ((j.a, j.b) if j.shown_order == "ab" else (j.b, j.a))
+        if j.verdict in ("a", "b"):
+            assert r["winner"] == ("model_a" if (j.a if j.verdict == "a" else j.b) == r["model_a"] else "model_b")
+    assert main(["annotate", "export", "--db", db, "--project", "league", "--out", str(tmp_path / "j.jsonl")]) == 0
+    assert [j.detail.get("winner") for j in read_judgments(str(tmp_path / "j.jsonl")).judgments][0] == "tie (bothbad)"
+    assert main(["arena", "--data", str(tmp_path / "battles.jsonl"), "--out", str(tmp_path / "board")]) == 0
+    assert main(["annotate", "export", "--db", db, "--project", "ab", "--format", "arena",
+                 "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert "is not an arena" in capsys.readouterr().err
+
+
+def test_progress_counts_skips_apart_in_every_kind_of_project(tmp_path):
+    """Issue 32: a skip is not a judgment. /next and the vote's answer say judged, skipped and of how many,
+    for a fixed pairwise project, a score project, a label project, a live pairwise project and an arena."""
+    from evalsift.select import make_selector
+
+    from _web import pair_pool
+
+    work = Workspace(Store(tmp_path / "w.db"))
+    projects = {
+        "pairwise": (work.create_fixed("ab", pair_pool(n=5), mode="pairwise", a="A", b="B")[0], {"verdict": "1"}, 5, False),
+        "score": (work.create_fixed("sc", pair_pool(n=4), mode="score", systems=["A", "B"], scale=(1, 5))[0],
+                  {"score": 3}, 8, False),
+        "label": (work.create_fixed("lb", pair_pool(n=6), mode="score", systems=["A"], question="Good?")[0],
+                  {"score": 1}, 6, False),
+        "live": (work.create_live_pairwise("lv", pair_pool(n=80), "A", "B", make_selector("random", seed=0),
+                                           max_labels=50)[0], {"verdict": "1"}, 50, True),
+        "arena": (work.create_arena("ar", league_pool(n=10, k=3), max_battles=25)[0], {"verdict": "1"}, 25, True),
+    }
+    tokens = {k: work.store.add_annotator(pid, "alice")[1] for k, (pid, *_) in projects.items()}
+    with Server(tmp_path / "w.db") as srv:
+        for k, (pid, answer, total, cap) in projects.items():
+            t = tokens[k]
+            code, a = call("GET", f"{srv.url}/api/v1/next", t)
+            assert a["progress"] == {"judged": 0, "skipped": 0, "total": total, "total_is_cap": cap}, k
+            code, got = call("POST", f"{srv.url}/api/v1/judgments", t, {"assignment_id": a["assignment_id"], "skip": True})
+            assert got["progress"]["judged"] == 0 and got["progress"]["skipped"] == 1, k  # before: "1 judged"
+            code, a = call("GET", f"{srv.url}/api/v1/next", t)
+            code, got = call("POST", f"{srv.url}/api/v1/judgments", t, {"assignment_id": a["assignment_id"], **answer})
+            assert code == 200 and (got["progress"]["judged"], got["progress"]["skipped"]) == (1, 1), k
+            code, a = call("GET", f"{srv.url}/api/v1/next", t)
+            assert (a["progress"]["judged"], a["progress"]["skipped"]) == (1, 1), k
+            assert [p for p in work.status(pid)["progress"] if p["name"] == "alice"][0]["skipped"] == 1
+
+
+def test_blind_after_vote_on_the_command_line(tmp_path, capsys, monkeypatch):
+    """--blind-after-vote is stored in the arena settings; without it (and in a project made before the
+    setting) the models are revealed; it is an arena setting only."""
+    import dataclasses
+
+    from evalsift.cli import main
+    from evalsift.web.arena import reveals
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["annotate", "new", "--arena", "--data", "demo", "--name", "blind", "--blind-after-vote", "--json"]) == 0
+    blind = Store("evalsift.db").project(json.loads(capsys.readouterr().out)["project"])
+    assert blind.settings["arena"]["reveal_after_vote"] is False and not reveals(blind)
+    assert main(["annotate", "new", "--arena", "--data", "demo", "--name", "open", "--json"]) == 0
+    shown = Store("evalsift.db").project(json.loads(capsys.readouterr().out)["project"])
+    assert shown.settings["arena"]["reveal_after_vote"] is True and reveals(shown)
+    old = {**shown.settings, "arena": {k: v for k, v in shown.settings["arena"].items() if k != "reveal_after_vote"}}
+    assert reveals(dataclasses.replace(shown, settings=old))  # an older project: reveal, the default
+    assert main(["annotate", "status", "--project", "blind"]) == 0
+    assert "reveal: the models stay hidden after the vote (--blind-after-vote)" in capsys.readouterr().out
+    assert main(["annotate", "new", "--pairwise", "--data", "demo", "--a", "A", "--b", "B", "--name", "p",
+                 "--blind-after-vote"]) == 2
+    assert "--blind-after-vote is an arena setting" in capsys.readouterr().err

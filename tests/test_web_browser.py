@@ -66,18 +66,29 @@ def wait_for_decided(admin_page):
 
 def answer_battle(page, store, pid, aid, systems, mouse=False):
     """Answer the arena battle on the page with the key (or, ``mouse``, the button) the simulated person of
-    the league chooses; False when there is none. Checks that no system is named on the page."""
+    the league chooses, check the two models named after the vote and go on (Enter, or the "Next battle"
+    button); False when there is no battle. Checks that no system is named on the page before the vote."""
     if not wait_task_or_done(page):
         return False
     shown = "".join(page.locator(f"#{i}").text_content() for i in ("input", "out1", "out2"))
     assert not any(s in shown for s in systems)  # blind: no system is named on the page
     key = league_key(store, pid, aid)
+    held = store.held(pid, aid)
+    names = (held["a"], held["b"]) if held["shown_order"] == "ab" else (held["b"], held["a"])
     if mouse:  # the buttons, as a person with a mouse answers
         page.locator(f"#b{key}").click()
     else:
         page.keyboard.press(key)
-    page.wait_for_function("(b) => document.getElementById('task').hidden || ['input', 'out1', 'out2']"
-                           ".map((i) => document.getElementById(i).textContent).join('') !== b", arg=shown)
+    # after the vote the two models are named (the arena's default) until Enter or the button goes on
+    page.wait_for_selector("#reveal", state="visible")
+    assert (page.locator("#name1").inner_text(), page.locator("#name2").inner_text()) == tuple(f"({n})" for n in names)
+    if mouse:
+        page.locator("#bnext").click()
+    else:
+        page.keyboard.press("Enter")
+    page.wait_for_function("(b) => document.getElementById('reveal').hidden && (document.getElementById('task')"
+                           ".hidden || ['input', 'out1', 'out2'].map((i) => document.getElementById(i).textContent)"
+                           ".join('') !== b)", arg=shown)
     return True
 
 
@@ -346,3 +357,154 @@ def test_a_neyman_arena_by_keyboard_names_its_strata(browser, tmp_path):
         assert admin_page.locator("#leaderboard tbody tr").count() == 4
     strata = Workspace(Store(db)).status(pid)["arena"]["strata"]
     assert drawn.startswith("20 (drawn by the neyman rule: ") and strata in drawn and "strata" in strata
+
+
+# ---------------------------------------------------------------------------------------------- issue 32 part 5
+def progress_text(page):
+    return page.locator("#progress").text_content()
+
+
+def held_names(store, pid, aid):
+    """The models of the battle the person holds, in the order the page shows their outputs."""
+    held = store.held(pid, aid)
+    return (held["a"], held["b"]) if held["shown_order"] == "ab" else (held["b"], held["a"])
+
+
+def test_an_arena_reveals_the_models_after_each_vote_and_takes_both_bad(browser, tmp_path):
+    """Chatbot Arena's flow by keyboard: a vote, then the two models named (which output was which, and what
+    the person voted) until Enter; 'b' (both are bad) is stored as a tie with winner 'tie (bothbad)', read
+    back through 'annotate export'; nothing names a model before the vote; a skip reveals nothing and is
+    counted apart from the judged ones."""
+    import json
+
+    from evalsift.cli import main
+
+    db = tmp_path / "w.db"
+    work = Workspace(Store(db))
+    pool = league_pool(n=30, k=4)
+    pid, admin = work.create_arena("arena", pool, max_battles=40)
+    aid, token = work.store.add_annotator(pid, "alice")
+    systems = list(pool.systems)
+    with Server(db) as srv:
+        page, dialogs = open_page(browser, f"{srv.url}/a/{token}")
+        page.set_viewport_size({"width": 1100, "height": 760})
+        assert wait_task_or_done(page)
+        body = page.locator("body").inner_text()
+        assert not any(s in body for s in systems) and page.locator("#reveal").is_hidden()  # blind before the vote
+        assert progress_text(page) == "0 of at most 40 judged \u00b7 0 skipped"
+        assert "b if both are bad" in " ".join(page.locator("#answer-help").inner_text().split())
+        assert page.locator("#bbothbad").inner_text() == "b: Both are bad"
+        # a vote with the key of the better output: the models are named
+        first, second = held_names(work.store, pid, aid)
+        key = league_key(work.store, pid, aid)
+        page.keyboard.press(key)
+        page.wait_for_selector("#reveal", state="visible")
+        assert page.locator("#name1").inner_text() == f"({first})" and page.locator("#name2").inner_text() == f"({second})"
+        winner = first if key == "1" else second
+        assert page.locator("#reveal-text").inner_text() == (
+            f"Output 1 was {first}, Output 2 was {second}. You voted: Output {key} is better ({winner}).")
+        assert progress_text(page) == "1 of at most 40 judged \u00b7 0 skipped"
+        page.screenshot(path=str(tmp_path / "arena-reveal.png"))
+        page.keyboard.press("2")  # the answer keys do nothing while the models are shown
+        page.keyboard.press("u")  # nor undo: a revealed vote stays
+        page.wait_for_timeout(300)
+        assert len([j for j in Store(db).judgments(pid) if j.kind == "human"]) == 1
+        assert page.locator("#bundo").is_hidden() and page.locator("#b1").is_disabled()
+        before = page.locator("#out1").text_content() + page.locator("#input").text_content()
+        page.keyboard.press("Enter")  # the next battle, blind again
+        page.wait_for_function("(b) => !document.getElementById('task').hidden && document.getElementById('reveal')"
+                               ".hidden && document.getElementById('out1').textContent + "
+                               "document.getElementById('input').textContent !== b", arg=before)
+        assert page.locator("#name1").is_hidden() and not any(s in page.locator("body").inner_text() for s in systems)
+        # both are bad
+        first, second = held_names(work.store, pid, aid)
+        page.keyboard.press("b")
+        page.wait_for_selector("#reveal", state="visible")
+        assert page.locator("#reveal-text").inner_text() == (
+            f"Output 1 was {first}, Output 2 was {second}. You voted: both are bad.")
+        page.locator("#bnext").click()  # the button goes on too
+        page.wait_for_selector("#reveal", state="hidden")
+        assert wait_task_or_done(page)
+        # a skip: no names, counted apart
+        page.keyboard.press("s")
+        page.wait_for_function("() => document.getElementById('progress').textContent === "
+                               "'2 of at most 40 judged \u00b7 1 skipped' && !document.getElementById('task').hidden")
+        assert page.locator("#reveal").is_hidden() and not any(s in page.locator("body").inner_text() for s in systems)
+        assert dialogs == []
+    out = tmp_path / "judgments.jsonl"
+    assert main(["annotate", "export", "--db", str(db), "--project", "arena", "--out", str(out)]) == 0
+    rows = [json.loads(x) for x in out.read_text().splitlines() if json.loads(x)["kind"] == "human"]
+    assert [(r["verdict"], r["status"]) for r in rows][1:] == [("tie", "done"), (None, "skipped")]
+    assert rows[1]["detail"]["winner"] == "tie (bothbad)" and rows[1]["detail"]["answer"] == "bothbad"
+    assert (rows[1]["a"], rows[1]["b"]) in ((first, second), (second, first))
+    assert (tmp_path / "arena-reveal.png").stat().st_size > 10_000
+
+
+def test_a_blind_after_vote_arena_never_names_the_models(browser, tmp_path):
+    """annotate new --arena --blind-after-vote: a vote goes straight to the next battle; no model is named."""
+    from evalsift.cli import main
+
+    db = tmp_path / "w.db"
+    assert main(["annotate", "new", "--db", str(db), "--arena", "--data", "demo", "--name", "blind",
+                 "--blind-after-vote", "--max-labels", "30", "--json"]) == 0
+    store = Store(db)
+    pid = store.project("blind").id
+    systems = store.project(pid).settings["systems"]
+    token = store.add_annotator(pid, "alice")[1]
+    with Server(db) as srv:
+        page = browser.new_page()
+        page.goto(f"{srv.url}/a/{token}")
+        for k, key in enumerate(("1", "b", "0")):
+            assert wait_task_or_done(page)
+            page.wait_for_function("(n) => document.getElementById('progress').textContent === "
+                                   "n + ' of at most 30 judged \u00b7 0 skipped'", arg=k)
+            shown = page.locator("#input").text_content() + page.locator("#out1").text_content()
+            page.keyboard.press(key)
+            page.wait_for_function("(b) => !document.getElementById('task').hidden && "
+                                   "document.getElementById('input').textContent + "
+                                   "document.getElementById('out1').textContent !== b", arg=shown)
+            assert page.locator("#reveal").is_hidden() and page.locator("#name1").is_hidden()
+            assert not any(f"({s})" in page.locator("body").inner_text() for s in systems)
+        page.wait_for_function("() => document.getElementById('progress').textContent === "
+                               "'3 of at most 30 judged \u00b7 0 skipped'")
+    js = [j for j in Store(db).judgments(pid) if j.kind == "human"]
+    assert [j.verdict for j in js][1:] == ["tie", "tie"] and js[1].detail["winner"] == "tie (bothbad)"
+    assert not any(j.detail.get("revealed") for j in js)
+
+
+def test_pairwise_and_score_pages_count_skips_apart(browser, tmp_path):
+    """'N of M judged · K skipped' on a fixed pairwise page (key s), a score page (the Skip button: s is a
+    character in the score field) and a live pairwise page ('of at most' its cap). Before, a skip was counted
+    as judged."""
+    db = tmp_path / "w.db"
+    work = Workspace(Store(db))
+    ab, _ = work.create_fixed("ab", pair_pool(n=4), mode="pairwise", a="A", b="B")
+    sc, _ = work.create_fixed("sc", pair_pool(n=3), mode="score", systems=["A"], scale=(1, 5))
+    lv, _ = work.create_live_pairwise("lv", pair_pool(n=80), "A", "B", make_selector("random", seed=0), max_labels=60)
+    tokens = [work.store.add_annotator(p, "alice")[1] for p in (ab, sc, lv)]
+
+    def wait_progress(page, text):
+        page.wait_for_function("(t) => document.getElementById('progress').textContent === t && "
+                               "!document.getElementById('task').hidden", arg=text)
+
+    with Server(db) as srv:
+        page = browser.new_page()
+        page.goto(f"{srv.url}/a/{tokens[0]}")
+        wait_progress(page, "0 of 4 judged \u00b7 0 skipped")
+        page.keyboard.press("s")
+        wait_progress(page, "0 of 4 judged \u00b7 1 skipped")
+        page.keyboard.press("1")
+        wait_progress(page, "1 of 4 judged \u00b7 1 skipped")
+        page.goto(f"{srv.url}/a/{tokens[1]}")
+        wait_progress(page, "0 of 3 judged \u00b7 0 skipped")
+        page.keyboard.type("4")
+        page.keyboard.press("Enter")
+        wait_progress(page, "1 of 3 judged \u00b7 0 skipped")
+        page.locator("#bskip").click()
+        wait_progress(page, "1 of 3 judged \u00b7 1 skipped")
+        page.goto(f"{srv.url}/a/{tokens[2]}")
+        wait_progress(page, "0 of at most 60 judged \u00b7 0 skipped")
+        page.keyboard.press("s")
+        wait_progress(page, "0 of at most 60 judged \u00b7 1 skipped")
+    assert sorted((p, j.status) for p in (ab, sc, lv) for j in Store(db).judgments(p)) == [
+        (ab, "done"), (ab, "skipped"), (sc, "done"), (sc, "skipped"), (lv, "skipped")]

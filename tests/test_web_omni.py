@@ -242,10 +242,13 @@ def browser():
         yield b
 
 
-def wait_for_item(page, judged: int) -> None:
-    """Wait until the page shows an item after ``judged`` answers."""
-    page.wait_for_function("(n) => !document.getElementById('task').hidden && "
-                           "document.getElementById('progress').textContent === n + ' judged'", arg=judged)
+def wait_for_item(page, judged: int, skipped: int = 0) -> None:
+    """Wait until the page shows an item after ``judged`` answers and ``skipped`` skips ("N of M judged · K
+    skipped": a skip is not a judgment)."""
+    page.wait_for_function("([n, k]) => !document.getElementById('task').hidden && "
+                           "document.getElementById('progress').textContent.startsWith(n + ' of ') && "
+                           "document.getElementById('progress').textContent.endsWith(' judged \u00b7 ' + k + ' skipped')",
+                           arg=[judged, skipped])
 
 
 @needs_browser
@@ -284,16 +287,17 @@ def test_text_label_project_in_the_browser(browser, tmp_path, folders, capsys):
         page = browser.new_page()
         page.goto(f"{srv.url}/a/{token}")
         shown = []
-        for key, judged in (("y", 0), ("s", 1), ("n", 2)):
-            wait_for_item(page, judged)
+        for key, judged, skipped in (("y", 0, 0), ("s", 1, 0), ("n", 1, 1)):  # before: the skip counted as judged
+            wait_for_item(page, judged, skipped)
             assert page.locator("#question").text_content() == DEFAULT_QUESTIONS["tokens"]
             assert page.locator("#out1").is_visible() and page.locator("#image").is_hidden()
             assert page.locator("#input").count() == 0  # the text is shown once
             shown.append(texts[page.locator("#out1").text_content()])
             page.keyboard.press(key)
-        wait_for_item(page, 3)
+        wait_for_item(page, 2, 1)
+        assert page.locator("#progress").text_content() == f"2 of {expected_items(folders['text'])} judged \u00b7 1 skipped"
         page.locator("#byes").click()  # the buttons answer too
-        wait_for_item(page, 4)
+        wait_for_item(page, 3, 1)
         page.close()
     got = [(j.item_id, j.status, j.score) for j in Store(db).judgments(pid)]
     assert got[:3] == [(shown[0], "done", 1.0), (shown[1], "skipped", None), (shown[2], "done", 0.0)]

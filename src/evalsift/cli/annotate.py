@@ -117,6 +117,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ar.add_argument("--first", type=positive_int,
                     help="the stop rule looks after this many human battles (default 50), then twice as many, ... up "
                          "to --max-labels")
+    ar.add_argument("--blind-after-vote", action="store_true", default=None,
+                    help="keep the models hidden after each vote too (by default, as in Chatbot Arena, a person sees "
+                         "which two models they judged once the vote is stored)")
     add_proxy_opts(new)
     add_sampling_opts(new)
     add_judge_opts(new, db=False, title="LLM judge of a judge:llm:MODEL proxy (its answers are cached in --db)")
@@ -152,10 +155,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     ex.add_argument("--out", required=True, metavar="FILE",
                     help="judgments.jsonl (our records); for score projects also .csv/.tsv/.parquet (a long table) "
                          "or --format s2e")
-    ex.add_argument("--format", choices=["judgments", "pairwise", "table", "s2e"], default="judgments",
+    ex.add_argument("--format", choices=["judgments", "pairwise", "arena", "table", "s2e"], default="judgments",
                     help="judgments: our JSONL records; pairwise: a pairwise table (.csv/.tsv/.jsonl) that "
-                         "--oracle judgments:FILE replays; table / s2e: the mean score per item and system as the "
-                         "human metric 'human'")
+                         "--oracle judgments:FILE replays; arena: an arena project's human battles as a Chatbot Arena "
+                         "battle file (battle_id, model_a, model_b, winner: model_a, model_b, tie or tie (bothbad); "
+                         ".jsonl/.csv/.tsv) that 'evalsift arena --data' reads; table / s2e: the mean score per item "
+                         "and system as the human metric 'human'")
     add_quiet(ex)
     ex.set_defaults(handler=cmd_export)
 
@@ -237,9 +242,9 @@ def _create(args: argparse.Namespace) -> tuple[int, str]:
             raise ParameterError(f"--design {args.sampling} is a live pairwise project's; an arena picks its battles "
                                  "by --allocation (active, uniform, neyman)", field="sampling")
         return _create_arena(args)
-    for opt in ("stop", "alpha", "allocation", "first"):
+    for opt in ("stop", "alpha", "allocation", "first", "blind_after_vote"):
         if getattr(args, opt) is not None:
-            raise ParameterError(f"--{opt} is an arena setting: use it with --arena", field=opt)
+            raise ParameterError(f"--{opt.replace('_', '-')} is an arena setting: use it with --arena", field=opt)
     if args.pairwise:
         if not args.data:
             raise ParameterError("annotate new --pairwise needs --data SPEC: the dataset with the items and outputs "
@@ -335,7 +340,8 @@ def _create_arena(args: argparse.Namespace) -> tuple[int, str]:
                              first=args.first or 50, max_battles=args.max_labels or 1000,
                              allocation=args.allocation or "active", overlap=args.overlap,
                              lease_seconds=args.lease_seconds, seed=args.seed, judges=judges,
-                             data={"spec": args.data}, guidelines=args.guidelines)
+                             data={"spec": args.data}, guidelines=args.guidelines,
+                             blind_after_vote=bool(args.blind_after_vote))
 
 
 def _cached_answers(db: Path) -> int:
@@ -462,7 +468,10 @@ def _arena_lines(ar: dict) -> str:
             f"(looks at {', '.join(map(str, stop['planned_looks']))})")
     weights = ar.get("judge_weights") or {}
     why = [] if ar["answered"] or not ar.get("explanation") else [f"why: {ar['explanation']}"]
+    shown = ("after each vote the person sees the two models" if ar.get("reveal_after_vote", True)
+             else "the models stay hidden after the vote (--blind-after-vote)")
     lines = [head, *why, f"allocation: {ar['allocation']}" + (f" ({ar['strata']})" if ar.get("strata") else ""),
+             f"reveal: {shown}",
              "judges: " + (", ".join(f"{k} (weight {weights[k]:.2f})" if k in weights else k for k in ar["judges"])
                            or "none")]
     if not ar["models"]:
@@ -486,6 +495,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     store = _store(args, read_only=True)
     project = store.project(args.project)
     out = out_file(args.out)
+    if args.format == "arena":
+        if not project.settings.get("arena"):
+            raise ParameterError(f"--format arena writes an arena's battles, and project {project.name!r} is not an "
+                                 "arena; use --format pairwise or judgments", field="format")
+        n = write_arena_battles(store, project.id, out)
+        print(f"wrote {n} human battles to {out} (a Chatbot Arena battle file: model_a was shown first; "
+              f"'evalsift arena --data {out}' reads it)", file=sys.stderr)
+        return 0
     if args.format in ("judgments", "pairwise") and project.kind == "pairwise":
         from ..web.replay import write_project_file
 
@@ -562,6 +579,58 @@ def write_pairwise_table(store, project_id: int, path: Path) -> int:
             w.writerows({k: "" if v is None else spreadsheet_cell(v) for k, v in r.items()} for r in rows)
     else:
         raise ParameterError(f"--out {path}: a pairwise table is .csv, .tsv or .jsonl", field="out")
+    return len(rows)
+
+
+def write_arena_battles(store, project_id: int, path: Path) -> int:
+    """An arena project's human battles that stand as a Chatbot Arena battle file: ``battle_id`` (the
+    judgment's store id), ``question_id`` (the prompt), ``model_a`` (shown first), ``model_b``, ``winner``
+    (``model_a``, ``model_b``, ``tie`` or ``tie (bothbad)``), ``judge`` (the person), ``kind`` (``human``),
+    ``prob`` (the draw's probability), ``shown_order`` and ``comment``; in JSONL also ``conversation_a`` /
+    ``conversation_b`` (the prompt and each model's answer, as LMSYS's release writes them). CSV or TSV
+    by suffix too (without the conversations; text cells a spreadsheet would run start with ``'``).
+    :func:`~evalsift.io.judge_files.read_arena` reads it back with every tie a tie and ``tie (bothbad)``
+    kept in ``detail["winner"]``."""
+    import csv
+    import json
+
+    from ..io._common import spreadsheet_cell
+    from ..web.arena import JUDGE_KIND
+
+    items = {r["item_id"]: r for r in store.items(project_id)}
+    rows = []
+    for jid, j in store.judgments_with_ids(project_id):
+        if j.kind == JUDGE_KIND or j.status != "done" or j.verdict not in ("a", "b", "tie"):
+            continue
+        first, second = (j.a, j.b) if j.shown_order != "ba" else (j.b, j.a)
+        if j.verdict == "tie":
+            winner = "tie (bothbad)" if str((j.detail or {}).get("winner", "")).lower() == "tie (bothbad)" else "tie"
+        else:
+            winner = "model_a" if (j.a if j.verdict == "a" else j.b) == first else "model_b"
+        it = items.get(j.item_id, {"input": None, "outputs": {}})
+        row = {"battle_id": jid, "question_id": j.item_id, "model_a": first, "model_b": second, "winner": winner,
+               "judge": j.annotator, "kind": "human", "prob": (j.detail or {}).get("prob"),
+               "shown_order": "ab", "comment": (j.detail or {}).get("comment", "")}
+        if it["input"] is not None:
+            row["conversation_a"] = [{"role": "user", "content": it["input"]},
+                                     {"role": "assistant", "content": it["outputs"].get(first)}]
+            row["conversation_b"] = [{"role": "user", "content": it["input"]},
+                                     {"role": "assistant", "content": it["outputs"].get(second)}]
+        rows.append(row)
+    suffix = Path(path).suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        with open(path, "w", encoding="utf-8") as f:
+            for r in rows:
+                f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    elif suffix in (".csv", ".tsv", ".tab"):
+        fields = ["battle_id", "question_id", "model_a", "model_b", "winner", "judge", "kind", "prob", "shown_order",
+                  "comment"]
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields, delimiter="," if suffix == ".csv" else "\t", extrasaction="ignore")
+            w.writeheader()
+            w.writerows({k: "" if r.get(k) is None else spreadsheet_cell(r[k]) for k in fields} for r in rows)
+    else:
+        raise ParameterError(f"--out {path}: an arena battle file is .jsonl, .csv or .tsv", field="out")
     return len(rows)
 
 

@@ -11,9 +11,10 @@ JSON API (documented in ``docs/annotation.md``), used by the pages and by any ot
 
 - ``GET /api/v1/next`` -- ``Authorization: Bearer <annotator token>``: the next assignment, leased
   to you (the one you hold, if any), or ``{"done": true, "final": ..., "reason": ...}``;
-- ``POST /api/v1/judgments`` -- same header; body ``{"assignment_id", "verdict": "1"|"2"|"0"}`` or
-  ``{"assignment_id", "score": x}`` or ``{"assignment_id", "skip": true}``, with optional
-  ``comment`` and ``idempotency_key``; answers 200 ``{"id": ...}`` only once the judgment is committed;
+- ``POST /api/v1/judgments`` -- same header; body ``{"assignment_id", "verdict": "1"|"2"|"0"}`` (an
+  arena battle also ``"bothbad"``) or ``{"assignment_id", "score": x}`` or ``{"assignment_id", "skip": true}``,
+  with optional ``comment`` and ``idempotency_key``; answers 200 ``{"id", "stored", "progress"}`` only once
+  the judgment is committed (after a vote in an arena that reveals them, ``reveal``: the battle's models);
 - ``POST /api/v1/undo`` -- same header: withdraws your latest judgment and gives its item back;
 - ``GET /api/v1/projects/{project}/status`` -- ``Authorization: Bearer <admin token>``.
 
@@ -172,7 +173,7 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
             return page("forbidden.html", 403, what="This link is not valid (it may have been revoked: ask for a new one).")
         project = store.project(who["project_id"])
         return page("annotate.html", token=token, annotator=who["name"], project=project.name, kind=project.kind,
-                    scale=project.settings.get("scale"), question=project.settings.get("question"),
+                    arena=bool(project.settings.get("arena")), scale=project.settings.get("scale"), question=project.settings.get("question"),
                     graded=bool(project.settings.get("graded")), guidelines=project.settings.get("guidelines"))
 
     @app.get("/admin/{ref:path}", response_class=HTMLResponse)
@@ -226,11 +227,17 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
             jid = await _in_thread(lambda: work.submit(
                 who, aid, answer=body.get("verdict"), score=body.get("score"),
                 skip=body.get("skip", False), comment=body.get("comment"), idempotency_key=body.get("idempotency_key")))
+            out: dict[str, Any] = {"id": jid, "stored": True}
+            if body.get("skip") is not True:  # only once the vote is stored: the battle's models, if the arena shows them
+                reveal = await _in_thread(lambda: work.reveal(who, aid, body.get("verdict")))
+                if reveal is not None:
+                    out["reveal"] = reveal
+            out["progress"] = await _in_thread(lambda: work.progress(who["project_id"], who["id"]))
         except Exception as e:  # noqa: BLE001
             if not isinstance(e, (_BadRequest, PermissionError, EvalsiftError, ValueError, TypeError)):
                 raise
             return failure(e)
-        return JSONResponse({"id": jid, "stored": True})
+        return JSONResponse(_plain(out), headers={"Cache-Control": "no-store"})
 
     @app.post("/api/v1/undo")
     async def undo(request: Request) -> JSONResponse:

@@ -25,6 +25,15 @@ proportion to how far it is below its target, a unit uniformly among its open on
 weights a stratum's battles by ``N_h / n_h`` (units over battles so far) and uses the stratified
 variance; the draw's probability is still stored, for the record.
 
+**After the vote** (:func:`reveals`, :meth:`~evalsift.web.work.Workspace.reveal`): as in Chatbot Arena,
+once a person's vote on a battle is stored, the answer to it names the two models (which was shown
+first, which second, and what the person voted); nothing before the vote names them (``/api/v1/next``
+gives the outputs only). ``annotate new --arena --blind-after-vote`` keeps them hidden after the vote
+too (``reveal_after_vote: false`` in the arena settings; a project made before the setting reveals).
+A vote whose models were revealed cannot be undone. ``bothbad`` ("both are bad") is a fourth answer:
+a tie, stored with ``detail["winner"] = "tie (bothbad)"`` as Chatbot Arena's battle files write it, so
+the board counts it as a tie and the export (``annotate export --format arena``) round-trips it.
+
 **Judges.** Verdicts of judges (an LLM asked through the judge client, with its answers cached in the
 store; a metric; recorded judgments) on every unit are stored with the project at creation as
 judgments of kind ``judge`` (annotator = the judge's spec). They sharpen the leaderboard by PPI++
@@ -88,7 +97,8 @@ class ArenaState:
 
     @property
     def settings(self) -> dict[str, Any]:
-        """The project's arena settings (``alpha``, ``stop``, ``first``, ``max_battles``, ``allocation``, ``seed``)."""
+        """The project's arena settings (``alpha``, ``stop``, ``first``, ``max_battles``, ``allocation``, ``seed``,
+        ``reveal_after_vote``)."""
         return self.project.settings["arena"]
 
     @property
@@ -262,6 +272,13 @@ class ArenaState:
         return q
 
 
+def reveals(project: Project) -> bool:
+    """Whether an arena project names a battle's models to the person once their vote is stored (the
+    default, also for projects made before the setting); False for other projects and ``--blind-after-vote``."""
+    arena = project.settings.get("arena")
+    return bool(arena) and bool(arena.get("reveal_after_vote", True))
+
+
 def draw(state: ArenaState, store: Store, annotator_id: int, rng) -> tuple[list[int], float] | None:
     """The next battle for an annotator: ``([unit position], probability)``, or None when no battle is
     open to them. Call inside the store transaction that leases it."""
@@ -304,6 +321,7 @@ def status(state: ArenaState, store: Store) -> dict[str, Any]:
     out: dict[str, Any] = {"systems": state.systems, "pairs": len(state.pairs), "prompts": len(state.items),
                            "human_battles": state.n, "max_battles": st["max_battles"], "alpha": st["alpha"],
                            "allocation": st["allocation"], "judges": list(state.units.judges),
+                           "reveal_after_vote": bool(st.get("reveal_after_vote", True)),
                            "assumption": ASSUMPTION}
     stop = state.answered()
     out["stop"] = stop
@@ -338,4 +356,4 @@ def status(state: ArenaState, store: Store) -> dict[str, Any]:
     return out
 
 
-__all__ = ["ALLOCATIONS", "ArenaState", "JUDGE_KIND", "draw", "status"]
+__all__ = ["ALLOCATIONS", "ArenaState", "JUDGE_KIND", "draw", "reveals", "status"]

@@ -34,7 +34,12 @@ threads, processes or servers on one file never give a unit to more people than 
 - one answer per assignment: a second is refused unless the first is undone (:meth:`Workspace.undo`:
   the person's latest judgment is marked withdrawn -- it stays stored -- and the item is theirs again);
 - a skip is stored (status ``skipped``) and the unit goes to someone else; the live Session is fed
-  finished verdicts only, so one person's skip does not drop an item from the decision;
+  finished verdicts only, so one person's skip does not drop an item from the decision. A skip is not a
+  judgment: a person's progress (:meth:`Workspace.progress`) counts judged and skipped apart;
+- an arena battle may also be answered ``bothbad`` (both outputs are bad): a tie whose ``detail["winner"]``
+  is ``tie (bothbad)``, as Chatbot Arena's battle files write it. After a vote (not a skip) in an arena
+  project the answer names the two models (``reveal``) unless the project was made ``blind_after_vote``;
+  a vote whose models were revealed cannot be undone (it would be answered again knowing them);
 - with ``overlap`` K on a live project, the Session is given an item's verdicts once K different
   people have judged it (then combined by the Session's rule: plurality, a split is a tie), so the
   decision waits for the overlap instead of running ahead on first answers. Items already asked
@@ -61,7 +66,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import DataError, ParameterError, check_choice
+from ..errors import ConflictError, DataError, ParameterError, check_choice
 from ..oracle.base import Judgment
 from ..pool import Pool
 from ..proxy import MetricProxy, make_proxy
@@ -74,6 +79,9 @@ from . import arena as _arena
 
 DEFAULT_LEASE_SECONDS = 600.0
 ANSWERS = {"1": "first", "2": "second", "0": "tie"}
+BOTHBAD = "bothbad"
+"""An arena battle's fourth answer: both outputs are bad (stored as a tie, ``detail["winner"] = "tie (bothbad)"``)."""
+ARENA_ANSWERS = {**ANSWERS, BOTHBAD: "both are bad"}
 
 
 class StoredSets(Selector):
@@ -189,6 +197,7 @@ class Workspace:
         self._live: dict[int, _Live] = {}
         self._projects: dict[int, Project] = {}
         self._arenas: dict[int, _arena.ArenaState] = {}
+        self._units: dict[int, int] = {}
         self._guard = threading.Lock()
 
     def _project(self, project_id: int) -> Project:
@@ -294,14 +303,15 @@ class Workspace:
                      stop: str = "top-k:1", first: int = 50, max_battles: int = 1000, allocation: str = "active",
                      overlap: int = 1, lease_seconds: float = DEFAULT_LEASE_SECONDS, seed: int = 0,
                      judges: dict[str, Sequence[Judgment]] | None = None, data: dict | None = None,
-                     guidelines: str | None = None) -> tuple[int, str]:
+                     guidelines: str | None = None, blind_after_vote: bool = False) -> tuple[int, str]:
         """An arena project (module doc of :mod:`evalsift.web.arena`): every prompt of ``pool`` for every
         pair of ``systems`` (default all of the pool's, at least 3), battles picked by ``allocation``
         (``active``: Chatbot Arena's rule; ``uniform``), until the stop rule ``stop`` (``top-k:K`` or
         ``rank-set:S``, looked at after ``first``, 2 ``first``, ... human battles at level ``alpha`` in
         all) is met or ``max_battles`` human battles are in. ``judges``: name -> the judge's verdicts
         (Judgments on the pool's items for pairs of ``systems``), stored with the project as kind
-        ``judge`` and used by the leaderboard (PPI++). Written in one transaction."""
+        ``judge`` and used by the leaderboard (PPI++). After each vote the answer names the battle's two
+        models (as Chatbot Arena does) unless ``blind_after_vote``. Written in one transaction."""
         from ..arena.leaderboard import parse_stop
 
         _check_overlap(overlap, lease_seconds)
@@ -322,7 +332,8 @@ class Workspace:
                 raise ParameterError(f"--{what.replace('_', '-')} must be an integer >= 2, got {value!r}", field=what)
         settings = {"systems": systems, "overlap": overlap, "lease_seconds": lease_seconds,
                     "arena": {"alpha": float(alpha), "stop": stop, "first": int(first), "max_battles": int(max_battles),
-                              "allocation": allocation, "seed": int(seed)}, **_guidelines(guidelines)}
+                              "allocation": allocation, "seed": int(seed),
+                              "reveal_after_vote": not bool(blind_after_vote)}, **_guidelines(guidelines)}
         items = _rows(pool, systems)
         verdicts = []
         pairs = {frozenset(p) for p in _arena.arena_pairs(systems)}
@@ -459,7 +470,7 @@ class Workspace:
 
     def _no_work(self, project: Project, annotator: dict[str, Any], final: bool, reason: str) -> dict[str, Any]:
         out = {"done": True, "final": final, "reason": reason,
-               "progress": {"judged": self.store.judged_by(annotator["id"])}}
+               "progress": self.progress(project.id, annotator["id"])}
         if not final:
             out["retry_after"] = 3
         return out
@@ -470,10 +481,11 @@ class Workspace:
         stored = self.store.item(project.id, item) or {"input": None, "outputs": {}, "meta": {}}
         out: dict[str, Any] = {"assignment_id": int(row["id"]), "project": project.name, "kind": project.kind,
                                "item_id": item, "input": stored["input"], "expires_at": row["expires_at"],
-                               "progress": {"judged": self.store.judged_by(annotator["id"])}}
-        if b:
+                               "progress": self.progress(project.id, annotator["id"])}
+        if b:  # the systems are never named before the vote (an arena reveals them in the vote's answer)
             first, second = (a, b) if order == "ab" else (b, a)
-            out.update(outputs=[stored["outputs"].get(first), stored["outputs"].get(second)], answers=ANSWERS)
+            out.update(outputs=[stored["outputs"].get(first), stored["outputs"].get(second)],
+                       answers=ARENA_ANSWERS if project.settings.get("arena") else ANSWERS)
         else:
             out.update(output=stored["outputs"].get(a), scale=project.settings["scale"])
             if project.settings.get("question"):
@@ -483,9 +495,24 @@ class Workspace:
             out["image"] = stored["meta"]["image"]
         return out
 
-    def progress(self, project_id: int, annotator_id: int) -> dict[str, int]:
-        """How many answers this annotator has given in the project (skips included, undone ones not)."""
-        return {"judged": self.store.judged_by(annotator_id)}
+    def progress(self, project_id: int, annotator_id: int) -> dict[str, Any]:
+        """This annotator's progress in the project: ``judged`` (answers that stand, skips and undone ones
+        not counted), ``skipped`` (skips that stand) and ``total``: the most this person can be given --
+        every unit of a fixed project (an item, or an item and system to score), the item cap of a live
+        one, ``min(battles, max_battles)`` of an arena; ``total_is_cap`` is true for the last two (the
+        decision or the stop rule may end the work sooner)."""
+        project = self._project(project_id)
+        units = self._units.get(project_id)
+        if units is None:  # a project's units are fixed when it is made
+            units = self._units[project_id] = self.store.queue_state(project_id)["units"]
+        arena = project.settings.get("arena")
+        if arena:
+            total, cap = min(units, int(arena["max_battles"])), True
+        elif project.mode == "live":
+            total, cap = min(units, int(project.settings.get("max_labels", units))), True
+        else:
+            total, cap = units, False
+        return {**self.store.answered_by(annotator_id), "total": int(total), "total_is_cap": cap}
 
     # ------------------------------------------------------------------ taking in work
     def submit(self, annotator: dict[str, Any], assignment_id: int, *, answer: str | int | None = None,
@@ -524,13 +551,23 @@ class Workspace:
                       kind="human", shown_order=row["shown_order"])
         if skip:
             j = Judgment(verdict=None, status="skipped", detail=detail, **common)
+        elif row["b"] and answer == BOTHBAD:
+            if not project.settings.get("arena"):
+                raise ParameterError("'bothbad' answers an arena battle; here answer 1 (first output shown), 2 (second) "
+                                     "or 0 (tie)", field="verdict", item_id=row["item_id"])
+            if _arena.reveals(project):
+                detail["revealed"] = True
+            j = Judgment(verdict="tie", detail={**detail, "answer": BOTHBAD, "winner": "tie (bothbad)"}, **common)
         elif row["b"]:
             key = _answer_key(answer)
             if key is None:
-                raise ParameterError(f"answer must be 1 (first output shown), 2 (second) or 0 (tie), got {answer!r}",
+                extra = ", 0 (tie) or 'bothbad' (both are bad)" if project.settings.get("arena") else " or 0 (tie)"
+                raise ParameterError(f"answer must be 1 (first output shown), 2 (second){extra}, got {answer!r}",
                                      field="verdict", item_id=row["item_id"])
             shown_first_is_a = row["shown_order"] == "ab"
             verdict = {"0": "tie", "1": "a" if shown_first_is_a else "b", "2": "b" if shown_first_is_a else "a"}[key]
+            if _arena.reveals(project):
+                detail["revealed"] = True
             j = Judgment(verdict=verdict, detail={**detail, "answer": key}, **common)
         elif project.settings.get("question") and project.settings.get("graded"):  # graded: anything in [0, 1]
             value = _score(score)
@@ -557,13 +594,38 @@ class Workspace:
                 self.session(pid)  # advance the live decision now
         return jid
 
+    def reveal(self, annotator: dict[str, Any], assignment_id: int, answer: Any) -> dict[str, Any] | None:
+        """What an arena battle's answer shows once the person's vote on it is stored: ``{"first", "second"}``
+        (the models in the order their outputs were shown) and ``voted`` (``first``, ``second``, ``tie`` or
+        ``bothbad``); None when the project keeps them hidden (``blind_after_vote``, or not an arena), when
+        the assignment is not this person's or holds no stored answer, and for a skip."""
+        project = self._project(annotator["project_id"])
+        if not _arena.reveals(project):
+            return None
+        row = self.store.assignment(assignment_id)
+        if row is None or row["annotator_id"] != annotator["id"] or row["state"] != "done" or not row["b"]:
+            return None
+        voted = BOTHBAD if answer == BOTHBAD else {"1": "first", "2": "second", "0": "tie"}.get(_answer_key(answer) or "")
+        if voted is None:
+            return None
+        first, second = (row["a"], row["b"]) if row["shown_order"] == "ab" else (row["b"], row["a"])
+        return {"first": first, "second": second, "voted": voted}
+
     def undo(self, annotator: dict[str, Any]) -> dict[str, Any]:
         """Withdraw the annotator's latest judgment that stands (it stays stored, marked undone) and give
         its item back to them: returns the assignment to answer again, with ``undone`` (the judgment id).
-        ConflictError when there is nothing to undo or a skipped item has gone to someone else."""
+        ConflictError when there is nothing to undo, a skipped item has gone to someone else, or the
+        judgment is an arena vote whose models were revealed to the person."""
         pid = annotator["project_id"]
         with self._lock(pid):
             project = self._project(pid)
+            if _arena.reveals(project):
+                mine = [j for j in self.store.judgments(pid) if j.annotator == annotator["name"]
+                        and j.kind != _arena.JUDGE_KIND]
+                if mine and mine[-1].status == "done" and (mine[-1].detail or {}).get("revealed"):
+                    raise ConflictError("the models of your last battle were shown to you after your vote; a revealed "
+                                        "vote cannot be undone (it would be answered again knowing them)", field="undo",
+                                        item_id=mine[-1].item_id)
             seconds = float(project.settings.get("lease_seconds", DEFAULT_LEASE_SECONDS))
             r = self.store.retract_last(pid, annotator["id"], seconds=seconds)
             if project.mode == "live":

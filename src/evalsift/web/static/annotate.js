@@ -1,12 +1,14 @@
-// evalsift annotator page: fetch the next assignment, show it, send the answer (keys 1 / 2 / 0, y / n and on
-// graded label projects 0-4, s to skip,
-// u to undo the last answer; on score items type the number and press Enter).
+// evalsift annotator page: fetch the next assignment, show it, send the answer (keys 1 / 2 / 0, b for "both are
+// bad" in an arena, y / n and on graded label projects 0-4, s to skip,
+// u to undo the last answer; on score items type the number and press Enter). In an arena that reveals them,
+// the battle's two models are shown once the vote is stored; Enter (or the button) goes to the next battle.
 // Everything from the server is shown with textContent, never parsed as HTML.
 (function () {
   "use strict";
   const root = document.getElementById("work");
   const token = root.dataset.token;
   const kind = root.dataset.kind;
+  const arena = root.dataset.arena === "1";  // blind battles: also "both are bad" (b), models revealed after a vote
   const label = root.dataset.label === "1";   // a yes/no question (score 1 / 0), maybe about an image
   const graded = root.dataset.graded === "1"; // ... that also takes a grade 0-4 (score grade / 4)
   const low = Number(root.dataset.low);
@@ -16,8 +18,55 @@
   const scoreEl = document.getElementById("score");
   const scoreError = document.getElementById("score-error");
   const undoButton = document.getElementById("bundo");
+  const revealBox = document.getElementById("reveal");
   let current = null;   // the assignment on screen
   let sending = false;
+  let revealing = false; // the battle's models are shown after the vote: Enter goes on
+
+  // "12 of 40 judged · 3 skipped": a skip is not a judgment
+  function showProgress(p) {
+    if (!p) { return; }
+    const of = p.total == null ? "" : " of " + (p.total_is_cap ? "at most " : "") + p.total;
+    document.getElementById("progress").textContent =
+      p.judged + of + " judged \u00b7 " + (p.skipped || 0) + " skipped";
+  }
+
+  function setAnswering(on) {
+    document.querySelectorAll("#answer-buttons button").forEach((b) => { b.disabled = !on; });
+  }
+
+  function hideReveal() {
+    revealing = false;
+    if (revealBox) { revealBox.hidden = true; }
+    ["name1", "name2"].forEach((id) => {
+      const el = document.getElementById(id);
+      if (el) { el.textContent = ""; el.hidden = true; }
+    });
+    setAnswering(true);
+  }
+
+  const VOTED = {first: "Output 1 is better", second: "Output 2 is better", tie: "a tie", bothbad: "both are bad"};
+
+  function showReveal(r) {
+    revealing = true;
+    current = null;
+    setAnswering(false);
+    const n1 = document.getElementById("name1");
+    const n2 = document.getElementById("name2");
+    n1.textContent = "(" + r.first + ")"; n1.hidden = false;
+    n2.textContent = "(" + r.second + ")"; n2.hidden = false;
+    const who = r.voted === "first" ? " (" + r.first + ")" : r.voted === "second" ? " (" + r.second + ")" : "";
+    document.getElementById("reveal-text").textContent = "Output 1 was " + r.first + ", Output 2 was " + r.second +
+      ". You voted: " + (VOTED[r.voted] || r.voted) + who + ".";
+    revealBox.hidden = false;
+    statusEl.hidden = true;
+  }
+
+  function goOn() {
+    if (!revealing) { return; }
+    hideReveal();
+    next();
+  }
 
   function show(text) { statusEl.textContent = text; statusEl.hidden = false; }
   function wait(ms) { return new Promise((r) => setTimeout(r, ms)); }
@@ -79,7 +128,8 @@
       scoreError.hidden = true;
     }
     document.getElementById("comment").value = "";
-    if (a.progress) { document.getElementById("progress").textContent = a.progress.judged + " judged"; }
+    hideReveal();
+    showProgress(a.progress);
     statusEl.hidden = true;
     task.hidden = false;
     if (scoreEl && !label) { scoreEl.focus(); }   // after the task is shown: a hidden field cannot take focus
@@ -91,7 +141,7 @@
     show("Loading…");
     let a;
     try { a = await persistent("GET", "/api/v1/next"); } catch (e) { show("Could not load work: " + e.message); return; }
-    if (a.progress) { document.getElementById("progress").textContent = a.progress.judged + " judged"; }
+    showProgress(a.progress);
     if (a.done && !a.final) {                     // the rest is with others for now: look again soon
       show("Waiting: " + a.reason + ".");
       setTimeout(next, 1000 * (a.retry_after || 3));
@@ -106,8 +156,9 @@
     sending = true;
     const body = Object.assign({assignment_id: current.assignment_id, idempotency_key: current.key,
                                 comment: document.getElementById("comment").value}, extra);
+    let res;
     try {
-      await persistent("POST", "/api/v1/judgments", body);
+      res = await persistent("POST", "/api/v1/judgments", body);
     } catch (e) {
       sending = false;
       if (e.status && e.status < 500) { show("Not stored: " + e.message); return; }
@@ -115,7 +166,9 @@
       return;
     }
     sending = false;
-    undoButton.hidden = false;
+    showProgress(res.progress);
+    undoButton.hidden = !!res.reveal;   // a vote whose models were shown cannot be undone
+    if (res.reveal && revealBox) { showReveal(res.reveal); return; }
     next();
   }
 
@@ -169,15 +222,22 @@
   document.querySelectorAll("button[data-skip]").forEach((b) => {
     b.addEventListener("click", () => send({skip: true}));
   });
+  const nextButton = document.getElementById("bnext");
+  if (nextButton) { nextButton.addEventListener("click", goOn); }
   const scoreButton = document.getElementById("bscore");
   if (scoreButton) { scoreButton.addEventListener("click", sendScore); }
   undoButton.addEventListener("click", undo);
   document.addEventListener("keydown", (ev) => {
     const active = document.activeElement ? document.activeElement.id : "";
     const typing = active === "comment" || active === "score" || active === "token";
+    if (revealing) {                              // the models are shown: Enter goes on, nothing else answers
+      if (ev.key === "Enter") { ev.preventDefault(); goOn(); }
+      return;
+    }
     if (!typing && ev.key === "u" && !undoButton.hidden) { ev.preventDefault(); undo(); return; }
     if (!current) { return; }
     if (kind === "pairwise" && !typing && ["1", "2", "0"].includes(ev.key)) { ev.preventDefault(); send({verdict: ev.key}); }
+    else if (arena && !typing && ev.key === "b") { ev.preventDefault(); send({verdict: "bothbad"}); }
     else if (label && !typing && (ev.key === "y" || ev.key === "n")) { ev.preventDefault(); send({score: ev.key === "y" ? 1 : 0}); }
     else if (graded && !typing && ["0", "1", "2", "3", "4"].includes(ev.key)) { ev.preventDefault(); send({score: Number(ev.key) / 4}); }
     else if (!typing && ev.key === "s") { ev.preventDefault(); send({skip: true}); }
