@@ -203,3 +203,24 @@ def test_fastchat_pairwise_rows_are_one_battle_each_by_fastchats_rule(tmp_path):
         assert j.annotator == "gpt-4/pair-v2" and j.kind == "llm"
         assert j.detail["winner"] == ("tie (inconsistent)" if r["g1_winner"] != r["g2_winner"] else
                                       r["g1_winner"])
+
+
+def test_winrate_on_fastchat_pairs_is_fastchats_adjusted_win_rate(tmp_path, capsys):
+    """show_result.py --mode pairwise-baseline by hand: per model, (wins + ties / 2) / rows against the
+    baseline, rows with an error game left out, a row a tie unless both games name the same winner."""
+    path, rows = fastchat_pairs(tmp_path)
+    assert main(["winrate", "--data", str(path), "--baseline", "gpt-3.5-turbo", "--out", str(tmp_path / "w"),
+                 "--json", "--quiet"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert "judge gpt-4/pair-v2" in json.dumps(got)
+    for model in ("gpt-4", "vicuna-13b-v1.3"):
+        res = []
+        for r in rows:
+            if {r["model_1"], r["model_2"]} != {model, "gpt-3.5-turbo"} or "error" in (r["g1_winner"], r["g2_winner"]):
+                continue
+            if r["g1_winner"] == "tie" or r["g1_winner"] != r["g2_winner"]:
+                res.append(0.5)
+            else:
+                res.append(1.0 if r[r["g1_winner"]] == model else 0.0)
+        row = next(m for m in got["boards"][0]["models"] if m["model"] == model)
+        assert math.isclose(row["win_rate"], 100 * sum(res) / len(res), abs_tol=1e-9) and row["n"] == len(res)

@@ -99,8 +99,8 @@ def verdicts_line(desc: dict[str, Any]) -> str:
     if desc["source"] == "mixed":
         parts = [f"{s} {a} ({v['verdicts']})" for a, v in ann.items() for s in [v["source"]]]
         return f"verdicts: mixed -- {', '.join(parts)}"
-    names = [a for a, v in ann.items() if v["source"] == desc["source"]]
+    names = [a for a, v in ann.items() if v["source"] == desc["source"] and a.lower() != "human"]
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     if desc["source"] == "judge":
-        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         return f"verdicts: judge {shown or '(unnamed)'}{count}"
-    return f"verdicts: human{count}"
+    return f"verdicts: human{' ' + shown if shown else ''}{count}"

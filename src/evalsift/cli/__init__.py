@@ -11,6 +11,9 @@ Commands (one module each):
   arena --data BATTLES [--judge FILE ...] [--human-budget N] [--allocation uniform|active] --out DIR
                                       many systems from pairwise battles: Bradley-Terry
                                       scores, intervals, simultaneous rank-sets            (cli/arena.py)
+  winrate --data SPEC --baseline MODEL [--annotator NAME] [--length-controlled] [--by COLUMN] --out DIR
+                                      win rates against a baseline (AlpacaEval), length-
+                                      controlled (AlpacaEval 2.0's GLM), per group         (cli/winrate.py)
   judge --data SPEC --items FILE --oracle llm:MODEL ...
                                       a judge judges a selection, resumably                (cli/judge.py)
   judge-report --data SPEC --judge SPEC --human SPEC [--a SYS --b SYS]
@@ -56,7 +59,8 @@ __all__ = ["build_parser", "main"]
 def build_parser() -> "Parser":
     """The argument parser for every sub-command."""
     from .. import __version__
-    from . import annotate, arena, bench, best, compare, data, embed, judge, judge_report, omni, profile, rank, select
+    from . import (annotate, arena, bench, best, compare, data, embed, judge, judge_report, omni, profile, rank, select,
+                   winrate)
     from ._common import Parser
 
     ap = Parser(prog="evalsift", description="Label-efficient, data-aware model evaluation: pick the few test items "
@@ -64,7 +68,8 @@ def build_parser() -> "Parser":
     ap.add_argument("--quiet", action="store_true", help="no progress bars (also EVALSIFT_QUIET=1)")
     ap.add_argument("--version", action="version", version=f"evalsift {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (data, select, compare, best, arena, judge, judge_report, rank, profile, omni, bench, embed, annotate):
+    for module in (data, select, compare, best, arena, winrate, judge, judge_report, rank, profile, omni, bench, embed,
+                   annotate):
         module.register(sub)
     return ap
 

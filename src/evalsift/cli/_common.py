@@ -184,6 +184,22 @@ def add_quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars")
 
 
+def add_games(p: argparse.ArgumentParser) -> None:
+    """``--games combined|separate``: how a FastChat pairwise row's two games count."""
+    p.add_argument("--games", choices=["combined", "separate"], default="combined",
+                   help="FastChat pairwise judgments (both presentation orders per row): combined (default) counts "
+                        "one battle per row by FastChat's rule -- the same winner in both games wins, anything else "
+                        "is a tie, a row with an error game is left out; separate counts each game as a battle")
+
+
+def games_of(data, args: argparse.Namespace):
+    """``data`` with FastChat's two games per row combined into one judgment, unless ``--games separate``
+    (:func:`evalsift.io.judge_files.combine_games`)."""
+    from ..io.judge_files import combine_games
+
+    return data if getattr(args, "games", "combined") == "separate" else combine_games(data)
+
+
 def add_data(p: argparse.ArgumentParser) -> None:
     """``--data`` and ``--include-refs``."""
     p.add_argument("--data", required=True, metavar="SPEC",

@@ -179,6 +179,13 @@ def read_alpaca_preferences(path: str | Path, config: str = ALPACA_CONFIG, *, na
     for the same item and model (AlpacaEval's files repeat ``falcon-40b-instruct`` under two
     ``model_dir``\\ s) are two judgments of the same annotator: the later one counts.
 
+    Output lengths: with the table's ``len_output_1`` / ``len_output_2`` columns (the characters of the
+    two outputs the judge saw), the Pool's private per-item column ``_output_length`` holds, for every
+    item, ``{system: characters}`` (a length-controlled win rate needs them:
+    :mod:`evalsift.winrate`). With ``instructions.jsonl`` beside the table, the per-item column
+    ``dataset`` holds each instruction's AlpacaEval subset (helpful_base, koala, oasst, selfinstruct,
+    vicuna). The judgments themselves are unchanged.
+
     >>> data = read_alpaca_preferences("data/alpaca-eval")   # doctest: +SKIP
     >>> data.pairs()[:1]                                     # doctest: +SKIP
     [('gpt4_1106_preview', 'Ein-70B-v0.1')]
@@ -194,6 +201,7 @@ def read_alpaca_preferences(path: str | Path, config: str = ALPACA_CONFIG, *, na
     items: dict[str, None] = {}
     systems: dict[str, None] = {}
     configs: dict[str, None] = {}
+    lengths: dict[str, dict[str, int]] = {}  # item -> system -> characters of its output
     annotator = f"{config} (recorded)"
     try:
         header = next(reader, [])
@@ -203,6 +211,7 @@ def read_alpaca_preferences(path: str | Path, config: str = ALPACA_CONFIG, *, na
                             "preferences_all_annotators table.")
         cfg, idx, g1, g2, pref = (header.index(c) for c in need)
         mdir = header.index("model_dir") if "model_dir" in header else None
+        lens = [header.index(c) if c in header else None for c in ("len_output_1", "len_output_2")]
         width = max(cfg, idx, g1, g2, pref)
         for r in reader:
             if len(r) <= width:
@@ -220,6 +229,9 @@ def read_alpaca_preferences(path: str | Path, config: str = ALPACA_CONFIG, *, na
             common = dict(item_id=iid, a=a, b=b, annotator=annotator, kind="llm", detail=detail)
             items.setdefault(iid, None)
             systems.update(dict.fromkeys((a, b)))
+            for system, k in zip((a, b), lens):
+                if k is not None and k < len(r) and r[k].strip().isdigit():
+                    lengths.setdefault(iid, {}).setdefault(system, int(r[k]))
             if raw in MISSING_TOKENS:
                 detail["reason"] = "no recorded preference"
                 judgments.append(Judgment(verdict=None, status="error", **common))
@@ -240,6 +252,24 @@ def read_alpaca_preferences(path: str | Path, config: str = ALPACA_CONFIG, *, na
     if config not in configs:
         raise DataError(f"{file}: no rows of annotator config {config!r}.{suggest(config, configs)} Configs in the file: "
                         f"{', '.join(sorted(configs)) or '(none)'}.", field="annotator_config")
-    pool = Pool(item_ids=list(items), systems=list(systems),
+    ids = list(items)
+    metadata: dict[str, list[Any]] = {}
+    if lengths:
+        metadata["_output_length"] = [lengths.get(i, {}) for i in ids]
+    subsets = _alpaca_subsets(file.parent / "instructions.jsonl")
+    if subsets:
+        metadata["dataset"] = [subsets.get(i) for i in ids]
+    pool = Pool(item_ids=ids, systems=list(systems), metadata=metadata or None,
                 name=name if name is not None else f"alpaca-eval/preferences/{config}")
     return PairwiseData(pool=pool, judgments=tuple(judgments), source=f"{file} [{config}]")
+
+
+def _alpaca_subsets(file: Path) -> dict[str, str]:
+    """``{instruction_idx: dataset}`` from AlpacaEval's ``instructions.jsonl``; empty without the file."""
+    if not file.is_file():
+        return {}
+    out: dict[str, str] = {}
+    for _, rec in iter_jsonl(file, what="instructions"):
+        if isinstance(rec, dict) and "instruction_idx" in rec and rec.get("dataset") is not None:
+            out[str(rec["instruction_idx"])] = str(rec["dataset"])
+    return out

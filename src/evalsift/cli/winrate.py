@@ -1,0 +1,63 @@
+"""``evalsift winrate``: every model's win rate against one baseline, AlpacaEval's way, and AlpacaEval 2.0's
+length-controlled win rate (Dubois et al. 2024), overall and per group."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._common import add_games, add_quiet, collect_notes, games_of, note, out_dir, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``winrate``."""
+    from ..verdicts import add_verdicts_from
+
+    p = sub.add_parser("winrate", help="win rates against a baseline (AlpacaEval), optionally length-controlled "
+                                       "(AlpacaEval 2.0's GLM), overall and per group")
+    p.add_argument("--data", required=True, metavar="SPEC",
+                   help="pairwise judgments: a recorded name under $EVALSIFT_DATA (alpaca-eval/preferences, "
+                        "alpaca-eval/preferences/<annotator_config>), AlpacaEval annotations.json, or any file the "
+                        "pairwise readers take (battles, FastChat judgments, a pairwise table)")
+    p.add_argument("--baseline", required=True, metavar="MODEL",
+                   help="the model every other one is compared with (AlpacaEval 2.0: gpt4_1106_preview)")
+    p.add_argument("--annotator", metavar="NAME",
+                   help="count this annotator's verdicts only (its full name or a unique part of it); needed when "
+                        "the data holds several")
+    p.add_argument("--length-controlled", action="store_true",
+                   help="also the length-controlled win rate: per model a logistic GLM of the preference on the "
+                        "standardised length difference, the instruction difficulty and the model, predicted with no "
+                        "length difference (Dubois et al. 2024); the difficulties are estimated from the data")
+    p.add_argument("--by", metavar="COLUMN",
+                   help="also one board per value of this column (e.g. dataset: AlpacaEval's subsets), beside the "
+                        "overall one")
+    add_verdicts_from(p)
+    add_games(p)
+    p.add_argument("--out", required=True, metavar="DIR", help="writes results.json, leaderboard.csv, leaderboard.html")
+    p.add_argument("--json", action="store_true", help="print results.json")
+    add_quiet(p)
+    p.set_defaults(handler=cmd_winrate)
+
+
+def cmd_winrate(args: argparse.Namespace) -> int:
+    """``evalsift winrate``."""
+    from ..io.pairwise import read_judgments
+    from ..verdicts import with_source
+    from ..winrate import winrate_board, write_board
+
+    out = out_dir(args.out)
+    notes: list[str] = []
+    with collect_notes(notes):
+        data = with_source(games_of(read_judgments(args.data), args), args.verdicts_from)
+        board = winrate_board(data, args.baseline, annotator=args.annotator, length_controlled=args.length_controlled,
+                              by=args.by)
+    board.notes[:0] = [n for n in notes if n not in board.notes]
+    paths = write_board(board, out)
+    for text in list(board.comparisons.notes) + board.notes:
+        note(text)
+    if args.json:
+        print_json(board.to_dict())
+    else:
+        print(board.summary())
+    print(f"wrote {paths['results']}, {paths['csv']} and {paths['html']}", file=sys.stderr)
+    return 0

@@ -1,0 +1,773 @@
+"""Win rates against a baseline, AlpacaEval's way, and AlpacaEval 2.0's length-controlled win rate.
+
+Reference: Y. Dubois, B. Galambosi, P. Liang, T. B. Hashimoto, "Length-Controlled AlpacaEval: A Simple
+Way to Debias Automatic Evaluators" (2024, arXiv:2404.04475; COLM 2024) -- "Dubois et al. 2024" below.
+
+Every model is compared with one **baseline** on the same instructions. A comparison's *preference* is
+the probability that the model's output beats the baseline's: AlpacaEval's recorded value minus one
+(its scale is 1 = baseline wins, 2 = model wins; a weighted judge gives the values in between; 1.5 and 0
+are draws), read from the model's side whichever side the baseline was on; a plain verdict counts 1 for
+a win, 1/2 for a tie, 0 for a loss.
+
+- :func:`win_rate`: AlpacaEval's win rate, 100 x the mean preference over the instructions (a draw counts
+  half), and its standard error, 100 x the sample standard deviation (``ddof=1``) / sqrt(n) (what
+  alpaca_eval's ``get_winrate`` computes; Dubois et al. 2024, Sec. 2, the win rate against a baseline).
+- :func:`fit_length_glm` / :func:`length_controlled_win_rate`: the length-controlled win rate (Dubois et al.
+  2024, Sec. 3: the GLM of the preference and its prediction with the length term switched off). Per
+  model, a logistic GLM without a free intercept of the preference on three terms -- the model's own
+  intercept, ``tanh(delta / sd(delta))`` with ``delta`` = baseline length - model length in characters
+  and ``sd`` the sample standard deviation of ``delta`` over that model's instructions (no centring),
+  and the instruction's difficulty (a fixed per-instruction number whose coefficient is fitted) -- is
+  fitted to the continuous preferences (each instruction counts as a win with weight ``p`` and a loss
+  with weight ``1 - p``: the cross-entropy with soft labels), L1-penalised, its strength ``C`` chosen
+  among ``logspace(-4, 4, 10)`` by 5-fold cross-validated soft-label log loss. The length-controlled
+  win rate is 100 x the mean over the instructions of the GLM's prediction with ``delta`` = 0, and its
+  standard error 100 x the standard error of those predictions (AlpacaEval's ``lc_standard_error``:
+  the spread of the predictions over the instructions, not the uncertainty of the fit).
+- :func:`estimate_difficulty`: the instruction difficulties. AlpacaEval downloads a fixed table of them
+  (fitted once, by its authors, from the leaderboard models of early 2024); evalsift cannot, so it fits
+  them from the comparisons at hand the way that table was made: one joint logistic GLM over every
+  model, with a per-model intercept, a per-model slope on ``tanh(delta / sd_model(delta))``, one effect
+  per instruction (the first instruction the reference, 0) and a shared intercept, the same L1 penalty
+  and cross-validated ``C``; an instruction's difficulty is its effect. Comparisons with an empty model
+  output are left out of this fit (as AlpacaEval's authors did).
+
+One more AlpacaEval detail is not reproduced: its per-model fit adds, at weight 0.1 each, the
+comparisons of the baseline with its own verbose and concise versions (the "gamed baselines"; the
+fit's ``not_gamed_baseline`` term is their indicator), which pulls each model's length and difficulty
+coefficients toward the baseline's. Those comparisons are a separate download too; without them this
+is AlpacaEval's ``length_controlled_noreg`` variant of the GLM. ``docs/winrate.md`` measures both
+differences against the published leaderboard (``benchmarks/alpaca_lc.py``).
+
+:func:`winrate_board` puts it together (a :class:`WinRateBoard`, written by :func:`write_board` as
+``results.json``, ``leaderboard.csv`` and ``leaderboard.html``); ``evalsift winrate`` is its command.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .errors import DataError, ParameterError, suggest
+from .verdicts import describe_source, source_of, verdicts_line
+
+#: the candidate L1 strengths (AlpacaEval's LogisticRegressionCV default grid)
+CS = tuple(float(c) for c in np.logspace(-4, 4, 10))
+N_SPLITS = 5
+SEED = 123
+#: AlpacaEval's weight of the gamed-baseline comparisons in each model's fit (split among them)
+REGULARIZE_TO_BASELINE = 0.2
+#: the gamed versions of the baseline whose comparisons with it regularise the fit, when the data has them
+GAMED_SUFFIXES = ("_verbose", "_concise")
+#: below this many models with lengths, a note says the estimated difficulties say little
+FEW_MODELS = 10
+#: per-judgment detail fields that are not groupings (``--by``)
+_NOT_GROUPS = frozenset({"source", "line", "preference", "reason", "score", "len_output_1", "len_output_2",
+                         "answers", "files", "order_verdicts", "human_scores", "shown_orders"})
+_JUDGMENT_FIELDS = ("annotator", "shown_order")
+
+
+# ---------------------------------------------------------------------------------------- the comparisons
+@dataclass(frozen=True)
+class ModelComparisons:
+    """One model against the baseline: per instruction, the model's preference (probability of beating the
+    baseline, in [0, 1]), the characters of both outputs (None when the data has no lengths) and the
+    ``--by`` group (None without one)."""
+
+    model: str
+    item_ids: tuple[str, ...]
+    preference: np.ndarray
+    len_model: np.ndarray | None = None
+    len_baseline: np.ndarray | None = None
+    groups: tuple[str, ...] | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def delta_len(self) -> np.ndarray | None:
+        """Baseline length - model length (characters), AlpacaEval's sign."""
+        if self.len_model is None or self.len_baseline is None:
+            return None
+        return self.len_baseline - self.len_model
+
+
+@dataclass(frozen=True)
+class Comparisons:
+    """Every model's comparisons with ``baseline`` by one annotator (see :func:`baseline_comparisons`)."""
+
+    baseline: str
+    annotator: str
+    kind: str  # the judgments' kind: llm, metric or human
+    source: str
+    models: dict[str, ModelComparisons]
+    by: str | None = None
+    left_out: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    verdicts: dict[str, Any] = field(default_factory=dict)
+
+
+def verdicts_text(annotator: str, kind: str) -> str:
+    """Whose verdicts a board counts, in :func:`evalsift.verdicts.verdicts_line`'s words.
+
+    >>> verdicts_text("weighted_alpaca_eval_gpt4_turbo (recorded)", "llm")
+    'verdicts: judge weighted_alpaca_eval_gpt4_turbo (recorded)'
+    """
+
+    return verdicts_line(describe_source(source_of(kind), [annotator]))
+
+
+def pick_annotator(annotators: Sequence[str], wanted: str | None) -> str:
+    """The annotator to count: ``wanted`` (exactly, else the one annotator whose name contains it, any case),
+    or the data's only one. No annotator, an unknown one, or an ambiguous choice is a ParameterError
+    listing the annotators.
+
+    >>> pick_annotator(["weighted_alpaca_eval_gpt4_turbo (recorded)"], "weighted_alpaca_eval_gpt4_turbo")
+    'weighted_alpaca_eval_gpt4_turbo (recorded)'
+    """
+    names = list(dict.fromkeys(annotators))
+    listing = ", ".join(names) or "(none)"
+    if wanted is None:
+        if len(names) == 1:
+            return names[0]
+        if not names:
+            raise DataError("the data holds no pairwise verdicts to count")
+        raise ParameterError(f"the data holds the verdicts of {len(names)} annotators; pick one with --annotator NAME. "
+                             f"Annotators: {listing}", field="annotator")
+    if wanted in names:
+        return wanted
+    hits = [a for a in names if wanted.lower() in a.lower()]
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        raise ParameterError(f"--annotator {wanted!r} is ambiguous: it matches {', '.join(hits)}; give the full name",
+                             field="annotator")
+    raise ParameterError(f"Unknown annotator '{wanted}'.{suggest(wanted, names)} Annotators: {listing}",
+                         field="annotator")
+
+
+def _lengths(pool: Any) -> Any:
+    """``length(item_index, system)`` -> characters or None: the reader's ``_output_length`` column (AlpacaEval's
+    preference table), else the length of the output text the Pool holds (annotations.json, battles)."""
+    meta = pool.metadata.get("_output_length") if hasattr(pool, "metadata") else None
+    if meta is not None:
+        def from_meta(i: int, system: str) -> float | None:
+            v = meta[i].get(system) if meta[i] is not None else None
+            return None if v is None else float(v)
+        return from_meta
+    outputs = pool.outputs
+
+    def from_text(i: int, system: str) -> float | None:
+        col = outputs.get(system)
+        text = None if col is None else col[i]
+        return None if text is None else float(len(str(text)))
+    return from_text
+
+
+def group_columns(data: Any, judgments: Sequence[Any] | None = None) -> list[str]:
+    """The columns ``--by`` can group by: the judgments' recorded fields (AlpacaEval annotations' ``dataset``),
+    the Pool's per-item columns (``dataset`` of AlpacaEval's preference table) and ``annotator`` / ``shown_order``."""
+    found: dict[str, None] = {}
+    for j in (data.judgments if judgments is None else judgments):
+        for k, v in j.detail.items():
+            if k not in _NOT_GROUPS and isinstance(v, (str, int, bool)):
+                found.setdefault(k, None)
+    for k in data.pool.metadata:
+        if not str(k).startswith("_"):
+            found.setdefault(str(k), None)
+    for k in _JUDGMENT_FIELDS:
+        found.setdefault(k, None)
+    return list(found)
+
+
+def _group_of(data: Any, by: str, judgments: Sequence[Any]) -> Any:
+    """``group(judgment)`` -> the judgment's value of column ``by``; an unknown column is a ParameterError."""
+    available = group_columns(data, judgments)
+    if by not in available:
+        raise ParameterError(f"--by {by!r}: the data has no such column.{suggest(by, available)} Columns: "
+                             f"{', '.join(available)}", field="by")
+    if by in _JUDGMENT_FIELDS:
+        return lambda j: str(getattr(j, by))
+    in_detail = any(by in j.detail for j in judgments)
+    col = data.pool.metadata.get(by)
+    index = {iid: k for k, iid in enumerate(data.pool.item_ids)}
+
+    def group(j: Any) -> str:
+        v = j.detail.get(by) if in_detail else None
+        if v is None and col is not None and j.item_id in index:
+            v = col[index[j.item_id]]
+        return "(none)" if v is None else str(v)
+    return group
+
+
+def _preference(j: Any, baseline: str) -> float | None:
+    """The model's preference in [0, 1] of one judgment (see the module doc); None without a verdict."""
+    if j.status != "done" or j.verdict is None:
+        return None
+    raw = j.detail.get("preference") if isinstance(j.detail, Mapping) else None
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool) and not math.isnan(raw):
+        p = 0.5 if raw == 0 else float(raw) - 1.0  # AlpacaEval's scale: 1 = generator_1 wins, 2 = generator_2
+        b_wins = p
+    else:
+        b_wins = {"b": 1.0, "a": 0.0, "tie": 0.5}[j.verdict]
+    return b_wins if j.a == baseline else 1.0 - b_wins
+
+
+def baseline_comparisons(data: Any, baseline: str, *, annotator: str | None = None,
+                         by: str | None = None) -> Comparisons:
+    """Every model's comparisons with ``baseline`` in ``data`` (a :class:`~evalsift.io.pairwise_data.PairwiseData`)
+    by one annotator (:func:`pick_annotator`), oriented from the model's side whichever side the baseline was
+    judged on. One comparison per model and instruction: a later judgment of the same annotator replaces an
+    earlier one (a note says how many). Models without a verdict against the baseline are left out (named in
+    ``left_out`` and a note). An unknown baseline is a ParameterError naming it and listing the models.
+    """
+    from .verdicts import describe_judgments
+
+    judgments = [j for j in data.judgments if not getattr(j, "is_score", False)]
+    systems = list(data.pool.systems)
+    if baseline not in systems:
+        raise ParameterError(f"Unknown baseline '{baseline}'.{suggest(baseline, systems)} Models: "
+                             f"{', '.join(systems) or '(none)'}", field="baseline")
+    with_baseline = [j for j in judgments if baseline in (j.a, j.b)]
+    # which annotator: among those who judged the baseline (any, when one is named: a wrong name is then unknown)
+    who = pick_annotator([j.annotator for j in (with_baseline if annotator is None else judgments)], annotator)
+    mine = [j for j in with_baseline if j.annotator == who]
+    if not mine:
+        raise DataError(f"annotator {who!r} judged no comparison with the baseline {baseline!r}; judged against it by: "
+                        f"{', '.join(dict.fromkeys(j.annotator for j in with_baseline)) or '(nobody)'}",
+                        field="baseline")
+    group = _group_of(data, by, mine) if by else None
+    length = _lengths(data.pool)
+    index = {iid: k for k, iid in enumerate(data.pool.item_ids)}
+    rows: dict[str, dict[str, tuple[float, str | None]]] = {}
+    replaced = 0
+    no_verdict = 0
+    for j in mine:
+        model = j.b if j.a == baseline else j.a
+        if model == baseline:
+            continue
+        p = _preference(j, baseline)
+        if p is None:
+            no_verdict += 1
+            continue
+        per = rows.setdefault(model, {})
+        replaced += j.item_id in per
+        per[j.item_id] = (p, group(j) if group else None)
+    notes: list[str] = []
+    if replaced:
+        notes.append(f"{replaced} repeated judgment(s) of the same model, instruction and annotator: the later one "
+                     "counts")
+    if no_verdict:
+        notes.append(f"{no_verdict} judgment(s) without a verdict (errors, skips) are not counted")
+    models: dict[str, ModelComparisons] = {}
+    for model in [s for s in systems if s in rows]:
+        per = rows[model]
+        ids = tuple(per)
+        pref = np.array([per[i][0] for i in ids], float)
+        lm = [length(index[i], model) if i in index else None for i in ids]
+        lb = [length(index[i], baseline) if i in index else None for i in ids]
+        have = all(v is not None for v in lm) and all(v is not None for v in lb)
+        models[model] = ModelComparisons(
+            model=model, item_ids=ids, preference=pref,
+            len_model=np.array(lm, float) if have else None, len_baseline=np.array(lb, float) if have else None,
+            groups=tuple(per[i][1] for i in ids) if group else None)
+    left = tuple(s for s in systems if s != baseline and s not in models)
+    if left:
+        notes.append(f"left out, with no verdict of {who} against {baseline}: {', '.join(left)}")
+    kinds = {j.kind for j in mine}
+    kind = "human" if kinds == {"human"} else ("metric" if kinds == {"metric"} else "llm")
+    return Comparisons(baseline=baseline, annotator=who, kind=kind, source=str(getattr(data, "source", "")),
+                       models=models, by=by, left_out=left, notes=tuple(notes), verdicts=describe_judgments(mine))
+
+
+# ---------------------------------------------------------------------------------------- the win rate
+def win_rate(preference: Sequence[float]) -> dict[str, Any]:
+    """AlpacaEval's win rate of preferences in [0, 1] (the model's probability of beating the baseline; a draw
+    is 0.5): ``win_rate`` = 100 x mean, ``standard_error`` = 100 x sample sd (ddof=1) / sqrt(n) (None below two
+    instructions), and the counts of wins (> 0.5), baseline wins (< 0.5) and draws (= 0.5). Dubois et al. 2024,
+    Sec. 2 (AlpacaEval's win rate against a baseline).
+
+    >>> r = win_rate([1.0, 0.0, 0.5, 1.0])
+    >>> r["win_rate"], round(r["standard_error"], 2), r["n_wins"], r["n_draws"]
+    (62.5, 23.94, 2, 1)
+    """
+    p = np.asarray(preference, float)
+    n = len(p)
+    return {"win_rate": float(100 * p.mean()) if n else None,
+            "standard_error": float(100 * p.std(ddof=1) / math.sqrt(n)) if n > 1 else None,
+            "n": n, "n_wins": int((p > 0.5).sum()), "n_wins_base": int((p < 0.5).sum()),
+            "n_draws": int((p == 0.5).sum())}
+
+
+# ---------------------------------------------------------------------------------------- the GLM
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+def _l1_kwargs() -> dict[str, Any]:
+    """An L1 penalty for sklearn's liblinear solver (``l1_ratio=1`` from sklearn 1.8, ``penalty`` before)."""
+    import sklearn
+
+    major, minor = (int(x) for x in sklearn.__version__.split(".")[:2])
+    return {"l1_ratio": 1.0} if (major, minor) >= (1, 8) else {"penalty": "l1"}
+
+
+def _fit_l1(X: Any, p: np.ndarray, C: float, weight: np.ndarray | None, seed: int) -> np.ndarray | None:
+    """Coefficients of the L1-penalised logistic regression of soft labels ``p`` on ``X`` (no free intercept):
+    minimise ||w||_1 + C * sum_i weight_i * CE(p_i, sigmoid(x_i w)). Each row enters twice, as a win with weight
+    ``weight * p`` and as a loss with weight ``weight * (1 - p)``. None when every label is on one side."""
+    import scipy.sparse as sp
+    from sklearn.linear_model import LogisticRegression
+
+    w = np.ones(len(p)) if weight is None else np.asarray(weight, float)
+    sw = np.concatenate([w * p, w * (1 - p)])
+    y = np.concatenate([np.ones(len(p)), np.zeros(len(p))])
+    keep = sw > 0
+    if len(np.unique(y[keep])) < 2:
+        return None
+    Xd = sp.vstack([X, X], format="csr") if sp.issparse(X) else np.vstack([X, X])
+    model = LogisticRegression(solver="liblinear", C=C, fit_intercept=False, random_state=seed, **_l1_kwargs())
+    model.fit(Xd[keep], y[keep], sample_weight=sw[keep])
+    return model.coef_[0].astype(float)
+
+
+def _soft_log_likelihood(p: np.ndarray, q: np.ndarray, weight: np.ndarray | None) -> float:
+    q = np.clip(q, 1e-15, 1 - 1e-15)
+    ll = p * np.log(q) + (1 - p) * np.log(1 - q)
+    return float((ll if weight is None else ll * weight).mean())
+
+
+def _cv_fit(X: Any, p: np.ndarray, weight: np.ndarray | None = None, *, Cs: Sequence[float] = CS,
+            n_splits: int = N_SPLITS, seed: int = SEED) -> tuple[np.ndarray | None, float | None]:
+    """(coefficients, chosen C): the C of ``Cs`` with the best soft-label log likelihood summed over ``n_splits``
+    folds of the rows (sklearn's GroupKFold, one group per row), refitted on every row."""
+    from sklearn.model_selection import GroupKFold
+
+    n = len(p)
+    if np.all(p >= 1) or np.all(p <= 0):  # every row a sure win, or every one a sure loss: nothing to fit
+        return None, None
+    k = min(n_splits, n)
+    if k >= 2:
+        scores = np.zeros(len(Cs))
+        for train, test in GroupKFold(n_splits=k).split(np.zeros(n), groups=np.arange(n)):
+            for c, C in enumerate(Cs):
+                coef = _fit_l1(X[train], p[train], C, None if weight is None else weight[train], seed)
+                if coef is None:
+                    scores[c] = -np.inf
+                    continue
+                q = _sigmoid(np.asarray(X[test] @ coef).ravel())
+                scores[c] += _soft_log_likelihood(p[test], q, None if weight is None else weight[test])
+        best = float(Cs[int(np.argmax(scores))])
+    else:
+        best = float(Cs[-1])
+    return _fit_l1(X, p, best, weight, seed), best
+
+
+@dataclass(frozen=True)
+class LengthGLM:
+    """One model's fitted length GLM (:func:`fit_length_glm`): coefficients of ``tanh(delta / sd)``
+    (``length``), of the instruction difficulty (``difficulty``) and the model's intercept (``intercept``;
+    AlpacaEval's ``not_gamed_baseline`` column), the chosen L1 strength ``C`` and ``sd``, the sample standard
+    deviation of the length differences it standardised by."""
+
+    length: float
+    difficulty: float
+    intercept: float
+    C: float | None
+    sd: float
+
+    def predict(self, delta_len: np.ndarray | float, difficulty: np.ndarray | float) -> np.ndarray:
+        """The preference the GLM predicts for a length difference (baseline - model) and a difficulty."""
+        d = np.asarray(delta_len, float)
+        z = np.tanh(d / self.sd) if self.sd > 0 else np.zeros_like(d)
+        return _sigmoid(self.length * z + self.difficulty * np.asarray(difficulty, float) + self.intercept)
+
+    def controlled(self, difficulty: np.ndarray) -> np.ndarray:
+        """Per instruction, the preference with the length difference set to zero (Dubois et al. 2024, Sec. 3)."""
+        return self.predict(0.0, difficulty)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"length": self.length, "difficulty": self.difficulty, "intercept": self.intercept, "C": self.C,
+                "sd_delta_len": self.sd}
+
+
+def _standardised(delta_len: np.ndarray) -> tuple[np.ndarray, float]:
+    """(tanh(delta / sd), sd): sd the sample standard deviation (ddof=1) of ``delta``, not centred; zeros when 0."""
+    d = np.asarray(delta_len, float)
+    sd = float(d.std(ddof=1)) if len(d) > 1 else 0.0
+    sd = sd if np.isfinite(sd) else 0.0
+    return (np.tanh(d / sd) if sd > 0 else np.zeros(len(d))), sd
+
+
+def fit_length_glm(preference: Sequence[float], delta_len: Sequence[float], difficulty: Sequence[float] | None = None,
+                   *, anchors: Sequence[tuple[Sequence[float], Sequence[float], Sequence[float]]] = (),
+                   anchor_weight: float = REGULARIZE_TO_BASELINE, Cs: Sequence[float] = CS, n_splits: int = N_SPLITS,
+                   seed: int = SEED) -> LengthGLM | None:
+    """Fit one model's length GLM (Dubois et al. 2024, Sec. 3): the logistic regression of the preference on
+    ``tanh(delta_len / sd(delta_len))``, the instruction ``difficulty`` (zeros when None) and a constant, with
+    no other intercept, L1-penalised with C cross-validated (see the module doc). ``delta_len`` = baseline
+    length - model length. None when every preference is 1 (or every one 0): nothing to fit.
+
+    ``anchors``: AlpacaEval's regularisation to the baseline -- ``(preference, delta_len, difficulty)`` of the
+    baseline against each of its own gamed (verbose, concise) versions, added to the fit with weight
+    ``anchor_weight / len(anchors)`` each and without the model's constant, so they pull the length and
+    difficulty coefficients toward the baseline's own.
+
+    >>> rng = np.random.default_rng(0)
+    >>> d = rng.normal(0, 500, 600)                       # the baseline is longer by d characters
+    >>> p = 1 / (1 + np.exp(-(0.4 - 1.5 * np.tanh(d / d.std(ddof=1)))))
+    >>> glm = fit_length_glm(p, d)
+    >>> round(glm.length, 1), round(glm.intercept, 1)
+    (-1.5, 0.4)
+    """
+    p = np.asarray(preference, float)
+    diff = np.zeros(len(p)) if difficulty is None else np.asarray(difficulty, float)
+    z, sd = _standardised(delta_len)
+    X = np.column_stack([z, diff, np.ones(len(p))])
+    weight = None
+    if anchors:
+        parts, prefs, weights = [X], [p], [np.ones(len(p))]
+        for ap, ad, adiff in anchors:
+            az, _ = _standardised(ad)
+            parts.append(np.column_stack([az, np.asarray(adiff, float), np.zeros(len(az))]))
+            prefs.append(np.asarray(ap, float))
+            weights.append(np.full(len(az), anchor_weight / len(anchors)))
+        X, p, weight = np.vstack(parts), np.concatenate(prefs), np.concatenate(weights)
+    coef, C = _cv_fit(X, p, weight, Cs=Cs, n_splits=n_splits, seed=seed)
+    if coef is None:
+        return None
+    return LengthGLM(length=float(coef[0]), difficulty=float(coef[1]), intercept=float(coef[2]), C=C, sd=sd)
+
+
+def length_controlled_win_rate(preference: Sequence[float], delta_len: Sequence[float],
+                               difficulty: Sequence[float] | None = None, **fit: Any) -> dict[str, Any]:
+    """A model's length-controlled win rate (Dubois et al. 2024, Sec. 3): 100 x the mean over its instructions
+    of the fitted GLM's prediction with the length difference set to zero; ``lc_standard_error`` = 100 x the
+    standard error of those predictions (AlpacaEval's). With every preference 1 (or 0) the GLM cannot be
+    fitted and the raw win rate stands (``glm`` None). ``fit``: options of :func:`fit_length_glm`."""
+    p = np.asarray(preference, float)
+    diff = np.zeros(len(p)) if difficulty is None else np.asarray(difficulty, float)
+    glm = fit_length_glm(p, delta_len, diff, **fit)
+    q = glm.controlled(diff) if glm is not None else p.copy()
+    return {"length_controlled_winrate": float(100 * q.mean()) if len(q) else None,
+            "lc_standard_error": float(100 * q.std(ddof=1) / math.sqrt(len(q))) if len(q) > 1 else None,
+            "glm": glm, "controlled": q}
+
+
+def estimate_difficulty(comparisons: Comparisons | Mapping[str, ModelComparisons], *, Cs: Sequence[float] = CS,
+                        n_splits: int = N_SPLITS, seed: int = SEED) -> dict[str, Any]:
+    """Per-instruction difficulties from the comparisons at hand, fitted as AlpacaEval's authors fitted theirs
+    (see the module doc): one joint L1-penalised logistic GLM over every model with lengths -- per-model
+    intercepts, per-model slopes on ``tanh(delta / sd_model(delta))``, an effect per instruction (the first
+    instruction seen is the reference, 0) and a shared constant -- with C cross-validated. Comparisons with an
+    empty model output are left out. Returns ``{"difficulty": {item_id: value}, "C": chosen C, "rows": n,
+    "models": m}``; instructions no model with lengths was compared on get 0.
+    """
+    import scipy.sparse as sp
+
+    models = comparisons.models if isinstance(comparisons, Comparisons) else dict(comparisons)
+    usable = [m for m in models.values() if m.len_model is not None]
+    items: dict[str, int] = {}
+    for m in usable:
+        for i in m.item_ids:
+            items.setdefault(i, len(items))
+    M, nI = len(usable), len(items)
+    rows, cols, vals, prefs = [], [], [], []
+    r = 0
+    for k, m in enumerate(usable):
+        d = m.delta_len
+        sd = float(d.std(ddof=1)) if len(d) > 1 else 0.0
+        z = np.tanh(d / sd) if sd > 0 and np.isfinite(sd) else np.zeros(len(d))
+        for t, iid in enumerate(m.item_ids):
+            if m.len_model[t] <= 0:
+                continue
+            rows += [r, r, r]
+            cols += [k, M + k, 2 * M + nI - 1]
+            vals += [1.0, z[t], 1.0]
+            j = items[iid]
+            if j > 0:
+                rows.append(r)
+                cols.append(2 * M + j - 1)
+                vals.append(1.0)
+            prefs.append(m.preference[t])
+            r += 1
+    if r == 0:
+        return {"difficulty": {i: 0.0 for i in items}, "C": None, "rows": 0, "models": M}
+    X = sp.csr_matrix((vals, (rows, cols)), shape=(r, 2 * M + nI))
+    coef, C = _cv_fit(X, np.asarray(prefs, float), Cs=Cs, n_splits=n_splits, seed=seed)
+    effects = np.zeros(nI)
+    if coef is not None:
+        effects[1:] = coef[2 * M: 2 * M + nI - 1]
+    return {"difficulty": {i: float(effects[j]) for i, j in items.items()}, "C": C, "rows": r, "models": M}
+
+
+# ---------------------------------------------------------------------------------------- the board
+@dataclass
+class WinRateBoard:
+    """Win rates against a baseline, overall and per ``--by`` group (:func:`winrate_board`)."""
+
+    comparisons: Comparisons
+    boards: list[dict[str, Any]]
+    length_controlled: bool
+    difficulty: dict[str, Any] | None = None
+    glms: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def verdicts(self) -> str:
+        """``verdicts: judge <annotator>`` (or ``human``): whose verdicts the board counts."""
+        return verdicts_text(self.comparisons.annotator, self.comparisons.kind)
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.comparisons
+        return {
+            "baseline": c.baseline, "source": c.source,
+            "verdicts": {"annotator": c.annotator, "kind": c.kind, "source": source_of(c.kind), "line": self.verdicts,
+                         "count": c.verdicts.get("verdicts")},
+            "length_controlled": self.length_controlled, "by": c.by,
+            "definitions": {
+                "win_rate": "100 x mean over instructions of the model's preference (preference - 1 on AlpacaEval's "
+                            "1..2 scale, oriented to the model; a draw counts 1/2); standard_error = 100 x sd(ddof=1)"
+                            " / sqrt(n) (Dubois et al. 2024, Sec. 2)",
+                "length_controlled_winrate": "100 x mean over instructions of the per-model logistic GLM's preference "
+                                             "with the length difference set to 0 (Dubois et al. 2024, Sec. 3)"
+                if self.length_controlled else None},
+            "difficulty": ({k: v for k, v in self.difficulty.items() if k != "difficulty"} | {
+                "values": self.difficulty.get("difficulty")} if self.difficulty else None),
+            "glm": self.glms or None,
+            "boards": self.boards, "left_out": list(c.left_out), "notes": list(c.notes) + self.notes,
+        }
+
+    def csv_rows(self) -> list[dict[str, Any]]:
+        out = []
+        for b in self.boards:
+            for m in b["models"]:
+                row = {"group": b["group"], "rank": m["rank"], "model": m["model"], "win_rate": m["win_rate"],
+                       "standard_error": m["standard_error"]}
+                if self.length_controlled:
+                    row["length_controlled_winrate"] = m.get("length_controlled_winrate")
+                    row["lc_standard_error"] = m.get("lc_standard_error")
+                row.update({"n": m["n"], "n_wins": m["n_wins"], "n_wins_base": m["n_wins_base"],
+                            "n_draws": m["n_draws"],
+                            "avg_length": m["avg_length"], "baseline": self.comparisons.baseline,
+                            "verdicts": self.verdicts})
+                out.append(row)
+        return out
+
+    def summary(self) -> str:
+        c = self.comparisons
+        lc = self.length_controlled
+        n = len(c.models)
+        lines = [f"win rates against {c.baseline} ({n} model{'' if n == 1 else 's'}); {self.verdicts}; "
+                 f"source {c.source}"]
+        if lc and self.difficulty is not None:
+            lines.append(f"length-controlled (Dubois et al. 2024), GLM {self.difficulty['glm_variant']}; instruction "
+                         f"difficulty: {self.difficulty['how']}")
+        for b in self.boards:
+            lines.append("")
+            lines.append(f"[{b['group']}]" + (f" {b['items']} instructions" if b.get("items") else ""))
+            head = f"{'rank':>4}  {'model':<40} {'win rate':>8} {'SE':>5}"
+            head += f" {'LC':>6} {'LC SE':>5}" if lc else ""
+            lines.append(head + f" {'n':>5} {'avg len':>7}")
+            for m in b["models"]:
+                se = "-" if m["standard_error"] is None else f"{m['standard_error']:.2f}"
+                line = f"{m['rank']:>4}  {m['model'][:40]:<40} {m['win_rate']:>8.2f} {se:>5}"
+                if lc:
+                    v, s = m.get("length_controlled_winrate"), m.get("lc_standard_error")
+                    line += f" {'-' if v is None else f'{v:.2f}':>6} {'-' if s is None else f'{s:.2f}':>5}"
+                avg = "-" if m["avg_length"] is None else f"{m['avg_length']:.0f}"
+                lines.append(line + f" {m['n']:>5} {avg:>7}")
+        lines.append("")
+        lines.append(self.verdicts)
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        return _board_html(self)
+
+
+def _resolve_difficulty(comparisons: Comparisons, difficulty: Any, fit: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(difficulty, Mapping) and isinstance(difficulty.get("difficulty"), Mapping):
+        est = dict(difficulty)  # what estimate_difficulty returned
+    elif isinstance(difficulty, Mapping):
+        values = {str(k): float(v) for k, v in difficulty.items()}
+        return {"how": "given", "difficulty": values}
+    elif difficulty == "zero":
+        return {"how": "zero (no difficulty term)", "difficulty": {}}
+    elif difficulty == "estimate":
+        est = estimate_difficulty(comparisons, **fit)
+    else:
+        est = None
+    if est is not None:
+        C = "-" if est.get("C") is None else f"{est['C']:.3g}"
+        return {"how": f"estimated from these comparisons (joint GLM over {est.get('models')} models, "
+                       f"{est.get('rows')} comparisons, C={C})", **est}
+    raise ParameterError(f"difficulty {difficulty!r}: use 'estimate', 'zero' or a mapping of item id to value",
+                         field="difficulty")
+
+
+def winrate_board(data: Any, baseline: str, *, annotator: str | None = None, length_controlled: bool = False,
+                  by: str | None = None, difficulty: Any = "estimate", regularize: bool = True,
+                  **fit: Any) -> WinRateBoard:
+    """Every model's win rate against ``baseline`` (:func:`win_rate`; Dubois et al. 2024, Sec. 2) and, with
+    ``length_controlled``, its length-controlled win rate (:func:`length_controlled_win_rate`; Sec. 3), overall and per
+    value of column ``by``. ``data``: a :class:`~evalsift.io.pairwise_data.PairwiseData` (what
+    :func:`evalsift.io.pairwise.read_judgments` returns). ``difficulty``: ``"estimate"``
+    (:func:`estimate_difficulty`), ``"zero"`` or a mapping item id -> difficulty (e.g. AlpacaEval's table).
+    Per group, each model's GLM is the one fitted on all its instructions, averaged over the group's.
+    ``regularize``: when the data holds the baseline's own gamed versions (``<baseline>_verbose``,
+    ``<baseline>_concise``), their comparisons regularise every model's fit as in AlpacaEval
+    (:func:`fit_length_glm`'s ``anchors``); without them the fit is AlpacaEval's unregularised variant.
+    Boards rank by the length-controlled win rate when there is one, else by the win rate.
+    """
+    comp = baseline_comparisons(data, baseline, annotator=annotator, by=by)
+    notes: list[str] = []
+    diff_info = None
+    controlled: dict[str, np.ndarray] = {}
+    glms: dict[str, dict[str, Any]] = {}
+    if length_controlled:
+        no_len = [m for m, mc in comp.models.items() if mc.len_model is None]
+        if len(no_len) == len(comp.models):
+            raise DataError("--length-controlled needs the lengths of the outputs, and the data has none: give "
+                            "AlpacaEval annotations (output_1, output_2), its preference table (len_output_1, "
+                            "len_output_2), or a file with the outputs' texts", field="length")
+        if no_len:
+            notes.append(f"no output lengths for {', '.join(no_len)}: no length-controlled win rate for them")
+        diff_info = _resolve_difficulty(comp, difficulty, fit)
+        values = diff_info["difficulty"]
+        if diff_info.get("models") is not None and diff_info["models"] < FEW_MODELS:
+            notes.append(f"the instruction difficulties are estimated from {diff_info['models']} model(s) only; with "
+                         f"few models they are mostly shrunk to 0 (AlpacaEval's were fitted on dozens), and the "
+                         "length-controlled win rates move with them (docs/winrate.md)")
+        gamed = [comp.models[baseline + s] for s in GAMED_SUFFIXES
+                 if baseline + s in comp.models and comp.models[baseline + s].len_model is not None]
+        anchors = [(g.preference, g.delta_len, np.array([values.get(i, 0.0) for i in g.item_ids], float))
+                   for g in gamed] if regularize else []
+        diff_info["regularized_to_baseline"] = [g.model for g in gamed] if anchors else None
+        used = ", ".join(g.model for g in gamed)
+        diff_info["glm_variant"] = (f"length_controlled_v1 (regularised to the baseline with {used}, weight "
+                                    f"{REGULARIZE_TO_BASELINE})" if anchors else
+                                    "length_controlled_noreg (no gamed versions of the baseline "
+                                    f"{'used' if gamed else 'in the data'})")
+        for model, mc in comp.models.items():
+            if mc.len_model is None:
+                continue
+            dv = np.array([values.get(i, 0.0) for i in mc.item_ids], float)
+            res = length_controlled_win_rate(mc.preference, mc.delta_len, dv, anchors=anchors, **fit)
+            controlled[model] = res["controlled"]
+            glms[model] = res["glm"].to_dict() if res["glm"] is not None else None
+            if res["glm"] is None:
+                notes.append(f"{model}: every preference is the same; its length-controlled win rate is the raw one")
+    groups: list[str | None] = [None]
+    if by:
+        seen: dict[str, None] = {}
+        for mc in comp.models.values():
+            seen.update(dict.fromkeys(mc.groups or ()))
+        groups += sorted(seen)
+    boards = []
+    for g in groups:
+        entries = []
+        items: set[str] = set()
+        for model, mc in comp.models.items():
+            mask = np.ones(mc.n, bool) if g is None else np.array([x == g for x in mc.groups], bool)
+            if not mask.any():
+                continue
+            items.update(i for i, k in zip(mc.item_ids, mask) if k)
+            e = {"model": model, **win_rate(mc.preference[mask])}
+            e["avg_length"] = float(mc.len_model[mask].mean()) if mc.len_model is not None else None
+            if length_controlled:
+                q = controlled.get(model)
+                e["length_controlled_winrate"] = float(100 * q[mask].mean()) if q is not None else None
+                e["lc_standard_error"] = (float(100 * q[mask].std(ddof=1) / math.sqrt(mask.sum()))
+                                          if q is not None and mask.sum() > 1 else None)
+            entries.append(e)
+        key = "length_controlled_winrate" if length_controlled else "win_rate"
+        entries.sort(key=lambda e: (-(e[key] if e[key] is not None else -np.inf), -e["win_rate"], e["model"]))
+        for r, e in enumerate(entries, 1):
+            e["rank"] = r
+        boards.append({"group": "all" if g is None else g, "items": len(items),
+                       "models": [{"rank": e.pop("rank"), **e} for e in entries]})
+    return WinRateBoard(comparisons=comp, boards=boards, length_controlled=length_controlled, difficulty=diff_info,
+                        glms=glms, notes=notes)
+
+
+# ---------------------------------------------------------------------------------------- files
+def _fmt(x: Any, digits: int = 2) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _board_html(board: WinRateBoard) -> str:
+    """``leaderboard.html``: one self-contained page (no script, no external file), a table per board."""
+    esc = html.escape
+    c = board.comparisons
+    lc = board.length_controlled
+    sections = []
+    for b in board.boards:
+        rows = []
+        for m in b["models"]:
+            cells = [str(m["rank"]), esc(m["model"]), _fmt(m["win_rate"]), _fmt(m["standard_error"])]
+            if lc:
+                cells += [_fmt(m.get("length_controlled_winrate")), _fmt(m.get("lc_standard_error"))]
+            cells += [str(m["n"]), _fmt(m["avg_length"], 0)]
+            rows.append("<tr>" + "".join(f"<td{' class=num' if k != 1 else ''}>{v}</td>" for k, v in enumerate(cells))
+                        + "</tr>")
+        head = (["rank", "model", "win rate (%)", "SE"] + (["LC win rate (%)", "LC SE"] if lc else [])
+                + ["n", "avg length"])
+        title = "All instructions" if b["group"] == "all" else f"{esc(str(c.by))} = {esc(b['group'])}"
+        sections.append(f"<h2>{title} <small class=note>({b['items']} instructions)</small></h2>"
+                        f"<table class=board data-group='{esc(b['group'])}'><thead><tr>"
+                        + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>" + "".join(rows)
+                        + "</tbody></table>")
+    diff = ""
+    if lc and board.difficulty is not None:
+        diff = (f"<p class=note>Length-controlled win rate: Dubois et al. 2024 (Length-Controlled AlpacaEval), "
+                f"Sec. 3 -- a per-model logistic GLM of the preference on tanh(standardised length difference), the "
+                f"instruction difficulty and the model's intercept, predicted with no length difference. Instruction "
+                f"difficulty: {esc(board.difficulty['how'])}. GLM: {esc(board.difficulty['glm_variant'])}.</p>")
+    notes = "".join(f"<li>{esc(n)}</li>" for n in list(c.notes) + board.notes)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>evalsift win rates against {esc(c.baseline)}</title>
+<style>
+body{{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}}
+table{{border-collapse:collapse;margin:1em 0}} td,th{{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left}}
+.num{{text-align:right;font-variant-numeric:tabular-nums}}
+.note{{color:#555;font-size:0.9em}} .verdicts{{font-weight:bold}}
+</style></head><body>
+<h1>Win rates against {esc(c.baseline)}</h1>
+<p id=verdicts class=verdicts>{esc(board.verdicts)}</p>
+<p>{len(c.models)} models; source {esc(c.source)}. Win rate: 100 &times; the mean over instructions of the model's
+preference against the baseline (a draw counts half), with its standard error (AlpacaEval; Dubois et al. 2024,
+Sec. 2).</p>
+{diff}
+{''.join(sections)}
+{f'<h2>Notes</h2><ul id=notes>{notes}</ul>' if notes else ''}
+<p class=note>{esc(board.verdicts)}</p>
+</body></html>
+"""
+
+
+def write_board(board: WinRateBoard, out: str | Path) -> dict[str, Path]:
+    """Write ``results.json``, ``leaderboard.csv`` (one row per group and model, with ``group`` and ``verdicts``
+    columns) and ``leaderboard.html`` into folder ``out``; their paths."""
+    from .io._common import json_default, plain_json
+
+    out = Path(out)
+    paths = {"results": out / "results.json", "csv": out / "leaderboard.csv", "html": out / "leaderboard.html"}
+    paths["results"].write_text(json.dumps(plain_json(board.to_dict()), indent=2, default=json_default,
+                                           allow_nan=False) + "\n", encoding="utf-8")
+    rows = board.csv_rows()
+    fields = list(rows[0]) if rows else ["group", "rank", "model", "win_rate", "standard_error", "verdicts"]
+    with paths["csv"].open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if v is None else (f"{v:.6g}" if isinstance(v, float) else v)) for k, v in r.items()})
+    paths["html"].write_text(board.html(), encoding="utf-8")
+    return paths
