@@ -48,6 +48,7 @@ class Battles:
     prob: np.ndarray
     judges: dict = field(default_factory=dict)
     source: str = ""
+    style: dict = field(default_factory=dict)  # count name -> n x 2 (each side's answer), NaN without text
 
     def __post_init__(self) -> None:
         n = len(self.y)
@@ -66,6 +67,9 @@ class Battles:
         for name, v in self.judges.items():
             if len(v) != n:
                 raise ParameterError(f"judge {name!r} has {len(v)} verdicts for {n} battles", field="judge")
+        for name, v in self.style.items():
+            if np.shape(v) != (n, 2):
+                raise ParameterError(f"style count {name!r} has shape {np.shape(v)} for {n} battles", field="style")
 
     @property
     def n(self) -> int:
@@ -82,7 +86,18 @@ class Battles:
         idx = np.asarray(idx, dtype=int)
         return replace(self, a=self.a[idx], b=self.b[idx], y=self.y[idx], ids=tuple(self.ids[i] for i in idx),
                        bothbad=self.bothbad[idx], prob=self.prob[idx] if prob is None else np.asarray(prob, float),
-                       judges={k: v[idx] for k, v in self.judges.items()})
+                       judges={k: v[idx] for k, v in self.judges.items()},
+                       style={k: v[idx] for k, v in self.style.items()})
+
+    def keep(self, mask: np.ndarray) -> "Battles":
+        """The battles where ``mask`` holds, the models left without any battle dropped (re-indexed)."""
+        sub = self.subset(np.flatnonzero(np.asarray(mask, bool)))
+        used = np.zeros(self.K, bool)
+        used[sub.a] = used[sub.b] = True
+        if used.all():
+            return sub
+        new = np.cumsum(used) - 1
+        return replace(sub, models=tuple(m for m, u in zip(self.models, used) if u), a=new[sub.a], b=new[sub.b])
 
     def pair_counts(self, idx: np.ndarray | None = None) -> np.ndarray:
         """``K x K`` battles per unordered pair (symmetric); ``idx``: only the battles at those positions
@@ -148,16 +163,59 @@ class Battles:
         return replace(self, judges={**self.judges, name: col})
 
 
-def read_battles(spec: str, judges: Sequence[str] = ()) -> Battles:
+def read_battles(spec: str, judges: Sequence[str] = (), *, texts: bool = False, outputs: str | None = None) -> Battles:
     """The battles of ``spec`` (a file or dataset name that :func:`~evalsift.io.pairwise.read_judgments`
     reads: a Chatbot Arena battle file, FastChat / MT-Bench judgments, AlpacaEval annotations, a pairwise
-    table), with each of ``judges`` (files or names of the same kinds) joined on the battle id."""
+    table), with each of ``judges`` (files or names of the same kinds) joined on the battle id.
+
+    ``texts``: also count each battle's two answers for style control (:mod:`evalsift.arena.style`):
+    the answers the battle file carries (Chatbot Arena's ``conversation_a`` / ``conversation_b``: the
+    last assistant message; AlpacaEval's ``output_1`` / ``output_2``), and those of ``outputs`` (anything
+    :func:`evalsift.io.load` reads with outputs per item and system: a long table ``item_id, system,
+    output``, an AlpacaEval folder such as ``alpaca-eval``), joined on the battle's item id and model
+    name; where both have a text, the battle file's wins."""
     from ..io.pairwise import read_judgments
 
-    battles = Battles.from_pairwise(read_judgments(spec), source=str(spec))
+    data = read_judgments(spec)
+    battles = Battles.from_pairwise(data, source=str(spec))
     for j in judges:
         battles = battles.with_judge(judge_name(j), read_judgments(j))
+    if texts or outputs is not None:
+        battles = with_texts(battles, [data.pool] + ([_outputs_pool(outputs)] if outputs is not None else []))
     return battles
+
+
+def _outputs_pool(spec: str):
+    from ..io import load
+
+    pool = load(spec)
+    if not pool.outputs:
+        raise DataError(f"--outputs {spec}: no outputs in it; give a table with item_id, system, output columns "
+                        "(CSV, TSV, JSONL) or an AlpacaEval folder", field="outputs")
+    return pool
+
+
+def with_texts(battles: Battles, pools: Sequence) -> Battles:
+    """``battles`` with the style counts of their answers (:func:`evalsift.arena.style.battle_counts`),
+    each answer looked up by (battle id, model) in ``pools`` in order (the first text found wins)."""
+    from .style import battle_counts
+
+    index = []
+    for pool in pools:
+        pos = {i: k for k, i in enumerate(pool.item_ids)}
+        index.append((pos, pool.outputs))
+
+    def text(k: int, side: int):
+        model = battles.models[battles.a[k] if side == 0 else battles.b[k]]
+        for pos, outs in index:
+            i = pos.get(battles.ids[k])
+            if i is not None and model in outs:
+                t = outs[model][i]
+                if t is not None:
+                    return t
+        return None
+
+    return replace(battles, style=battle_counts(battles, text))
 
 
 def judge_name(spec: str) -> str:
@@ -171,4 +229,4 @@ def judge_name(spec: str) -> str:
     return name or str(spec)
 
 
-__all__ = ["Battles", "judge_name", "read_battles"]
+__all__ = ["Battles", "judge_name", "read_battles", "with_texts"]

@@ -14,6 +14,14 @@ ridge (``RIDGE`` = 0.01 on the summed loss, a Gaussian prior with variance 100 o
 keeps a model that won or lost every battle finite; it moves nothing else measurably (it is scaled
 by the mean weight of a battle, so weighted battles get the same prior).
 
+**Covariates** (style control, :mod:`evalsift.arena.style`): a :class:`Covariates` block ``z`` (one
+row per battle) joins the design beside the model indicators, ``eta = beta_a - beta_b + z . gamma``, in
+the same fit: every function here takes it (``covariates=``) and carries ``theta = (beta, gamma)``
+through the Newton fit, the sandwich, the bootstrap, PPI++ and its variance, the bias correction and
+the few-battle floor; the fit's ``coef``/``cov`` are the strengths' part, ``gamma``/``gamma_cov`` the
+covariates'. Continuous covariates make every battle its own row (no counting), and the win matrix is
+then the one at equal style (``z = 0``).
+
 **Intervals.** ``sandwich``: ``H^+ M H^+``, ``H`` the Hessian of the summed loss, ``M`` the sum of the
 battles' outer score products (robust to a misspecified model; the Moore-Penrose inverse gives the
 covariance of the centred strengths); ``bootstrap``: percentile intervals of ``B`` replicates.
@@ -84,6 +92,20 @@ class BTFit:
     lam: dict = field(default_factory=dict)
     n_human: int = 0
     n_all: int = 0
+    covariates: tuple[str, ...] = ()  # with covariates (style control): their names ...
+    gamma: np.ndarray | None = None  # ... coefficients (log-odds per unit of each covariate) ...
+    gamma_cov: np.ndarray | None = None  # ... and their covariance (p x p)
+    full_cov: np.ndarray | None = None  # with covariates: the covariance of (strengths, coefficients)
+
+    def gamma_intervals(self, alpha: float) -> np.ndarray:
+        """Normal ``1 - alpha`` intervals of the covariates' coefficients (p x 2)."""
+        from scipy.stats import norm
+
+        if self.gamma is None:
+            return np.zeros((0, 2))
+        z = float(norm.ppf(1 - alpha / 2))
+        se = np.sqrt(np.maximum(np.diag(self.gamma_cov), 0.0))
+        return np.column_stack([self.gamma - z * se, self.gamma + z * se])
 
     @property
     def scores(self) -> np.ndarray:
@@ -118,17 +140,44 @@ class _Rows:
     count: np.ndarray
     weight: np.ndarray  # per battle of the row (1 / draw probability)
     s: np.ndarray  # the stratum of the row's battles (all 0 for a draw without strata)
+    z: np.ndarray | None = None  # rows x p covariates (style control), None without
 
     def with_counts(self, count: np.ndarray) -> "_Rows":
-        return _Rows(self.a, self.b, self.t, count.astype(float), self.weight, self.s)
+        return _Rows(self.a, self.b, self.t, count.astype(float), self.weight, self.s, self.z)
+
+
+@dataclass(frozen=True)
+class Covariates:
+    """Battle-level covariates beside the model indicators (style control, :mod:`evalsift.arena.style`):
+    ``z`` (n x p, one row per battle, in the battles' order; a battle recorded the other way round has
+    the row negated), named ``names``. The linear predictor of a battle is ``beta_a - beta_b + z . gamma``."""
+
+    names: tuple[str, ...]
+    z: np.ndarray
+    note: str = ""
+
+    @property
+    def p(self) -> int:
+        return len(self.names)
+
+    def take(self, idx) -> np.ndarray:
+        """The rows of the battles at positions ``idx``."""
+        return self.z[np.asarray(idx, dtype=int)]
 
 
 def _rows(a: np.ndarray, b: np.ndarray, targets: np.ndarray, weight: np.ndarray | None = None,
-          strata: np.ndarray | None = None) -> _Rows:
-    """Aggregate battles into unique rows (vectorised); ``strata``: each battle's stratum (a stratified draw)."""
+          strata: np.ndarray | None = None, z: np.ndarray | None = None) -> _Rows:
+    """Aggregate battles into unique rows (vectorised); ``strata``: each battle's stratum (a stratified draw);
+    ``z``: each battle's covariates (continuous: every battle is then its own row)."""
     n = len(a)
     w = np.ones(n) if weight is None else np.asarray(weight, float)
     h = np.zeros(n) if strata is None else np.asarray(strata, float)
+    if z is not None and np.shape(z)[1] > 0:
+        z = np.asarray(z, float)
+        if len(z) != n:
+            raise ParameterError(f"{len(z)} covariate rows for {n} battles", field="covariates")
+        return _Rows(np.asarray(a, int), np.asarray(b, int), np.asarray(targets, float).reshape(n, -1), np.ones(n), w,
+                     h.astype(int), z)
     cols = np.column_stack([a.astype(float), b.astype(float), targets, h, w])
     # each column's values coded 0..k-1 (1-D uniques are fast), then one mixed-radix integer key per battle
     key = np.zeros(n, dtype=np.int64)
@@ -160,20 +209,49 @@ def _xv(a: np.ndarray, b: np.ndarray, w: np.ndarray, K: int) -> np.ndarray:
     return np.bincount(a, w, K) - np.bincount(b, w, K)
 
 
+def _gxx(a: np.ndarray, b: np.ndarray, w: np.ndarray, K: int, z: np.ndarray | None = None) -> np.ndarray:
+    """``sum_r w_r x_r x_r^T`` with ``x = (e_a - e_b, z_r)`` (``K + p`` square; :func:`_xx` without ``z``)."""
+    if z is None:
+        return _xx(a, b, w, K)
+    p = z.shape[1]
+    out = np.empty((K + p, K + p))
+    out[:K, :K] = _xx(a, b, w, K)
+    C = np.column_stack([_xv(a, b, w * z[:, j], K) for j in range(p)]) if p else np.zeros((K, 0))
+    out[:K, K:] = C
+    out[K:, :K] = C.T
+    out[K:, K:] = z.T @ (z * w[:, None])
+    return out
+
+
+def _gxv(a: np.ndarray, b: np.ndarray, w: np.ndarray, K: int, z: np.ndarray | None = None) -> np.ndarray:
+    """``sum_r w_r x_r`` with ``x = (e_a - e_b, z_r)`` (:func:`_xv` without ``z``)."""
+    if z is None:
+        return _xv(a, b, w, K)
+    return np.concatenate([_xv(a, b, w, K), z.T @ w])
+
+
+def _eta(theta: np.ndarray, a: np.ndarray, b: np.ndarray, z: np.ndarray | None, K: int) -> np.ndarray:
+    """The linear predictor ``beta_a - beta_b (+ z . gamma)`` of each row; ``theta = (beta, gamma)``."""
+    e = theta[a] - theta[b]
+    return e if z is None else e + z @ theta[K:]
+
+
 def _newton(a, b, W, T, K: int, beta0: np.ndarray | None = None, *, unit: float = 1.0, tol: float = 1e-10,
-            max_iter: int = 200) -> np.ndarray:
-    """Minimise ``sum_r [W_r * softplus(beta_a - beta_b) - T_r * (beta_a - beta_b)] + unit * RIDGE/2 |beta|^2``:
+            max_iter: int = 200, z: np.ndarray | None = None) -> np.ndarray:
+    """Minimise ``sum_r [W_r * softplus(eta_r) - T_r * eta_r] + unit * RIDGE/2 |theta|^2`` with
+    ``eta_r = beta_a - beta_b`` (plus ``z_r . gamma`` with covariates ``z``; ``theta = (beta, gamma)``):
     the logistic loss of rows with total weight ``W_r`` and weighted target sum ``T_r`` (``unit``: the
     weight of one battle, so the ridge is worth the same whatever the weights' scale). Newton steps,
-    each at most 2 in any coordinate (a separated start cannot overshoot)."""
+    each at most 2 in any coordinate (a separated start cannot overshoot). Returns ``theta``, ``beta`` centred."""
     from scipy.special import expit
 
     ridge = RIDGE * unit
-    beta = np.zeros(K) if beta0 is None else beta0.copy()
+    D = K + (0 if z is None else z.shape[1])
+    beta = np.zeros(D) if beta0 is None else beta0.copy()
     for _ in range(max_iter):
-        p = expit(beta[a] - beta[b])
-        g = _xv(a, b, W * p - T, K) + ridge * beta
-        H = _xx(a, b, W * p * (1 - p), K) + ridge * np.eye(K)
+        p = expit(_eta(beta, a, b, z, K))
+        g = _gxv(a, b, W * p - T, K, z) + ridge * beta
+        H = _gxx(a, b, W * p * (1 - p), K, z) + ridge * np.eye(D)
         step = np.linalg.solve(H, g)
         big = np.max(np.abs(step))
         if big > 2.0:
@@ -181,14 +259,18 @@ def _newton(a, b, W, T, K: int, beta0: np.ndarray | None = None, *, unit: float 
         beta -= step
         if big < tol:
             break
-    return beta - beta.mean()
+    beta[:K] -= beta[:K].mean()
+    return beta
 
 
-def _pinv(H: np.ndarray) -> np.ndarray:
-    """Moore-Penrose inverse of a Hessian whose null space is the constant vector."""
-    K = len(H)
-    J = np.full((K, K), 1.0 / K)
-    return np.linalg.inv(H + J) - J  # (H + 11^T/K)^-1 - 11^T/K: exact when H 1 = 0
+def _pinv(H: np.ndarray, K: int | None = None) -> np.ndarray:
+    """Moore-Penrose inverse of a Hessian whose null space is the constant vector on its first ``K``
+    coordinates (the model strengths; the covariates' after them, default none)."""
+    D = len(H)
+    K = D if K is None else K
+    J = np.zeros((D, D))
+    J[:K, :K] = 1.0 / K
+    return np.linalg.inv(H + J) - J  # (H + vv^T)^-1 - vv^T, v = (1_K, 0) / sqrt K: exact when H v = 0
 
 
 def _check(battles: Battles) -> None:
@@ -226,21 +308,41 @@ def _unit(rows: _Rows) -> float:
 
 def _fit_rows(rows: _Rows, K: int, beta0=None) -> np.ndarray:
     W = rows.count * rows.weight
-    return _newton(rows.a, rows.b, W, W * rows.t[:, 0], K, beta0, unit=_unit(rows))
+    return _newton(rows.a, rows.b, W, W * rows.t[:, 0], K, beta0, unit=_unit(rows), z=rows.z)
 
 
 def _sandwich(rows: _Rows, beta: np.ndarray, K: int) -> np.ndarray:
     from scipy.special import expit
 
-    p = expit(beta[rows.a] - beta[rows.b])
+    p = expit(_eta(beta, rows.a, rows.b, rows.z, K))
     W = rows.count * rows.weight
-    H = _xx(rows.a, rows.b, W * p * (1 - p), K)
-    M = _xx(rows.a, rows.b, rows.count * rows.weight ** 2 * (rows.t[:, 0] - p) ** 2, K)
-    Hi = _pinv(H)
+    H = _gxx(rows.a, rows.b, W * p * (1 - p), K, rows.z)
+    M = _gxx(rows.a, rows.b, rows.count * rows.weight ** 2 * (rows.t[:, 0] - p) ** 2, K, rows.z)
+    Hi = _pinv(H, K)
     return Hi @ M @ Hi
 
 
-def fit_bt(battles: Battles, *, weighted: bool = True, ties: str = "half") -> BTFit:
+def _split(models, theta: np.ndarray, cov: np.ndarray, K: int, covariates, **kw) -> BTFit:
+    """A BTFit from the full parameter ``theta = (beta, gamma)`` and its covariance."""
+    if covariates is None:
+        return BTFit(models, theta, cov, **kw)
+    return BTFit(models, theta[:K], cov[:K, :K], covariates=tuple(covariates.names), gamma=theta[K:].copy(),
+                 gamma_cov=cov[K:, K:].copy(), full_cov=cov, **kw)
+
+
+def _check_covariates(covariates, n: int, ties: str = "half") -> None:
+    if covariates is None:
+        return
+    if ties != "half":
+        raise ParameterError("style control (covariates) fits the Bradley-Terry model with a tie as half a win: use "
+                             "--ties half with --style-control, or leave --style-control out for --ties davidson",
+                             field="ties")
+    if covariates.z.shape != (n, covariates.p):
+        raise ParameterError(f"covariates: {covariates.z.shape} for {n} battles and {covariates.p} names",
+                             field="covariates")
+
+
+def fit_bt(battles: Battles, *, weighted: bool = True, ties: str = "half", covariates: Covariates | None = None) -> BTFit:
     """Bradley-Terry by maximum likelihood on ``battles``, with the sandwich covariance. ``ties``:
     ``half`` (a tie is half a win) or ``davidson`` (the tie-aware model of :func:`fit_davidson`).
     ``weighted``: each battle weighted by ``1 / prob`` (battles drawn with unequal probabilities).
@@ -251,14 +353,20 @@ def fit_bt(battles: Battles, *, weighted: bool = True, ties: str = "half") -> BT
     >>> # X beat Y, Y beat Z, X tied Z and beat it: Z's record mirrors X's, so Y sits at 1000 between them
     >>> [round(s) for s in f.scores]
     [1173, 1000, 827]
+
+    ``covariates`` (:class:`Covariates`, one row per battle): fitted beside the strengths in the same
+    logistic model (style control); the fit then also carries their coefficients ``gamma`` and covariance.
     """
     check_choice("ties", ties, TIES, where="arena")
+    _check_covariates(covariates, battles.n, ties)
     if ties == "davidson":
         return fit_davidson(battles, weighted=weighted)
     _check(battles)
-    rows = _rows(battles.a, battles.b, battles.y[:, None], 1.0 / battles.prob if weighted else None)
+    rows = _rows(battles.a, battles.b, battles.y[:, None], 1.0 / battles.prob if weighted else None,
+                 z=None if covariates is None else covariates.z)
     beta = _fit_rows(rows, battles.K)
-    return BTFit(battles.models, beta, _sandwich(rows, beta, battles.K), "mle", {}, battles.n, battles.n)
+    return _split(battles.models, beta, _sandwich(rows, beta, battles.K), battles.K, covariates, method="mle",
+                  n_human=battles.n, n_all=battles.n)
 
 
 def _davidson_terms(rows: _Rows, beta: np.ndarray, theta: float):
@@ -333,11 +441,15 @@ def fit_davidson(battles: Battles, *, weighted: bool = True, tol: float = 1e-10,
                  battles.n)
 
 
-def bootstrap_bt(battles: Battles, B: int = 1000, *, seed: int = 0, weighted: bool = True) -> np.ndarray:
+def bootstrap_bt(battles: Battles, B: int = 1000, *, seed: int = 0, weighted: bool = True,
+                 covariates: Covariates | None = None) -> np.ndarray:
     """``B`` bootstrap replicates of the centred log-strengths (``B x K``): the battles resampled with
-    replacement (a multinomial redraw of the counted rows), each refitted from the full fit."""
+    replacement (a multinomial redraw of the counted rows), each refitted from the full fit. With
+    ``covariates``: ``B x (K + p)``, the covariates' coefficients after the strengths."""
     _check(battles)
-    rows = _rows(battles.a, battles.b, battles.y[:, None], 1.0 / battles.prob if weighted else None)
+    _check_covariates(covariates, battles.n)
+    rows = _rows(battles.a, battles.b, battles.y[:, None], 1.0 / battles.prob if weighted else None,
+                 z=None if covariates is None else covariates.z)
     return _redraws(rows, battles.K, B, np.random.default_rng(seed))
 
 
@@ -367,7 +479,7 @@ def _redraws(rows: _Rows, K: int, B: int, rng) -> np.ndarray:
     the full fit."""
     beta = _fit_rows(rows, K)
     redraw = _resampler(rows)
-    out = np.empty((B, K))
+    out = np.empty((B, len(beta)))
     for r in range(B):
         out[r] = _fit_rows(rows.with_counts(redraw(rng)), K, beta)
     return out
@@ -378,8 +490,8 @@ def _hessian(rows: _Rows, beta: np.ndarray, K: int) -> np.ndarray:
     """The summed Hessian of the rows' weighted logistic loss at ``beta``."""
     from scipy.special import expit
 
-    p = expit(beta[rows.a] - beta[rows.b])
-    return _xx(rows.a, rows.b, rows.count * rows.weight * p * (1 - p), K)
+    p = expit(_eta(beta, rows.a, rows.b, rows.z, K))
+    return _gxx(rows.a, rows.b, rows.count * rows.weight * p * (1 - p), K, rows.z)
 
 
 def _moments(rows: _Rows, beta: np.ndarray, K: int):
@@ -388,14 +500,14 @@ def _moments(rows: _Rows, beta: np.ndarray, K: int):
     summed) and ``H`` the summed Hessian."""
     from scipy.special import expit
 
-    p = expit(beta[rows.a] - beta[rows.b])
+    p = expit(_eta(beta, rows.a, rows.b, rows.z, K))
     c, w = rows.count, rows.weight
     n = c.sum()
     H = _hessian(rows, beta, K)
     cols = rows.t.shape[1]
     r = p[:, None] - rows.t  # rows x cols
-    m = [_xv(rows.a, rows.b, c * w * r[:, u], K) for u in range(cols)]
-    S = [[_xx(rows.a, rows.b, c * w * w * r[:, u] * r[:, v], K) - np.outer(m[u], m[v]) / n for v in range(cols)]
+    m = [_gxv(rows.a, rows.b, c * w * r[:, u], K, rows.z) for u in range(cols)]
+    S = [[_gxx(rows.a, rows.b, c * w * w * r[:, u] * r[:, v], K, rows.z) - np.outer(m[u], m[v]) / n for v in range(cols)]
          for u in range(cols)]
     return H, S
 
@@ -410,7 +522,7 @@ def _strata_moments(rows: _Rows, beta: np.ndarray, K: int):
     A stratum of one battle is taken whole. Returns ``(H, W, P)``, ``H`` the summed Hessian."""
     from scipy.special import expit
 
-    p = expit(beta[rows.a] - beta[rows.b])
+    p = expit(_eta(beta, rows.a, rows.b, rows.z, K))
     c, w = rows.count, rows.weight
     H = _hessian(rows, beta, K)
     cols = rows.t.shape[1]
@@ -423,12 +535,16 @@ def _strata_moments(rows: _Rows, beta: np.ndarray, K: int):
     share = np.minimum(nh / Nh, 1.0)  # the sampling fraction n_h / N_h
     m = [(np.bincount(h * K + rows.a, c * w * r[:, u], L * K) - np.bincount(h * K + rows.b, c * w * r[:, u], L * K))
          .reshape(L, K) for u in range(cols)]
+    if rows.z is not None:  # the covariates' score components, per stratum
+        m = [np.column_stack([mu] + [np.bincount(h, c * w * r[:, u] * rows.z[:, j], L) for j in range(rows.z.shape[1])])
+             for u, mu in enumerate(m)]
     total = [mu.sum(axis=0) for mu in m]
 
     def within(scale: np.ndarray, u: int, v: int) -> np.ndarray:
         """``sum_h scale_h n_h / (n_h - 1) [sum_i w^2 g_u g_v^T - m_u m_v^T / n_h]``."""
         k = scale * f
-        return _xx(rows.a, rows.b, k[h] * c * w * w * r[:, u] * r[:, v], K) - m[u].T @ (m[v] * (k / np.maximum(nh, 1))[:, None])
+        return (_gxx(rows.a, rows.b, k[h] * c * w * w * r[:, u] * r[:, v], K, rows.z)
+                - m[u].T @ (m[v] * (k / np.maximum(nh, 1))[:, None]))
 
     W = [[within(1.0 - share, u, v) for v in range(cols)] for u in range(cols)]
     P = [[within(share, u, v) + m[u].T @ (m[v] / Nh[:, None]) - np.outer(total[u], total[v]) / Nh.sum()
@@ -445,9 +561,9 @@ def _ppi_parts(lab: _Rows, all_rows: _Rows, beta: np.ndarray, K: int, stratified
     the judges' verdicts are known on every battle, so there is no ``J`` (None). Returns ``(Hi, L, J, base)``."""
     if stratified:
         _, L, P = _strata_moments(lab, beta, K)
-        return _pinv(_hessian(all_rows, beta, K)), L, None, P[0][0]
+        return _pinv(_hessian(all_rows, beta, K), K), L, None, P[0][0]
     H_all, J = _moments(all_rows, beta, K)
-    return _pinv(H_all), _moments(lab, beta, K)[1], J, np.zeros((K, K))
+    return _pinv(H_all, K), _moments(lab, beta, K)[1], J, np.zeros((len(beta), len(beta)))
 
 
 def _ppi_lam(lab: _Rows, all_rows: _Rows, beta: np.ndarray, K: int, stratified: bool = False) -> np.ndarray:
@@ -457,7 +573,7 @@ def _ppi_lam(lab: _Rows, all_rows: _Rows, beta: np.ndarray, K: int, stratified: 
 
     Hi, S_lab, J, _ = _ppi_parts(lab, all_rows, beta, K, stratified)
     k = lab.t.shape[1] - 1
-    tr = lambda A: float(np.trace(Hi @ A @ Hi))  # noqa: E731
+    tr = lambda A: float(np.trace((Hi @ A @ Hi)[:K, :K]))  # noqa: E731  (the strengths' variances)
     b = np.array([tr(S_lab[0][j + 1]) for j in range(k)])
     C = np.array([[tr(S_lab[i + 1][j + 1]) + (tr(J[i][j]) if J else 0.0) for j in range(k)] for i in range(k)])
     scale = max(float(np.abs(C).max()), 1e-300)
@@ -476,8 +592,9 @@ def _ppi_fit(lab: _Rows, all_rows: _Rows, lam: np.ndarray, K: int, beta0=None) -
     f_all = all_rows.t @ lam
     W = np.concatenate([lab.count * lab.weight * (1.0 - L), all_rows.count * L])
     T = np.concatenate([lab.count * lab.weight * (lab.t[:, 0] - f_lab), all_rows.count * f_all])
+    z = None if lab.z is None else np.concatenate([lab.z, all_rows.z])
     return _newton(np.concatenate([lab.a, all_rows.a]), np.concatenate([lab.b, all_rows.b]), W, T, K, beta0,
-                   unit=_unit(lab))
+                   unit=_unit(lab), z=z)
 
 
 def _ppi_cov(lab: _Rows, all_rows: _Rows, lam: np.ndarray, beta: np.ndarray, K: int,
@@ -492,7 +609,8 @@ def _ppi_cov(lab: _Rows, all_rows: _Rows, lam: np.ndarray, beta: np.ndarray, K: 
     return Hi @ V @ Hi
 
 
-def curvature_bias(battles: Battles, coef: np.ndarray, cov: np.ndarray) -> np.ndarray:
+def curvature_bias(battles: Battles, coef: np.ndarray, cov: np.ndarray, *, covariates: Covariates | None = None,
+                   gamma: np.ndarray | None = None, full_cov: np.ndarray | None = None) -> np.ndarray:
     """The first-order (``O(1/n)``) bias of a Bradley-Terry fit ``coef`` whose sampling covariance is
     ``cov``: the part the logistic curve's curvature adds, which spreads the scores out.
 
@@ -516,6 +634,19 @@ def curvature_bias(battles: Battles, coef: np.ndarray, cov: np.ndarray) -> np.nd
     from scipy.special import expit
 
     K = battles.K
+    if covariates is not None:  # every battle its own row, x = (e_a - e_b, z); the bias of the strengths
+        z = covariates.z
+        theta = np.concatenate([coef, gamma])
+        a, b = battles.a, battles.b
+        p = expit(_eta(theta, a, b, z, K))
+        X = np.zeros((battles.n, K + z.shape[1]))
+        X[np.arange(battles.n), a] += 1.0
+        X[np.arange(battles.n), b] -= 1.0
+        X[:, K:] = z
+        q = np.einsum("ij,jk,ik->i", X, full_cov, X)
+        H = _gxx(a, b, p * (1 - p), K, z)
+        out = -0.5 * _pinv(H, K) @ _gxv(a, b, p * (1 - p) * (1 - 2 * p) * q, K, z)
+        return out[:K] - out[:K].mean()
     key, count = np.unique(battles.a.astype(np.int64) * K + battles.b, return_counts=True)
     a, b = key // K, key % K
     p = expit(coef[a] - coef[b])
@@ -526,7 +657,7 @@ def curvature_bias(battles: Battles, coef: np.ndarray, cov: np.ndarray) -> np.nd
 
 def few_battle_floor(battles: Battles, labelled: np.ndarray, coef: np.ndarray, cov: np.ndarray, *,
                      prob: np.ndarray | None = None, few: int | None = None, verdicts: np.ndarray | None = None,
-                     side: int | None = None):
+                     side: int | None = None, covariates: Covariates | None = None, gamma: np.ndarray | None = None):
     """Floor the variance of every model with fewer than ``few`` (default :data:`FEW`) human battles at
     its model-based variance, so that a model with few battles -- above all one that won or lost all of
     them -- gets the wide interval its record allows; and centre the scale on the other models.
@@ -576,9 +707,15 @@ def few_battle_floor(battles: Battles, labelled: np.ndarray, coef: np.ndarray, c
     low = (counts < few) | (np.minimum(wins, counts - wins) < side)
     if not low.any():
         return coef, cov, extra, low
-    p = expit(coef[a] - coef[b])
-    Hi = _pinv(_xx(a, b, w * p * (1 - p), K))
-    F = Hi @ _xx(a, b, w * w * p * (1 - p), K) @ Hi
+    if covariates is not None:  # the model-based variance of the strengths in the fit with the covariates
+        z = covariates.take(labelled)
+        p = expit(_eta(np.concatenate([coef, gamma]), a, b, z, K))
+        Hi = _pinv(_gxx(a, b, w * p * (1 - p), K, z), K)
+        F = (Hi @ _gxx(a, b, w * w * p * (1 - p), K, z) @ Hi)[:K, :K]
+    else:
+        p = expit(coef[a] - coef[b])
+        Hi = _pinv(_xx(a, b, w * p * (1 - p), K))
+        F = Hi @ _xx(a, b, w * w * p * (1 - p), K) @ Hi
     extra[low] = np.maximum(np.diag(F)[low] - np.diag(cov)[low], 0.0)
     anchor = _anchor(low)
     A = np.eye(K) - np.outer(np.ones(K), anchor) / anchor.sum()  # x -> x - mean(x over the well-measured models)
@@ -626,7 +763,7 @@ def _drawn(battles: Battles, labelled: np.ndarray, prob, verdicts) -> Battles:
 
 def fit_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], *, prob: np.ndarray | None = None,
                lam: Sequence[float] | None = None, weighted: bool = True, verdicts: np.ndarray | None = None,
-               strata: np.ndarray | None = None) -> BTFit:
+               strata: np.ndarray | None = None, covariates: Covariates | None = None) -> BTFit:
     """Prediction-powered Bradley-Terry (module doc): the human verdicts of the battles at positions
     ``labelled`` (drawn from all; a position may repeat when draws were with replacement), each draw
     weighted by ``1 / prob`` (``prob``: per draw, default the battles' own ``prob``; ``n / N`` for a
@@ -635,55 +772,63 @@ def fit_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], *,
     ``verdicts``: the human verdict value of each draw, when it is not the battle's own ``y`` (the
     annotation app: the battles are the (prompt, pair) units, judged by whoever drew them).
     ``strata``: each draw's stratum, for a stratified draw (``prob`` then ``n_h / N_h``): the variance
-    is the stratified one, centred within each stratum (:mod:`evalsift.arena.design`)."""
+    is the stratified one, centred within each stratum (:mod:`evalsift.arena.design`).
+    ``covariates`` (:class:`Covariates` on all ``N`` battles): fitted beside the strengths (style control);
+    the judges' part uses the same covariates of every battle."""
     labelled = np.asarray(labelled, dtype=int)
     lab_b = _drawn(battles, labelled, prob, verdicts)
     _check(lab_b)
     _check(battles)
+    _check_covariates(covariates, battles.n)
     Fm = _judge_matrix(battles, judges)
     K, n, N = battles.K, len(labelled), battles.n
     w_lab = 1.0 / lab_b.prob if weighted else None
     if strata is not None and len(strata) != n:
         raise ParameterError(f"{len(strata)} strata for {n} human draws", field="strata")
-    lab = _rows(lab_b.a, lab_b.b, np.column_stack([lab_b.y, Fm[labelled]]), w_lab, strata)
+    z_lab, z_all = (None, None) if covariates is None else (covariates.take(labelled), covariates.z)
+    lab = _rows(lab_b.a, lab_b.b, np.column_stack([lab_b.y, Fm[labelled]]), w_lab, strata, z=z_lab)
     beta = _fit_rows(lab, K)
     st = strata is not None
+    out = dict(n_human=n, n_all=N)
     if not judges:
         if not st:
-            return BTFit(battles.models, beta, _sandwich(lab, beta, K), "mle", {}, n, N)
+            return _split(battles.models, beta, _sandwich(lab, beta, K), K, covariates, method="mle", **out)
         H, W, P = _strata_moments(lab, beta, K)
-        Hi = _pinv(H)
-        return BTFit(battles.models, beta, Hi @ (W[0][0] + P[0][0]) @ Hi, "mle", {}, n, N)
-    all_rows = _rows(battles.a, battles.b, Fm)
+        Hi = _pinv(H, K)
+        return _split(battles.models, beta, Hi @ (W[0][0] + P[0][0]) @ Hi, K, covariates, method="mle", **out)
+    all_rows = _rows(battles.a, battles.b, Fm, z=z_all)
     lam_v = _ppi_lam(lab, all_rows, beta, K, st) if lam is None else np.asarray(lam, float)
     if len(lam_v) != len(judges) or (lam_v < 0).any() or lam_v.sum() > 1 + 1e-12:
         raise ParameterError(f"lam must give each of the {len(judges)} judge(s) a weight >= 0, summing to <= 1; "
                              f"got {list(lam_v)}", field="lam")
     beta = _ppi_fit(lab, all_rows, lam_v, K, beta)
-    return BTFit(battles.models, beta, _ppi_cov(lab, all_rows, lam_v, beta, K, st), "ppi",
-                 {j: float(x) for j, x in zip(judges, lam_v)}, n, N)
+    return _split(battles.models, beta, _ppi_cov(lab, all_rows, lam_v, beta, K, st), K, covariates, method="ppi",
+                  lam={j: float(x) for j, x in zip(judges, lam_v)}, **out)
 
 
 def bootstrap_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], lam: Sequence[float], B: int = 1000,
                      *, prob: np.ndarray | None = None, seed: int = 0, weighted: bool = True,
-                     verdicts: np.ndarray | None = None, strata: np.ndarray | None = None) -> np.ndarray:
+                     verdicts: np.ndarray | None = None, strata: np.ndarray | None = None,
+                     covariates: Covariates | None = None) -> np.ndarray:
     """``B`` bootstrap replicates of :func:`fit_bt_ppi` with the weights ``lam`` held: the human
     draws and all battles resampled separately (without judges: the human draws alone); ``strata``: the
-    human draws resampled within each stratum, as a stratified draw was made."""
+    human draws resampled within each stratum, as a stratified draw was made. With ``covariates``:
+    ``B x (K + p)``, the covariates' coefficients after the strengths."""
     labelled = np.asarray(labelled, dtype=int)
     lab_b = _drawn(battles, labelled, prob, verdicts)
     Fm = _judge_matrix(battles, judges)
     K, N = battles.K, battles.n
+    z_lab, z_all = (None, None) if covariates is None else (covariates.take(labelled), covariates.z)
     lab = _rows(lab_b.a, lab_b.b, np.column_stack([lab_b.y, Fm[labelled]]), 1.0 / lab_b.prob if weighted else None,
-                strata)
-    all_rows = _rows(battles.a, battles.b, Fm)
+                strata, z=z_lab)
+    all_rows = _rows(battles.a, battles.b, Fm, z=z_all)
     lam_v = np.asarray(lam, float)
     rng = np.random.default_rng(seed)
     if not judges:
         return _redraws(lab, K, B, rng)
     redraw_lab, s_all = _resampler(lab), all_rows.count / N
-    out = np.empty((B, K))
     beta = _ppi_fit(lab, all_rows, lam_v, K, _fit_rows(lab, K))
+    out = np.empty((B, len(beta)))
     for r in range(B):
         out[r] = _ppi_fit(lab.with_counts(redraw_lab(rng)), all_rows.with_counts(rng.multinomial(N, s_all)), lam_v, K,
                           beta)
@@ -766,5 +911,5 @@ def ranks(coef: np.ndarray) -> np.ndarray:
     return r
 
 
-__all__ = ["BASE", "BTFit", "ELO", "FEW", "FEW_SIDE", "RIDGE", "TIES", "bootstrap_bt", "fit_davidson", "bootstrap_bt_ppi", "anchor_draws", "few_battle_floor", "fit_bt", "fit_bt_ppi", "rank_sets",
+__all__ = ["BASE", "BTFit", "Covariates", "ELO", "FEW", "FEW_SIDE", "RIDGE", "TIES", "bootstrap_bt", "fit_davidson", "bootstrap_bt_ppi", "anchor_draws", "few_battle_floor", "fit_bt", "fit_bt_ppi", "rank_sets",
            "ranks"]

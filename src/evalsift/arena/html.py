@@ -39,7 +39,11 @@ def leaderboard_html(board: Any) -> str:
                     f"<td class=num>[{m['interval'][0]:.1f}, {m['interval'][1]:.1f}]</td>"
                     f"<td class=bar><div class=track><div class=ci style='left:{left:.2f}%;width:{width:.2f}%'></div>"
                     f"<div class=dot style='left:{dot:.2f}%'></div></div></td>"
-                    f"<td>{m['rank_set'][0]}&ndash;{m['rank_set'][1]}</td><td class=num>{m['human_battles']}{'*' if m['few_battles'] else ''}</td></tr>")
+                    f"<td>{m['rank_set'][0]}&ndash;{m['rank_set'][1]}</td><td class=num>{m['human_battles']}{'*' if m['few_battles'] else ''}</td>"
+                    + (f"<td class=num>{m['raw']['rank']}</td><td class=num>{m['raw']['score']:.1f}</td>"
+                       f"<td class=num>[{m['raw']['interval'][0]:.1f}, {m['raw']['interval'][1]:.1f}]</td>"
+                       f"<td>{m['raw']['rank_set'][0]}&ndash;{m['raw']['rank_set'][1]}</td>" if "raw" in m else "")
+                    + "</tr>")
     order = [board.models.index(m["name"]) for m in d["models"]]
     W = board.fit.win_matrix()
     counts = board.pair_counts if board.pair_counts is not None else np.zeros((len(order), len(order)), int)
@@ -60,6 +64,19 @@ def leaderboard_html(board: Any) -> str:
         why = (board.stop.get("explanation") or {}).get("sentence")
         stop = (f"<h2>Stop rule</h2><p id=stop>{esc(board.stop_text())}.</p>"
                 + (f"<p id=stop-why>Why: {esc(why)}</p>" if why else ""))
+    style = ""
+    raw_head = ""
+    if board.style:
+        coefs = "".join(f"<tr><td>{esc(c['name'])}</td><td class=num>{c['coef']:+.3f}</td>"
+                        f"<td class=num>[{c['interval'][0]:+.3f}, {c['interval'][1]:+.3f}]</td></tr>"
+                        for c in board.style["coefficients"])
+        style = (f"<h2>Style control</h2><p id=style>Scores are style-controlled for {esc(', '.join(board.style['features']))}"
+                 f" (the raw scores, fitted on the same battles without the style features, beside them). Style "
+                 f"coefficients, {esc(board.style['units'])}, with {1 - d['alpha']:.0%} intervals:</p>"
+                 f"<table id=style-coefficients><tr><th>feature</th><th>coefficient</th><th>interval</th></tr>{coefs}"
+                 f"</table><p class=note>{esc(board.style['note'])}.</p>")
+        raw_head = "<th>raw rank</th><th>raw score</th><th>raw interval</th><th>raw rank-set</th>"
+    notes = "".join(f"<p class=note>Note: {esc(n)}.</p>" for n in getattr(board, "notes", []))
     estimator = (" Scores bias-corrected (the maximum-likelihood fit less its first-order bias)."
                  if board.estimator == "bias-corrected" else "")
     return f"""<!doctype html>
@@ -81,10 +98,11 @@ Scores on the Elo scale (1000 = the models' mean); {1 - d['alpha']:.0%} interval
 rank-sets hold simultaneously with probability {1 - d['alpha']:.0%}.{estimator}</p>
 {stop}
 <table id=scores><thead><tr><th>rank</th><th>model</th><th>score</th><th>{1 - d['alpha']:.0%} interval</th><th></th>
-<th>rank-set</th><th>human battles</th></tr></thead><tbody>
+<th>rank-set</th><th>human battles</th>{raw_head}</tr></thead><tbody>
 {''.join(rows)}
 </tbody></table>
 {f'<p id=few class=note>* {esc(board.few_note())}.</p>' if board.few_note() else ''}
+{style}{notes}
 {f'<h2>Judges</h2><ul>{judges}</ul>' if judges else ''}
 <h2>Predicted win rates (row beats column) and human battles per pair</h2>
 <table id=heatmap><tr><th></th>{head}</tr>{''.join(heat)}</table>

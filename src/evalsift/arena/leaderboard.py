@@ -37,7 +37,7 @@ import numpy as np
 from ..errors import DataError, ParameterError, check_choice
 from ..io._common import plain_json
 from .battles import Battles
-from .bt import (ELO, FEW, FEW_SIDE, TIES, BTFit, anchor_draws, bootstrap_bt_ppi, curvature_bias, few_battle_floor, fit_bt_ppi,
+from .bt import (ELO, FEW, FEW_SIDE, TIES, BTFit, Covariates, anchor_draws, bootstrap_bt_ppi, curvature_bias, few_battle_floor, fit_bt_ppi,
                  fit_davidson, rank_sets, ranks)
 from .design import EXPLORE, ROUNDS, pair_probabilities  # noqa: F401 - their old home; they live in design now
 from .design import draw_active, draw_neyman, draw_uniform, strata_note
@@ -69,6 +69,9 @@ class Leaderboard:
     strata: str | None = None  # a stratified draw (neyman): how many strata and battles in each
     few: int = FEW  # below this many human battles a model's variance was floored (few_battle_floor)
     few_models: np.ndarray | None = None  # which models had few battles (or few wins or losses)
+    raw: "Leaderboard | None" = None  # with style control: the board without it (same battles, same draws)
+    style: dict | None = None  # with style control: {features, coefficients: [{name, coef, interval}], note}
+    notes: list = field(default_factory=list)  # e.g. battles left out for lack of a text
 
     def few_mask(self) -> np.ndarray:
         """Which models had their variance floored: few human battles, or few wins or losses."""
@@ -141,20 +144,51 @@ class Leaderboard:
                 "source": self.source, "win_matrix": np.round(self.fit.win_matrix(), 4).tolist(),
                 "model_order": list(self.models), "stop": self.stop, "strata": self.strata,
                 "few_battles": {"threshold": self.few, "wins_or_losses": FEW_SIDE, "note": self.few_note()},
-                "assumption": self.assumption()}
+                "assumption": self.assumption(), **self._style_dict(models)}
+
+    def _style_dict(self, models: list[dict]) -> dict[str, Any]:
+        """With style control: each model's raw (uncontrolled) score, interval and rank-set beside the
+        controlled ones, and the style coefficients."""
+        if self.raw is None:
+            return {"notes": list(self.notes)} if self.notes else {}
+        raw = {m["name"]: m for m in self.raw.to_dict()["models"]}
+        for m in models:
+            r = raw[m["name"]]
+            m["raw"] = {k: r[k] for k in ("score", "interval", "rank_set", "rank")}
+        return {"style_control": self.style, "raw_scale": "the same battles fitted without the style features",
+                "notes": list(self.notes)}
 
     def csv(self) -> str:
         """The leaderboard as CSV (strongest first)."""
-        lines = ["rank,model,score,low,high,rank_best,rank_worst,human_battles,few_battles"]
+        styled = self.raw is not None
+        lines = ["rank,model,score,low,high,rank_best,rank_worst,human_battles,few_battles"
+                 + (",raw_rank,raw_score,raw_low,raw_high,raw_rank_best,raw_rank_worst" if styled else "")]
         for m in self.to_dict()["models"]:
             name = '"' + m["name"].replace('"', '""') + '"' if any(c in m["name"] for c in ',"\n') else m["name"]
-            lines.append(f"{m['rank']},{name},{m['score']},{m['interval'][0]},{m['interval'][1]},{m['rank_set'][0]},"
-                         f"{m['rank_set'][1]},{m['human_battles']},{str(m['few_battles']).lower()}")
+            line = (f"{m['rank']},{name},{m['score']},{m['interval'][0]},{m['interval'][1]},{m['rank_set'][0]},"
+                    f"{m['rank_set'][1]},{m['human_battles']},{str(m['few_battles']).lower()}")
+            if styled:
+                r = m["raw"]
+                line += (f",{r['rank']},{r['score']},{r['interval'][0]},{r['interval'][1]},{r['rank_set'][0]},"
+                         f"{r['rank_set'][1]}")
+            lines.append(line)
         return "\n".join(lines) + "\n"
+
+    def style_lines(self) -> list[str]:
+        """The style coefficients, one line each (empty without style control)."""
+        if not self.style:
+            return []
+        out = [f"style coefficients (log-odds of winning per unit of the scaled feature; {1 - self.alpha:.0%} "
+               f"intervals, {self.intervals}):"]
+        for c in self.style["coefficients"]:
+            out.append(f"  {c['name']:<8} {c['coef']:+.3f}  [{c['interval'][0]:+.3f}, {c['interval'][1]:+.3f}]")
+        return out
 
     def summary(self) -> str:
         """A text table, strongest first."""
         d = self.to_dict()
+        if self.raw is not None:
+            return self._styled_summary(d)
         width = max(len(m["name"]) for m in d["models"])
         out = [f"{len(d['models'])} models from {d['human_battles_used']} human battles of {d['battles']}"
                + (f", judges {', '.join(f'{k} (weight {v:.2f})' for k, v in d['judge_weights'].items())}"
@@ -177,6 +211,40 @@ class Leaderboard:
         out.append(f"assumption: {self.assumption()}")
         return "\n".join(out)
 
+    def _styled_summary(self, d: dict[str, Any]) -> str:
+        """Controlled and raw scores side by side (style control)."""
+        width = max(len(m["name"]) for m in d["models"])
+        feats = ", ".join(self.style["features"])
+        out = [f"{len(d['models'])} models from {d['human_battles_used']} human battles of {d['battles']}"
+               + (f", judges {', '.join(f'{k} (weight {v:.2f})' for k, v in d['judge_weights'].items())}"
+                  if d["judge_weights"] else "")
+               + (f", drawn by {self.allocation} ({self.strata})" if self.strata else "")
+               + (", bias-corrected scores" if d["estimator"] == "bias-corrected" else "")
+               + f"; style control for {feats}; {1 - self.alpha:.0%} intervals ({self.intervals}) and simultaneous "
+                 "rank-sets",
+               f"{'':>4}  {'':<{width}}  {'style-controlled':^38}    {'raw':^43}",
+               f"{'rank':>4}  {'model':<{width}}  {'score':>7}  {'interval':>18}  {'rank-set':>8}    {'rank':>4} "
+               f"{'score':>7}  {'interval':>18}  {'rank-set':>8}"]
+        for m in d["models"]:
+            r = m["raw"]
+            out.append(f"{m['rank']:>4}  {m['name']:<{width}}  {m['score']:>7.1f}  [{m['interval'][0]:>7.1f}, "
+                       f"{m['interval'][1]:>7.1f}]  {str(m['rank_set'][0]) + '-' + str(m['rank_set'][1]):>8}    "
+                       f"{r['rank']:>4} {r['score']:>7.1f}  [{r['interval'][0]:>7.1f}, {r['interval'][1]:>7.1f}]  "
+                       f"{str(r['rank_set'][0]) + '-' + str(r['rank_set'][1]):>8}"
+                       + (f"  * {m['human_battles']} battles" if m["few_battles"] else ""))
+        out.extend(self.style_lines())
+        out.append(f"style features: {self.style['note']}")
+        if self.few_note():
+            out.append(f"* {self.few_note()}")
+        for note in self.notes:
+            out.append(f"note: {note}")
+        if self.stop:
+            out.append(f"stop rule {self.stop_text()}")
+            if self.stop.get("explanation"):
+                out.append(f"why: {self.stop['explanation']['sentence']}")
+        out.append(f"assumption: {self.assumption()}")
+        return "\n".join(out)
+
 
 ASSUMPTION = ("the human battles used are every battle of the file, or a draw from them with recorded probabilities "
               "(uniform; the active rule's; or neyman's, strata fixed before the draw and battles drawn uniformly "
@@ -188,7 +256,7 @@ ASSUMPTION = ("the human battles used are every battle of the file, or a draw fr
 def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_budget: int | None = None,
                 allocation: str = "uniform", alpha: float = 0.05, seed: int = 0, intervals: str = "sandwich",
                 B: int = 1000, ties: str = "half", stop: str | None = None, first: int = 100,
-                estimator: str = "mle", few: int = FEW) -> Leaderboard:
+                estimator: str = "mle", few: int = FEW, style: Covariates | None = None) -> Leaderboard:
     """The leaderboard of ``battles`` (module doc). ``judges``: names of ``battles.judges`` to use
     (default all of them). ``ties``: ``half`` or ``davidson`` (the tie-aware model; human battles
     only, sandwich intervals). ``stop``: ``"top-k:K"`` (stop once the rank-sets single out the K best)
@@ -198,13 +266,19 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
     ``alpha`` (a union bound over the looks; asymptotic, as the rank-sets). When no look meets the rule,
     ``stop["explanation"]`` says why in one sentence (:func:`explain_stop`). ``estimator``: ``mle`` or
     ``bias-corrected`` (module doc). ``few``: a model with fewer human battles than this has its variance
-    floored at the model-based one (:func:`~evalsift.arena.bt.few_battle_floor`; 0 turns the floor off)."""
+    floored at the model-based one (:func:`~evalsift.arena.bt.few_battle_floor`; 0 turns the floor off).
+    ``style``: covariates of every battle (:func:`~evalsift.arena.style.style_covariates`): the board is
+    then the style-controlled fit, with the same human draws fitted without them in ``board.raw`` and the
+    covariates' coefficients and intervals in ``board.style`` (docs/arena.md, "Style control")."""
     if isinstance(few, bool) or not isinstance(few, (int, np.integer)) or few < 0:
         raise ParameterError(f"few must be an integer >= 0, got {few!r}", field="few")
     check_choice("allocation", allocation, ALLOCATIONS, where="arena")
     check_choice("estimator", estimator, ESTIMATORS, where="arena")
     check_choice("intervals", intervals, INTERVALS, where="arena")
     check_choice("ties", ties, TIES, where="arena")
+    if style is not None and ties == "davidson":
+        raise ParameterError("--style-control fits the Bradley-Terry model with a tie as half a win: leave out "
+                             "--ties davidson (use --ties half), or leave out --style-control", field="ties")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise ParameterError(f"--alpha must be in (0, 1), got {alpha!r}", field="alpha")
     judges = list(battles.judges) if judges is None else list(judges)
@@ -216,7 +290,7 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
         if stop is not None:
             raise ParameterError("--stop needs --human-budget N: the most human battles it may use", field="stop")
         return _board(battles, np.arange(battles.n), np.ones(battles.n), [], judges, alpha, seed, intervals, B, ties,
-                      allocation, estimator=estimator, few=few)
+                      allocation, estimator=estimator, few=few, style=style)
     if isinstance(human_budget, bool) or not isinstance(human_budget, (int, np.integer)) or human_budget < 2:
         raise ParameterError(f"--human-budget must be an integer >= 2, got {human_budget!r}", field="human_budget")
     if human_budget > battles.n:
@@ -225,7 +299,7 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
                              field="human_budget")
     if stop is not None:
         return _stopped(battles, judges, int(human_budget), allocation, alpha, seed, intervals, B, ties, stop, first,
-                        estimator, few)
+                        estimator, few, style)
     strata = None
     if allocation == "uniform":
         labelled, prob = draw_uniform(battles.n, human_budget, rng)
@@ -234,7 +308,7 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
     else:
         labelled, prob, strata = draw_neyman(battles, human_budget, rng, judges, alpha=alpha)
     return _board(battles, labelled, prob, judges, judges, alpha, seed, intervals, B, ties, allocation, strata=strata,
-                  estimator=estimator, few=few)
+                  estimator=estimator, few=few, style=style)
 
 
 def parse_stop(stop: str, K: int) -> tuple[str, int]:
@@ -366,7 +440,7 @@ def explain_stop(stop: str, models: Sequence[str], alpha: float, looks: Sequence
 
 
 def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, ties, stop, first,
-             estimator="mle", few=FEW) -> Leaderboard:
+             estimator="mle", few=FEW, style=None) -> Leaderboard:
     rule, value = parse_stop(stop, battles.K)
     if allocation != "uniform":
         raise ParameterError("--stop draws the human battles in one random order: use --allocation uniform",
@@ -382,7 +456,7 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
         labelled = np.sort(order[:n])
         try:
             board = _board(battles, labelled, np.full(n, n / battles.n), judges, judges, a_look, seed, intervals, B,
-                           ties, allocation, estimator=estimator, few=few)
+                           ties, allocation, estimator=estimator, few=few, style=style)
             seen = labelled
         except DataError as e:  # too few battles yet for every model to meet the others: look again later
             trail.append({"battles": n, "met": False, "note": str(e)})
@@ -400,7 +474,7 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
                                f"{len(looks)} planned looks at {a_look:.4g}; asymptotic)"}
     if not board.stop["met"]:  # why not: the same battles at 1 - alpha, as a person would read them
         shown = _board(battles, seen, np.full(len(seen), len(seen) / battles.n), judges, judges, alpha, seed,
-                       intervals, B, ties, allocation, estimator=estimator, few=few)
+                       intervals, B, ties, allocation, estimator=estimator, few=few, style=style)
         board.stop["explanation"] = explain_stop(stop, battles.models, alpha, looks, len(seen),
                                                  rank_set=shown.rank_set, look_rank_set=board.rank_set,
                                                  order=shown.order())
@@ -408,11 +482,15 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
 
 
 def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties, allocation,
-           verdicts=None, strata=None, estimator="mle", few=None) -> Leaderboard:
+           verdicts=None, strata=None, estimator="mle", few=None, style=None) -> Leaderboard:
     """The leaderboard from the human draws ``labelled`` (with probabilities ``prob``; ``verdicts``: each
     draw's own verdict, default the battle's; ``strata``: each draw's stratum, for a stratified draw) and
     the judges ``use``; ``estimator="bias-corrected"`` subtracts the fit's first-order bias from the
-    scores and from every bootstrap replicate."""
+    scores and from every bootstrap replicate. ``style``: covariates of every battle (style control): the
+    board is the controlled fit, with the same draws fitted without them in ``raw``."""
+    if style is not None and ties == "davidson":
+        raise ParameterError("--style-control fits the Bradley-Terry model with a tie as half a win: leave out "
+                             "--ties davidson (use --ties half), or leave out --style-control", field="ties")
     if ties == "davidson" and estimator != "mle":
         raise ParameterError("--estimator bias-corrected corrects the Bradley-Terry fit of --ties half; with --ties "
                              "davidson use --estimator mle", field="estimator")
@@ -428,19 +506,27 @@ def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties
 
         fit = fit_davidson(_drawn(battles, np.asarray(labelled, dtype=int), prob, verdicts))
     else:
-        fit = fit_bt_ppi(battles, labelled, use, prob=prob, verdicts=verdicts, strata=strata)
+        fit = fit_bt_ppi(battles, labelled, use, prob=prob, verdicts=verdicts, strata=strata, covariates=style)
     from dataclasses import replace
 
-    bias = curvature_bias(battles, fit.coef, fit.cov) if estimator == "bias-corrected" else None
+    bias = None
+    if estimator == "bias-corrected":
+        bias = (curvature_bias(battles, fit.coef, fit.cov) if style is None else
+                curvature_bias(battles, fit.coef, fit.cov, covariates=style, gamma=fit.gamma, full_cov=fit.full_cov))
     lam = list(fit.lam.values())
     if bias is not None:
         fit = replace(fit, coef=fit.coef - bias, method=f"{fit.method}+bc")
     coef, cov, extra, low = few_battle_floor(battles, labelled, fit.coef, fit.cov, prob=prob, few=few,
-                                             verdicts=verdicts)
+                                             verdicts=verdicts, covariates=style, gamma=fit.gamma)
     fit = replace(fit, coef=coef, cov=cov)
+    gamma_interval = fit.gamma_intervals(alpha)
     if intervals == "bootstrap":
         draws = bootstrap_bt_ppi(battles, labelled, use, lam, B, prob=prob, seed=seed, verdicts=verdicts,
-                                 strata=strata)
+                                 strata=strata, covariates=style)
+        if style is not None:
+            K = battles.K
+            gamma_interval = np.quantile(draws[:, K:], [alpha / 2, 1 - alpha / 2], axis=0).T
+            draws = draws[:, :K]
         if bias is not None:
             draws = draws - bias
         draws = anchor_draws(draws, extra, low, seed=[seed, 30])
@@ -450,11 +536,20 @@ def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties
     else:
         interval = fit.intervals(alpha)
         rs, c = rank_sets(fit.coef, alpha=alpha, cov=fit.cov, seed=seed)
-    return Leaderboard(battles.models, fit, 1000.0 + ELO * interval, rs, c, float(alpha), intervals, allocation,
-                       len(labelled), battles.n, {j: _agreement(battles, j, labelled, verdicts) for j in judges}, seed,
-                       battles.source, battles.pair_counts(labelled),
-                       strata=strata_note(np.asarray(strata)) if strata is not None else None,
-                       few=FEW if few is None else int(few), few_models=low)
+    board = Leaderboard(battles.models, fit, 1000.0 + ELO * interval, rs, c, float(alpha), intervals, allocation,
+                        len(labelled), battles.n, {j: _agreement(battles, j, labelled, verdicts) for j in judges}, seed,
+                        battles.source, battles.pair_counts(labelled),
+                        strata=strata_note(np.asarray(strata)) if strata is not None else None,
+                        few=FEW if few is None else int(few), few_models=low)
+    if style is not None:
+        board.raw = _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties, allocation,
+                           verdicts=verdicts, strata=strata, estimator=estimator, few=few)
+        board.style = {"features": list(style.names), "note": style.note,
+                       "coefficients": [{"name": n, "coef": round(float(g), 4),
+                                         "interval": [round(float(lo), 4), round(float(hi), 4)]}
+                                        for n, g, (lo, hi) in zip(style.names, fit.gamma, gamma_interval)],
+                       "units": "log-odds of the first side winning per unit of the scaled feature"}
+    return board
 
 
 def _agreement(battles: Battles, judge: str, labelled=None, verdicts=None) -> dict[str, Any]:

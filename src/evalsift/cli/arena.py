@@ -45,6 +45,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="mle: the maximum-likelihood fit (Chatbot Arena's); bias-corrected (ours): the fit less its "
                         "first-order bias, which at a few thousand human battles puts the top and bottom models a few "
                         "Elo too far apart (docs/arena.md)")
+    p.add_argument("--style-control", metavar="FEATURES",
+                   help="fit Bradley-Terry with the answers' style as covariates, as Chatbot Arena's style control: "
+                        "length, markdown (headers, bold, lists; also one by one), comma-separated, e.g. "
+                        "length,markdown. Prints the style-controlled scores beside the raw ones, with the style "
+                        "coefficients; needs both answers of every battle (conversation_a / conversation_b, output_1 / "
+                        "output_2, or --outputs)")
+    p.add_argument("--outputs", metavar="SPEC",
+                   help="with --style-control: the answers' texts, one per (item, model): a table with item_id, system, "
+                        "output columns (CSV, TSV, JSONL), an AlpacaEval folder (e.g. alpaca-eval), anything "
+                        "'evalsift data' loads with outputs; joined on the battle's item id and model name")
+    p.add_argument("--style-missing", choices=["error", "drop"], default="error",
+                   help="with --style-control, a battle without both texts: error (default: names the battle) or drop "
+                        "(leave it out of both boards, with a note)")
     p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="B", help="bootstrap replicates")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed (the draws, the bootstrap)")
     p.add_argument("--out", required=True, metavar="DIR", help="writes results.json, leaderboard.csv, leaderboard.html")
@@ -66,10 +79,36 @@ def cmd_arena(args: argparse.Namespace) -> int:
     if len(set(names)) != len(names):
         raise ParameterError(f"two --judge files share the name {next(n for n in names if names.count(n) > 1)!r}; "
                              "rename one", field="judge")
-    battles = read_battles(args.data, judges)
+    style = features = None
+    notes = []
+    if args.style_control is None:
+        if args.outputs is not None:
+            raise ParameterError("--outputs gives the answers' texts for --style-control: add --style-control "
+                                 "length,markdown (or leave --outputs out)", field="outputs")
+        battles = read_battles(args.data, judges)
+    else:
+        from ..arena.style import missing_text, parse_style, style_covariates
+
+        features = parse_style(args.style_control)
+        if args.ties == "davidson":
+            raise ParameterError("--style-control fits the Bradley-Terry model with a tie as half a win: leave out "
+                                 "--ties davidson (use --ties half), or leave out --style-control", field="ties")
+        battles = read_battles(args.data, judges, texts=True, outputs=args.outputs)
+        miss = missing_text(battles)
+        if args.style_missing == "drop" and miss.any():
+            n0, k0 = battles.n, battles.K
+            battles = battles.keep(~miss)
+            if battles.n == 0:
+                raise ParameterError(f"none of the {n0} battles of {args.data} has both texts: give them with "
+                                     "--outputs FILE (item_id, system, output)", field="style_missing")
+            notes.append(f"{int(miss.sum())} of {n0} battles without both texts left out (--style-missing drop)"
+                         + (f", and with them {k0 - battles.K} model(s) that had no other battle" if battles.K < k0
+                            else "") + "; both boards use the rest")
+        style = style_covariates(battles, features)
     board = leaderboard(battles, human_budget=args.human_budget, allocation=args.allocation, alpha=args.alpha,
                         seed=args.seed, intervals=args.intervals, B=args.bootstrap, ties=args.ties, stop=args.stop,
-                        first=args.first, estimator=args.estimator)
+                        first=args.first, estimator=args.estimator, style=style)
+    board.notes.extend(notes)
     paths = write_leaderboard(board, out)
     if args.json:
         print_json(board.to_dict())
