@@ -87,7 +87,7 @@ def test_a_model_that_won_its_few_battles_is_never_surely_best(tmp_path):
     assert row["few_battles"] is True and row["human_battles"] == 5
     assert sum(m["few_battles"] for m in res["models"]) == 1
     assert res["few_battles"]["threshold"] == FEW and board.models[weak] in res["few_battles"]["note"]
-    assert f"{board.models[weak]}," in paths["csv"].read_text() and ",true\n" in paths["csv"].read_text()
+    assert f"{board.models[weak]}," in paths["csv"].read_text() and ",true,\"verdicts: human\"\n" in paths["csv"].read_text()
     assert "* 5 battles" in board.summary() and "fewer than 20 human battles" in board.summary()
     assert "id=few" in paths["html"].read_text()
 

@@ -160,7 +160,7 @@ def test_the_command_end_to_end_from_conversations(tmp_path, capsys):
     assert raw["eel"] - raw["ant"] > 150  # the raw board ranks by length
     assert abs(ctl["eel"] - ctl["ant"]) < abs(raw["eel"] - raw["ant"]) / 3  # the controlled one hardly does
     header = (out / "leaderboard.csv").read_text().splitlines()[0]
-    assert header.endswith("raw_rank,raw_score,raw_low,raw_high,raw_rank_best,raw_rank_worst")
+    assert header.endswith("raw_rank,raw_score,raw_low,raw_high,raw_rank_best,raw_rank_worst,verdicts")
     html = (out / "leaderboard.html").read_text()
     assert "id=style-coefficients" in html and "raw score" in html
 

@@ -224,3 +224,58 @@ def test_winrate_on_fastchat_pairs_is_fastchats_adjusted_win_rate(tmp_path, caps
                 res.append(1.0 if r[r["g1_winner"]] == model else 0.0)
         row = next(m for m in got["boards"][0]["models"] if m["model"] == model)
         assert math.isclose(row["win_rate"], 100 * sum(res) / len(res), abs_tol=1e-9) and row["n"] == len(res)
+
+
+def test_arena_counts_a_fastchat_row_once_and_fits_fastchats_elo(tmp_path, capsys):
+    """gpt-4_pair.jsonl: battles = rows (less the rows with an error game), Bradley-Terry equal to FastChat's
+    compute_mle_elo on the same rows to 0.1 Elo, every output saying the verdicts are a judge's; --games
+    separate counts both games."""
+    path, rows = fastchat_pairs(tmp_path, n_questions=80)
+    kept = [r for r in rows if "error" not in (r["g1_winner"], r["g2_winner"])]
+    out = tmp_path / "board"
+    assert main(["arena", "--data", str(path), "--out", str(out), "--json", "--quiet"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["battles"] == len(kept) and got["verdicts"]["source"] == "judge"
+    ref = fastchat_elo(rows)
+    for m in got["models"]:
+        assert abs(m["score"] - ref[m["name"]]) < 0.1, (m, ref)
+    assert "judge battles" in (out / "leaderboard.html").read_text() and "human battles" not in (
+        out / "leaderboard.html").read_text()
+    assert all(line.endswith('"verdicts: judge gpt-4/pair-v2 (%d verdicts)"' % len(kept))
+               for line in (out / "leaderboard.csv").read_text().splitlines()[1:])
+    assert main(["arena", "--data", str(path), "--out", str(out), "--games", "separate", "--json", "--quiet"]) == 0
+    sep = json.loads(capsys.readouterr().out)
+    games = sum(g != "error" for r in rows for g in (r["g1_winner"], r["g2_winner"]))
+    assert sep["battles"] == games
+    # the same file stated to hold people's verdicts
+    assert main(["arena", "--data", str(path), "--out", str(out), "--verdicts-from", "human", "--quiet"]) == 0
+    assert capsys.readouterr().out.startswith("verdicts: human")
+
+
+def test_arena_by_category_and_language_boards(tmp_path, capsys):
+    path, rows = fastchat_pairs(tmp_path, n_questions=80)
+    questions = [{"question_id": q, "category": CATEGORIES[(q - 81) // 10], "turns": ["?"]} for q in range(81, 161)]
+    write_jsonl(tmp_path / "question.jsonl", questions)  # FastChat's place: data/mt_bench/question.jsonl
+    out = tmp_path / "cat"
+    assert main(["arena", "--data", str(path), "--by", "category", "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("\ncategory = ") == 8 and text.startswith("verdicts: judge gpt-4/pair-v2")
+    with open(out / "by_category.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    per = {c: sum(1 for r in rows if "error" not in (r["g1_winner"], r["g2_winner"])
+                  and CATEGORIES[(r["question_id"] - 81) // 10] == c) for c in CATEGORIES}
+    results = json.loads((out / "results.json").read_text())
+    assert {v: b["battles"] for v, b in results["by"]["boards"].items()} == per
+    assert {r["group"] for r in table} == set(CATEGORIES) and all("judge gpt-4/pair-v2" in r["verdicts"] for r in table)
+    html = (out / "leaderboard.html").read_text()
+    assert html.count("class=group-scores") == 8 and "category = writing" in html
+    # Chatbot Arena battles by language; an unknown column names the ones there are
+    battles = [{"num": k, "model_a": a, "model_b": b, "winner": w, "language": lang}
+               for k, (a, b, w, lang) in enumerate(
+                   [("x", "y", "model_a", "English"), ("y", "z", "model_b", "German"), ("x", "z", "tie (bothbad)", "English")]
+                   * 30, 1)]
+    arena = write_jsonl(tmp_path / "battles.jsonl", battles)
+    assert main(["arena", "--data", str(arena), "--by", "language", "--out", str(tmp_path / "lang"), "--quiet"]) == 0
+    assert "language = German" in capsys.readouterr().out
+    assert main(["arena", "--data", str(arena), "--by", "lang", "--out", str(tmp_path / "lang"), "--quiet"]) == 2
+    assert "Did you mean 'language'?" in capsys.readouterr().err

@@ -103,4 +103,6 @@ def verdicts_line(desc: dict[str, Any]) -> str:
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     if desc["source"] == "judge":
         return f"verdicts: judge {shown or '(unnamed)'}{count}"
+    if len(names) > 4:  # a crowd: how many, not who
+        return f"verdicts: human, {len(names)} annotators{count}"
     return f"verdicts: human{' ' + shown if shown else ''}{count}"

@@ -56,6 +56,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .errors import DataError, ParameterError, suggest
+from .io.pairwise_data import group_of
 from .verdicts import describe_source, source_of, verdicts_line
 
 #: the candidate L1 strengths (AlpacaEval's LogisticRegressionCV default grid)
@@ -69,11 +70,6 @@ GAMED_SUFFIXES = ("_verbose", "_concise")
 #: below this many models with lengths, a note says the estimated difficulties say little
 FEW_MODELS = 10
 #: per-judgment detail fields that are not groupings (``--by``)
-_NOT_GROUPS = frozenset({"source", "line", "preference", "reason", "score", "len_output_1", "len_output_2",
-                         "answers", "files", "order_verdicts", "human_scores", "shown_orders"})
-_JUDGMENT_FIELDS = ("annotator", "shown_order")
-
-
 # ---------------------------------------------------------------------------------------- the comparisons
 @dataclass(frozen=True)
 class ModelComparisons:
@@ -172,42 +168,6 @@ def _lengths(pool: Any) -> Any:
     return from_text
 
 
-def group_columns(data: Any, judgments: Sequence[Any] | None = None) -> list[str]:
-    """The columns ``--by`` can group by: the judgments' recorded fields (AlpacaEval annotations' ``dataset``),
-    the Pool's per-item columns (``dataset`` of AlpacaEval's preference table) and ``annotator`` / ``shown_order``."""
-    found: dict[str, None] = {}
-    for j in (data.judgments if judgments is None else judgments):
-        for k, v in j.detail.items():
-            if k not in _NOT_GROUPS and isinstance(v, (str, int, bool)):
-                found.setdefault(k, None)
-    for k in data.pool.metadata:
-        if not str(k).startswith("_"):
-            found.setdefault(str(k), None)
-    for k in _JUDGMENT_FIELDS:
-        found.setdefault(k, None)
-    return list(found)
-
-
-def _group_of(data: Any, by: str, judgments: Sequence[Any]) -> Any:
-    """``group(judgment)`` -> the judgment's value of column ``by``; an unknown column is a ParameterError."""
-    available = group_columns(data, judgments)
-    if by not in available:
-        raise ParameterError(f"--by {by!r}: the data has no such column.{suggest(by, available)} Columns: "
-                             f"{', '.join(available)}", field="by")
-    if by in _JUDGMENT_FIELDS:
-        return lambda j: str(getattr(j, by))
-    in_detail = any(by in j.detail for j in judgments)
-    col = data.pool.metadata.get(by)
-    index = {iid: k for k, iid in enumerate(data.pool.item_ids)}
-
-    def group(j: Any) -> str:
-        v = j.detail.get(by) if in_detail else None
-        if v is None and col is not None and j.item_id in index:
-            v = col[index[j.item_id]]
-        return "(none)" if v is None else str(v)
-    return group
-
-
 def _preference(j: Any, baseline: str) -> float | None:
     """The model's preference in [0, 1] of one judgment (see the module doc); None without a verdict."""
     if j.status != "done" or j.verdict is None:
@@ -244,7 +204,7 @@ def baseline_comparisons(data: Any, baseline: str, *, annotator: str | None = No
         raise DataError(f"annotator {who!r} judged no comparison with the baseline {baseline!r}; judged against it by: "
                         f"{', '.join(dict.fromkeys(j.annotator for j in with_baseline)) or '(nobody)'}",
                         field="baseline")
-    group = _group_of(data, by, mine) if by else None
+    group = group_of(data, by, mine) if by else None
     length = _lengths(data.pool)
     index = {iid: k for k, iid in enumerate(data.pool.item_ids)}
     rows: dict[str, dict[str, tuple[float, str | None]]] = {}

@@ -49,6 +49,8 @@ class Battles:
     judges: dict = field(default_factory=dict)
     source: str = ""
     style: dict = field(default_factory=dict)  # count name -> n x 2 (each side's answer), NaN without text
+    tags: dict = field(default_factory=dict)  # column -> n labels (str): each battle's group for --by
+    verdicts: dict = field(default_factory=dict)  # whose verdicts (evalsift.verdicts.describe_judgments)
 
     def __post_init__(self) -> None:
         n = len(self.y)
@@ -87,7 +89,8 @@ class Battles:
         return replace(self, a=self.a[idx], b=self.b[idx], y=self.y[idx], ids=tuple(self.ids[i] for i in idx),
                        bothbad=self.bothbad[idx], prob=self.prob[idx] if prob is None else np.asarray(prob, float),
                        judges={k: v[idx] for k, v in self.judges.items()},
-                       style={k: v[idx] for k, v in self.style.items()})
+                       style={k: v[idx] for k, v in self.style.items()},
+                       tags={k: v[idx] for k, v in self.tags.items()})
 
     def keep(self, mask: np.ndarray) -> "Battles":
         """The battles where ``mask`` holds, the models left without any battle dropped (re-indexed)."""
@@ -122,9 +125,16 @@ class Battles:
                    judges={k: np.asarray(v, float) for k, v in (judges or {}).items()}, source=source)
 
     @classmethod
-    def from_pairwise(cls, data, *, source: str | None = None) -> "Battles":
+    def from_pairwise(cls, data, *, source: str | None = None, by: Sequence[str] = ()) -> "Battles":
         """One battle per recorded judgment with a verdict (``a``, ``b`` or ``tie``) of a
-        :class:`~evalsift.io.pairwise.PairwiseData`; judgments without one (errors, skips) are left out."""
+        :class:`~evalsift.io.pairwise.PairwiseData`; judgments without one (errors, skips) are left out.
+
+        ``by``: columns to tag each battle with (``tags``; :func:`~evalsift.io.pairwise_data.group_of`: a
+        field the judgments record such as ``language`` or ``turn``, or an item column such as ``category``).
+        ``verdicts`` says whose verdicts they are (:func:`evalsift.verdicts.describe_judgments`)."""
+        from ..io.pairwise_data import group_of
+        from ..verdicts import describe_judgments
+
         models = tuple(data.pool.systems)
         index = {m: k for k, m in enumerate(models)}
         rows = [j for j in data.judgments if j.verdict in VALUES and j.status == "done"]
@@ -135,8 +145,13 @@ class Battles:
         y = np.fromiter((VALUES[j.verdict] for j in rows), dtype=float, count=len(rows))
         bothbad = np.fromiter((str((j.detail or {}).get("winner", "")).strip().lower() == "tie (bothbad)"
                                for j in rows), dtype=bool, count=len(rows))
-        return cls.from_arrays(models, a, b, y, ids=[j.item_id for j in rows], bothbad=bothbad,
-                               source=source or data.source)
+        tags = {}
+        for column in by:
+            group = group_of(data, column, rows)
+            tags[column] = np.array([group(j) for j in rows], dtype=object)
+        battles = cls.from_arrays(models, a, b, y, ids=[j.item_id for j in rows], bothbad=bothbad,
+                                  source=source or data.source)
+        return replace(battles, tags=tags, verdicts=describe_judgments(rows))
 
     def with_judge(self, name: str, data) -> "Battles":
         """These battles with judge ``name``'s verdicts from ``data`` (a PairwiseData on the same
@@ -163,7 +178,9 @@ class Battles:
         return replace(self, judges={**self.judges, name: col})
 
 
-def read_battles(spec: str, judges: Sequence[str] = (), *, texts: bool = False, outputs: str | None = None) -> Battles:
+def read_battles(spec: str, judges: Sequence[str] = (), *, texts: bool = False, outputs: str | None = None,
+                 games: str = "combined", verdicts_from: str | None = None, by: str | None = None,
+                 questions: str | None = None) -> Battles:
     """The battles of ``spec`` (a file or dataset name that :func:`~evalsift.io.pairwise.read_judgments`
     reads: a Chatbot Arena battle file, FastChat / MT-Bench judgments, AlpacaEval annotations, a pairwise
     table), with each of ``judges`` (files or names of the same kinds) joined on the battle id.
@@ -173,11 +190,30 @@ def read_battles(spec: str, judges: Sequence[str] = (), *, texts: bool = False, 
     last assistant message; AlpacaEval's ``output_1`` / ``output_2``), and those of ``outputs`` (anything
     :func:`evalsift.io.load` reads with outputs per item and system: a long table ``item_id, system,
     output``, an AlpacaEval folder such as ``alpaca-eval``), joined on the battle's item id and model
-    name; where both have a text, the battle file's wins."""
-    from ..io.pairwise import read_judgments
+    name; where both have a text, the battle file's wins.
 
+    ``games``: FastChat pairwise rows count once by FastChat's rule (``combined``,
+    :func:`~evalsift.io.judge_files.combine_games`) or once per game (``separate``). ``verdicts_from``:
+    ``human`` or ``judge`` when the files cannot say whose verdicts they are (:func:`evalsift.verdicts.with_source`).
+    ``by``: tag each battle with its value of this column (``tags``), for one board per value; ``questions``:
+    MT-Bench's ``question.jsonl``, giving ``category`` (found beside a FastChat file when there)."""
+    from ..io.judge_files import GAMES, combine_games
+    from ..io.mtbench import attach_questions, find_questions
+    from ..io.pairwise import read_judgments
+    from ..verdicts import with_source
+
+    if games not in GAMES:
+        raise ParameterError(f"games {games!r}: use combined or separate", field="games")
     data = read_judgments(spec)
-    battles = Battles.from_pairwise(data, source=str(spec))
+    data = with_source(data if games == "separate" else combine_games(data), verdicts_from)
+    if questions is None and by == "category" and "category" not in data.pool.metadata:
+        from pathlib import Path
+
+        found = find_questions(Path(spec)) if Path(spec).is_file() else None
+        questions = str(found) if found is not None else None
+    if questions is not None:
+        data = replace(data, pool=attach_questions(data.pool, questions))
+    battles = Battles.from_pairwise(data, source=str(spec), by=(by,) if by else ())
     for j in judges:
         battles = battles.with_judge(judge_name(j), read_judgments(j))
     if texts or outputs is not None:

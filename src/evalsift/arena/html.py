@@ -79,7 +79,7 @@ def leaderboard_html(board: Any) -> str:
     notes = "".join(f"<p class=note>Note: {esc(n)}.</p>" for n in getattr(board, "notes", []))
     estimator = (" Scores bias-corrected (the maximum-likelihood fit less its first-order bias)."
                  if board.estimator == "bias-corrected" else "")
-    return f"""<!doctype html>
+    return board._words(f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>evalsift leaderboard</title>
 <style>
 body{{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}}
@@ -92,6 +92,7 @@ table{{border-collapse:collapse;margin:1em 0}} td,th{{padding:3px 8px;border-bot
 .note{{color:#555;font-size:0.9em}}
 </style></head><body>
 <h1>Leaderboard</h1>
+<p id=verdicts><b>{esc(board.verdicts_text())}</b></p>
 <p>{len(d['models'])} models from {d['human_battles_used']} human battles of {d['battles']} ({esc(d['allocation'])}
 allocation{', judges stacked by prediction-powered inference' if d['judge_weights'] else ''}); source {esc(str(d['source']))}.
 Scores on the Elo scale (1000 = the models' mean); {1 - d['alpha']:.0%} intervals ({esc(d['intervals'])});
@@ -108,4 +109,23 @@ rank-sets hold simultaneously with probability {1 - d['alpha']:.0%}.{estimator}<
 <table id=heatmap><tr><th></th>{head}</tr>{''.join(heat)}</table>
 <p class=note>Assumption: {esc(d['assumption'])}.</p>
 </body></html>
-"""
+""")
+
+
+def group_sections(column: str, groups: list) -> str:
+    """One section per value of ``column`` (``arena --by``): its board's score table, or why there is none."""
+    esc = html.escape
+    parts = [f"<h2 id=by>Boards by {esc(column)}</h2>"]
+    for k, (value, board) in enumerate(groups):
+        if isinstance(board, str):
+            parts.append(f"<h3>{esc(column)} = {esc(value)}</h3><p class=note>{esc(board)}</p>")
+            continue
+        page = leaderboard_html(board)
+        start = page.index("<table id=scores>")
+        end = page.index("</tbody></table>", start) + len("</tbody></table>")
+        d = board.to_dict()
+        parts.append(f"<h3>{esc(column)} = {esc(value)}</h3><p>{len(d['models'])} models from "
+                     f"{d['human_battles_used']} {board.who} battles</p>"
+                     + page[start:end].replace("<table id=scores>", f"<table id=scores-{k} class=group-scores>")
+                     + (f"<p class=note>* {esc(board._words(board.few_note()))}.</p>" if board.few_note() else ""))
+    return "".join(parts)

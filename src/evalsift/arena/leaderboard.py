@@ -72,6 +72,24 @@ class Leaderboard:
     raw: "Leaderboard | None" = None  # with style control: the board without it (same battles, same draws)
     style: dict | None = None  # with style control: {features, coefficients: [{name, coef, interval}], note}
     notes: list = field(default_factory=list)  # e.g. battles left out for lack of a text
+    verdicts: dict = field(default_factory=dict)  # whose verdicts the battles are (evalsift.verdicts)
+
+    @property
+    def who(self) -> str:
+        """``human`` or ``judge``: whose verdicts the board's battles are (``mixed`` reads as judge)."""
+        return "human" if self.verdicts.get("source", "human") == "human" else "judge"
+
+    def verdicts_text(self) -> str:
+        """The line every output carries: whose verdicts the board counts."""
+        from ..verdicts import verdicts_line
+
+        return verdicts_line(self.verdicts) if self.verdicts else "verdicts: human"
+
+    def _words(self, text: str) -> str:
+        """``text`` with the board's battles called by whose verdicts they are: a judge's battles are not
+        human battles."""
+        return text if self.who == "human" else text.replace("human battles", "judge battles").replace(
+            "human battle", "judge battle")
 
     def few_mask(self) -> np.ndarray:
         """Which models had their variance floored: few human battles, or few wins or losses."""
@@ -144,7 +162,8 @@ class Leaderboard:
                 "source": self.source, "win_matrix": np.round(self.fit.win_matrix(), 4).tolist(),
                 "model_order": list(self.models), "stop": self.stop, "strata": self.strata,
                 "few_battles": {"threshold": self.few, "wins_or_losses": FEW_SIDE, "note": self.few_note()},
-                "assumption": self.assumption(), **self._style_dict(models)}
+                "assumption": self._words(self.assumption()),
+                "verdicts": {**self.verdicts, "line": self.verdicts_text()}, **self._style_dict(models)}
 
     def _style_dict(self, models: list[dict]) -> dict[str, Any]:
         """With style control: each model's raw (uncontrolled) score, interval and rank-set beside the
@@ -162,7 +181,8 @@ class Leaderboard:
         """The leaderboard as CSV (strongest first)."""
         styled = self.raw is not None
         lines = ["rank,model,score,low,high,rank_best,rank_worst,human_battles,few_battles"
-                 + (",raw_rank,raw_score,raw_low,raw_high,raw_rank_best,raw_rank_worst" if styled else "")]
+                 + (",raw_rank,raw_score,raw_low,raw_high,raw_rank_best,raw_rank_worst" if styled else "") + ",verdicts"]
+        who = '"' + self.verdicts_text().replace('"', '""') + '"'
         for m in self.to_dict()["models"]:
             name = '"' + m["name"].replace('"', '""') + '"' if any(c in m["name"] for c in ',"\n') else m["name"]
             line = (f"{m['rank']},{name},{m['score']},{m['interval'][0]},{m['interval'][1]},{m['rank_set'][0]},"
@@ -171,7 +191,7 @@ class Leaderboard:
                 r = m["raw"]
                 line += (f",{r['rank']},{r['score']},{r['interval'][0]},{r['interval'][1]},{r['rank_set'][0]},"
                          f"{r['rank_set'][1]}")
-            lines.append(line)
+            lines.append(line + "," + who)
         return "\n".join(lines) + "\n"
 
     def style_lines(self) -> list[str]:
@@ -185,10 +205,12 @@ class Leaderboard:
         return out
 
     def summary(self) -> str:
-        """A text table, strongest first."""
+        """A text table, strongest first, under the line saying whose verdicts it counts."""
         d = self.to_dict()
-        if self.raw is not None:
-            return self._styled_summary(d)
+        text = self._styled_summary(d) if self.raw is not None else self._summary(d)
+        return self.verdicts_text() + "\n" + self._words(text)
+
+    def _summary(self, d: dict[str, Any]) -> str:
         width = max(len(m["name"]) for m in d["models"])
         out = [f"{len(d['models'])} models from {d['human_battles_used']} human battles of {d['battles']}"
                + (f", judges {', '.join(f'{k} (weight {v:.2f})' for k, v in d['judge_weights'].items())}"
@@ -540,7 +562,7 @@ def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties
                         len(labelled), battles.n, {j: _agreement(battles, j, labelled, verdicts) for j in judges}, seed,
                         battles.source, battles.pair_counts(labelled),
                         strata=strata_note(np.asarray(strata)) if strata is not None else None,
-                        few=FEW if few is None else int(few), few_models=low)
+                        few=FEW if few is None else int(few), few_models=low, verdicts=dict(battles.verdicts))
     if style is not None:
         board.raw = _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties, allocation,
                            verdicts=verdicts, strata=strata, estimator=estimator, few=few)
@@ -577,17 +599,45 @@ def _agreement(battles: Battles, judge: str, labelled=None, verdicts=None) -> di
     return out
 
 
-def write_leaderboard(board: Leaderboard, out: str | Path) -> dict[str, Path]:
-    """Write ``results.json``, ``leaderboard.csv`` and ``leaderboard.html`` into ``out``."""
-    from .html import leaderboard_html
+def write_leaderboard(board: Leaderboard, out: str | Path, by: tuple[str, list] | None = None) -> dict[str, Path]:
+    """Write ``results.json``, ``leaderboard.csv`` and ``leaderboard.html`` into ``out``.
+
+    ``by``: ``(column, [(value, board or the reason there is none), ...])`` -- one board per value of a
+    column (``arena --by``): ``by_<column>.csv`` (the boards' rows with a ``group`` column), a section per
+    value in ``leaderboard.html`` and ``results.json["by"]``."""
+    import csv as _csv
+    import io
+    import re
+
+    from .html import group_sections, leaderboard_html
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"results": out / "results.json", "csv": out / "leaderboard.csv", "html": out / "leaderboard.html"}
-    paths["results"].write_text(json.dumps(plain_json(board.to_dict()), indent=2, allow_nan=False) + "\n",
-                                encoding="utf-8")
+    d = board.to_dict()
+    page = leaderboard_html(board)
+    if by is not None:
+        column, groups = by
+        d["by"] = {"column": column, "boards": {v: (g.to_dict() if isinstance(g, Leaderboard) else {"skipped": g})
+                                                for v, g in groups}}
+        rows = []
+        for value, g in groups:
+            if not isinstance(g, Leaderboard):
+                continue
+            table = list(_csv.reader(io.StringIO(g.csv())))
+            header = ["group"] + table[0]
+            rows.extend([value] + r for r in table[1:])
+        paths["by"] = out / f"by_{re.sub(r'[^A-Za-z0-9_.-]+', '_', column)}.csv"
+        buf = io.StringIO()
+        w = _csv.writer(buf, lineterminator="\n")
+        if rows:
+            w.writerow(header)
+            w.writerows(rows)
+        paths["by"].write_text(buf.getvalue(), encoding="utf-8")
+        page = page.replace("</body></html>", group_sections(column, groups) + "</body></html>")
+    paths["results"].write_text(json.dumps(plain_json(d), indent=2, allow_nan=False) + "\n", encoding="utf-8")
     paths["csv"].write_text(board.csv(), encoding="utf-8")
-    paths["html"].write_text(leaderboard_html(board), encoding="utf-8")
+    paths["html"].write_text(page, encoding="utf-8")
     return paths
 
 

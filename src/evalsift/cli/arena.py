@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import add_quiet, open_unit, out_dir, positive_int, print_json, seed_int
+from ..verdicts import add_verdicts_from
+from ._common import add_games, add_quiet, open_unit, out_dir, positive_int, print_json, seed_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -58,6 +59,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--style-missing", choices=["error", "drop"], default="error",
                    help="with --style-control, a battle without both texts: error (default: names the battle) or drop "
                         "(leave it out of both boards, with a note)")
+    p.add_argument("--by", metavar="COLUMN",
+                   help="also one board per value of this column (e.g. language, turn; category with MT-Bench's "
+                        "question.jsonl), beside the overall one: in the terminal, by_<COLUMN>.csv and leaderboard.html")
+    p.add_argument("--questions", metavar="FILE",
+                   help="MT-Bench's question.jsonl: each question's category, for --by category (found beside a "
+                        "FastChat judgment file when it is there)")
+    add_games(p)
+    add_verdicts_from(p)
     p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="B", help="bootstrap replicates")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed (the draws, the bootstrap)")
     p.add_argument("--out", required=True, metavar="DIR", help="writes results.json, leaderboard.csv, leaderboard.html")
@@ -81,11 +90,12 @@ def cmd_arena(args: argparse.Namespace) -> int:
                              "rename one", field="judge")
     style = features = None
     notes = []
+    source = {"games": args.games, "verdicts_from": args.verdicts_from, "by": args.by, "questions": args.questions}
     if args.style_control is None:
         if args.outputs is not None:
             raise ParameterError("--outputs gives the answers' texts for --style-control: add --style-control "
                                  "length,markdown (or leave --outputs out)", field="outputs")
-        battles = read_battles(args.data, judges)
+        battles = read_battles(args.data, judges, **source)
     else:
         from ..arena.style import missing_text, parse_style, style_covariates
 
@@ -93,7 +103,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
         if args.ties == "davidson":
             raise ParameterError("--style-control fits the Bradley-Terry model with a tie as half a win: leave out "
                                  "--ties davidson (use --ties half), or leave out --style-control", field="ties")
-        battles = read_battles(args.data, judges, texts=True, outputs=args.outputs)
+        battles = read_battles(args.data, judges, texts=True, outputs=args.outputs, **source)
         miss = missing_text(battles)
         if args.style_missing == "drop" and miss.any():
             n0, k0 = battles.n, battles.K
@@ -105,14 +115,52 @@ def cmd_arena(args: argparse.Namespace) -> int:
                          + (f", and with them {k0 - battles.K} model(s) that had no other battle" if battles.K < k0
                             else "") + "; both boards use the rest")
         style = style_covariates(battles, features)
-    board = leaderboard(battles, human_budget=args.human_budget, allocation=args.allocation, alpha=args.alpha,
-                        seed=args.seed, intervals=args.intervals, B=args.bootstrap, ties=args.ties, stop=args.stop,
-                        first=args.first, estimator=args.estimator, style=style)
+    settings = dict(human_budget=args.human_budget, allocation=args.allocation, alpha=args.alpha, seed=args.seed,
+                    intervals=args.intervals, B=args.bootstrap, ties=args.ties, stop=args.stop, first=args.first,
+                    estimator=args.estimator)
+    board = leaderboard(battles, style=style, **settings)
     board.notes.extend(notes)
-    paths = write_leaderboard(board, out)
+    groups = _group_boards(battles, args.by, features, settings) if args.by else None
+    paths = write_leaderboard(board, out, by=(args.by, groups) if groups is not None else None)
     if args.json:
-        print_json(board.to_dict())
+        d = board.to_dict()
+        if groups is not None:
+            d["by"] = {"column": args.by, "boards": {v: (g.to_dict() if not isinstance(g, str) else {"skipped": g})
+                                                     for v, g in groups}}
+        print_json(d)
     else:
         print(board.summary())
-    print(f"wrote {paths['results']}, {paths['csv']} and {paths['html']}", file=sys.stderr)
+        for value, g in groups or ():
+            lines = [g] if isinstance(g, str) else g.summary().split("\n")[1:]
+            print(f"\n{args.by} = {value}: " + "\n".join(x for x in lines if not x.startswith("assumption:")))
+    print(f"wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
     return 0
+
+
+def _group_boards(battles, by: str, features, settings: dict) -> list:
+    """``(value, board)`` per value of column ``by`` (each on that value's battles; the human budget, when
+    given, shared in proportion to the value's battles), or ``(value, reason)`` where a board cannot be fitted
+    (too few battles, or models that never meet)."""
+    from dataclasses import replace
+
+    from ..arena.leaderboard import leaderboard
+    from ..arena.style import style_covariates
+    from ..errors import EvalsiftError
+
+    labels = battles.tags[by]
+    out = []
+    for value in sorted(set(labels), key=str):
+        mask = labels == value
+        sub = battles.keep(mask)
+        sub = replace(sub, verdicts={**battles.verdicts, "verdicts": int(sub.n)})
+        local = dict(settings)
+        if settings.get("human_budget"):
+            local["human_budget"] = max(2, round(settings["human_budget"] * sub.n / battles.n))
+        try:
+            if sub.K < 2:
+                raise ValueError(f"only {sub.K} model")
+            style = style_covariates(sub, features) if features else None
+            out.append((str(value), leaderboard(sub, style=style, **local)))
+        except (EvalsiftError, ValueError) as e:
+            out.append((str(value), f"no board: {sub.n} battles among {sub.K} models ({e})"))
+    return out

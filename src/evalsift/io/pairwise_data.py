@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import DataError, suggest
+from ..errors import DataError, ParameterError, suggest
 from ..oracle.base import Judgment
 from ..pool import Pool
 from ..restrict import PAIR_SYSTEMS
@@ -100,6 +100,52 @@ def alpaca_verdict(preference: float) -> str | None:
     if not 1.0 <= preference <= 2.0:
         return None
     return "tie" if preference == 1.5 else ("a" if preference < 1.5 else "b")
+
+
+# ---------------------------------------------------------------------------------------- groups (--by)
+#: judgment detail fields that are bookkeeping or numbers, never a ``--by`` column
+NOT_GROUPS = frozenset({"source", "line", "preference", "reason", "score", "len_output_1", "len_output_2",
+                         "answers", "files", "order_verdicts", "human_scores", "shown_orders"})
+JUDGMENT_FIELDS = ("annotator", "shown_order")
+
+
+def group_columns(data: Any, judgments: Sequence[Any] | None = None) -> list[str]:
+    """The columns ``--by`` can group by: the judgments' recorded fields (AlpacaEval annotations' ``dataset``),
+    the Pool's per-item columns (``dataset`` of AlpacaEval's preference table) and ``annotator`` / ``shown_order``."""
+    found: dict[str, None] = {}
+    for j in (data.judgments if judgments is None else judgments):
+        for k, v in j.detail.items():
+            if k not in NOT_GROUPS and isinstance(v, (str, int, bool)):
+                found.setdefault(k, None)
+    for k in data.pool.metadata:
+        if not str(k).startswith("_"):
+            found.setdefault(str(k), None)
+    for k in JUDGMENT_FIELDS:
+        found.setdefault(k, None)
+    return list(found)
+
+
+def group_of(data: Any, by: str, judgments: Sequence[Any]) -> Any:
+    """``group(judgment)`` -> the judgment's value of column ``by`` (``--by`` of ``winrate`` and ``arena``): a field
+    the judgments record, an item column of the Pool, or ``annotator`` / ``shown_order``; ``(none)`` where a
+    judgment has no value. An unknown column is a ParameterError listing :func:`group_columns`."""
+    available = group_columns(data, judgments)
+    if by not in available:
+        hint = " (MT-Bench's categories come from its question.jsonl: --questions FILE)" if by == "category" else ""
+        raise ParameterError(f"--by {by!r}: the data has no such column{hint}.{suggest(by, available)} Columns: "
+                             f"{', '.join(available)}", field="by")
+    if by in JUDGMENT_FIELDS:
+        return lambda j: str(getattr(j, by))
+    in_detail = any(by in j.detail for j in judgments)
+    col = data.pool.metadata.get(by)
+    index = {iid: k for k, iid in enumerate(data.pool.item_ids)}
+
+    def group(j: Any) -> str:
+        v = j.detail.get(by) if in_detail else None
+        if v is None and col is not None and j.item_id in index:
+            v = col[index[j.item_id]]
+        return "(none)" if v is None else str(v)
+    return group
 
 
 # ---------------------------------------------------------------------------------------- the builder
