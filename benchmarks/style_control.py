@@ -27,7 +27,7 @@ s.e.; controlled coverage >= 0.88.
 read as ``evalsift arena --data alpaca-eval/preferences[/<config>] --outputs alpaca-eval --style-control
 length,markdown --style-missing drop`` reads them: the board (controlled and raw), per model the mean
 answer length, and AlpacaEval's published raw and length-controlled win rates beside it. The terminal
-board of the default config is saved to ``--board`` (default /tmp/s40/style_board.txt).
+board of the default config is saved to ``--board`` (default bench-out/style_board.txt).
 
     python benchmarks/style_control.py synthetic [--leagues 40]
     EVALSIFT_DATA=../shared/data python benchmarks/style_control.py real
@@ -191,7 +191,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("part", choices=["synthetic", "real", "all"])
     ap.add_argument("--leagues", type=int, default=40)
-    ap.add_argument("--board", default="/tmp/s40/style_board.txt")
+    ap.add_argument("--board", default="bench-out/style_board.txt")
     ap.add_argument("--out", default="bench-out/style_control.json")
     args = ap.parse_args()
     result = {}

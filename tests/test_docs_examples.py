@@ -111,6 +111,20 @@ def _props(folder: Path) -> None:
              vectors=v)
 
 
+def _judge_props(folder: Path, text: str) -> None:
+    """The LLM-judging world's files an example names, in their published layouts (tests/_judge_files.py):
+    FastChat's data/mt_bench/ (question.jsonl, model_judgment/gpt-4_single.jsonl and gpt-4_pair.jsonl) and a
+    Chatbot Arena battles.jsonl with conversations."""
+    from _judge_files import arena_battles, fastchat_pairs, mt_bench
+
+    here = (folder / "data" / "mt_bench").exists() or (folder / "model_judgment").exists()
+    if ("gpt-4_single.jsonl" in text or "gpt-4_pair.jsonl" in text) and not here:
+        mt_bench(folder, n_questions=40)
+        fastchat_pairs(folder / "data" / "mt_bench", n_questions=40)
+    if "battles.jsonl" in text and not (folder / "battles.jsonl").exists():
+        arena_battles(folder / "battles.jsonl")
+
+
 # The two longest documents first (about 3.5 minutes each on 2 idle cores; the rest take 10-50 s): the slow tests
 # run first and the workers take them in turn, so these two start at once on different workers.
 LONGEST_FIRST = ("README.md", "docs/omninput.md")
@@ -138,6 +152,7 @@ def test_every_example_runs(doc, tmp_path):
                 continue
             if ("big.jsonl" in e.text or "vectors.npz" in e.text) and not (shell.cwd / "vectors.npz").exists():
                 _props(shell.cwd)
+            _judge_props(shell.cwd, e.text)
             code, out, secs = shell.run(e)
             print(f"{secs:7.1f} s  {e}")  # shown with -s or -rP: where a document's time goes
             assert code == 0, f"{e}\nexit {code} after {secs:.1f} s:\n{out[-3000:]}"

@@ -20,41 +20,7 @@ from evalsift.io import load
 from evalsift.io.judge_files import combine_games
 from evalsift.io.pairwise import read_pairwise
 
-CATEGORIES = ["writing", "roleplay", "reasoning", "math", "coding", "extraction", "stem", "humanities"]
-MODELS = {"gpt-4": 8.9, "claude-v1": 7.9, "vicuna-13b-v1.3": 6.4, "llama-13b": 2.6}
-
-
-def write_jsonl(path: Path, rows) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def mt_bench(tmp_path: Path, seed: int = 0, n_questions: int = 24):
-    """FastChat's layout: data/mt_bench/question.jsonl and data/mt_bench/model_judgment/gpt-4_single.jsonl
-    (rows as FastChat's gen_judgment writes them), with a few -1 grades and one rerun row."""
-    rng = random.Random(seed)
-    questions = [{"question_id": 81 + q, "category": CATEGORIES[q % 8],
-                  "turns": [f"question {81 + q}, first turn", f"question {81 + q}, second turn"]}
-                 for q in range(n_questions)]
-    root = tmp_path / "data" / "mt_bench"
-    write_jsonl(root / "question.jsonl", questions)
-    rows = []
-    for q in questions:
-        for turn in (1, 2):
-            for model, mu in MODELS.items():
-                score = max(1, min(10, round(rng.gauss(mu - 0.3 * (turn - 1), 1.5))))
-                if rng.random() < 0.03:
-                    score = -1
-                prompt = ("single-math-v1" if q["category"] in ("math", "reasoning", "coding") else "single-v1") + (
-                    "-multi-turn" if turn == 2 else "")
-                rows.append({"question_id": q["question_id"], "model": model, "judge": ["gpt-4", prompt],
-                             "user_prompt": "[Instruction] ...", "judgment": f"Rating: [[{score}]]", "score": score,
-                             "turn": turn, "tstamp": 1687221890.0 + len(rows)})
-    rerun = dict(rows[5], score=1, tstamp=1687229999.0)  # FastChat appends a rerun; the later row stands
-    path = write_jsonl(root / "model_judgment" / "gpt-4_single.jsonl", rows + [rerun])
-    return path, questions, rows[:5] + [rerun] + rows[6:]
-
+from _judge_files import CATEGORIES, MODELS, fastchat_pairs, mt_bench, write_jsonl
 
 def show_result(rows, key=lambda r: True):
     """FastChat's show_result --mode single by hand: per model, the mean score of the rows with score != -1."""
@@ -141,31 +107,6 @@ def test_review_files_one_judgment_per_question_and_their_grades(tmp_path, capsy
         read_pairwise(odd)
 
 
-def fastchat_pairs(tmp_path: Path, seed: int = 0, n_questions: int = 40) -> tuple[Path, list[dict]]:
-    """gpt-4_pair.jsonl in FastChat's layout: every pair of 3 models on every question's turn 1, each row's
-    two games (g2 with the answers swapped, winners mapped back) from a judge with a position bias."""
-    rng = random.Random(seed)
-    strength = {"gpt-4": 1.2, "gpt-3.5-turbo": 0.4, "vicuna-13b-v1.3": -0.3}
-    names = list(strength)
-    rows = []
-    for q in range(81, 81 + n_questions):
-        for i in range(3):
-            for k in range(i + 1, 3):
-                m1, m2 = names[i], names[k]
-                p = 1 / (1 + math.exp(-(strength[m1] - strength[m2])))
-                games = []
-                for first in (True, False):
-                    u = rng.random()
-                    bias = 0.15 if first else -0.15  # the judge likes the first answer
-                    games.append("error" if u < 0.02 else "tie" if u < 0.15 else
-                                 "model_1" if rng.random() < min(max(p + bias, 0), 1) else "model_2")
-                rows.append({"question_id": q, "model_1": m1, "model_2": m2, "g1_winner": games[0],
-                             "g2_winner": games[1], "judge": ["gpt-4", "pair-v2"], "g1_user_prompt": "...",
-                             "g1_judgment": "[[A]]", "g2_user_prompt": "...", "g2_judgment": "[[B]]", "turn": 1,
-                             "tstamp": 1687221890.0 + len(rows)})
-    return write_jsonl(tmp_path / "model_judgment" / "gpt-4_pair.jsonl", rows), rows
-
-
 def fastchat_elo(rows) -> dict[str, float]:
     """FastChat's rule and compute_mle_elo by hand: rows with an error game dropped; agreeing non-tie games a
     win, anything else a tie; a logistic regression without penalty on the battles doubled (a tie one win
@@ -184,7 +125,7 @@ def fastchat_elo(rows) -> dict[str, float]:
         for y in ((1.0, 0.0) if tie else (win, win)):
             X.append(x)
             Y.append(y)
-    lr = LogisticRegression(fit_intercept=False, penalty=None, tol=1e-10, max_iter=10_000).fit(np.array(X), Y)
+    lr = LogisticRegression(fit_intercept=False, C=np.inf, tol=1e-10, max_iter=10_000).fit(np.array(X), Y)
     elo = 400 * lr.coef_[0]
     return {m: float(e - elo.mean() + 1000) for m, e in zip(models, elo)}
 

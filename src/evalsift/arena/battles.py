@@ -198,7 +198,7 @@ def read_battles(spec: str, judges: Sequence[str] = (), *, texts: bool = False, 
     ``by``: tag each battle with its value of this column (``tags``), for one board per value; ``questions``:
     MT-Bench's ``question.jsonl``, giving ``category`` (found beside a FastChat file when there)."""
     from ..io.judge_files import GAMES, combine_games
-    from ..io.mtbench import attach_questions, find_questions
+    from ..io.mtbench import with_questions
     from ..io.pairwise import read_judgments
     from ..verdicts import with_source
 
@@ -206,13 +206,7 @@ def read_battles(spec: str, judges: Sequence[str] = (), *, texts: bool = False, 
         raise ParameterError(f"games {games!r}: use combined or separate", field="games")
     data = read_judgments(spec)
     data = with_source(data if games == "separate" else combine_games(data), verdicts_from)
-    if questions is None and by == "category" and "category" not in data.pool.metadata:
-        from pathlib import Path
-
-        found = find_questions(Path(spec)) if Path(spec).is_file() else None
-        questions = str(found) if found is not None else None
-    if questions is not None:
-        data = replace(data, pool=attach_questions(data.pool, questions))
+    data = with_questions(data, spec, by, questions)
     battles = Battles.from_pairwise(data, source=str(spec), by=(by,) if by else ())
     for j in judges:
         battles = battles.with_judge(judge_name(j), read_judgments(j))

@@ -224,14 +224,18 @@ class Leaderboard:
             out.append(f"{m['rank']:>4}  {m['name']:<{width}}  {m['score']:>7.1f}  [{m['interval'][0]:>7.1f}, "
                        f"{m['interval'][1]:>7.1f}]  {m['rank_set'][0]}-{m['rank_set'][1]}"
                        + (f"  * {m['human_battles']} battles" if m["few_battles"] else ""))
-        if self.few_note():
-            out.append(f"* {self.few_note()}")
+        return "\n".join(out + self._tail())
+
+    def _tail(self) -> list[str]:
+        """The lines under a board: the few-battle note, the notes, the stop rule, the assumption."""
+        out = [f"* {self.few_note()}"] if self.few_note() else []
+        out.extend(f"note: {note}" for note in self.notes)
         if self.stop:
             out.append(f"stop rule {self.stop_text()}")
             if self.stop.get("explanation"):
                 out.append(f"why: {self.stop['explanation']['sentence']}")
         out.append(f"assumption: {self.assumption()}")
-        return "\n".join(out)
+        return out
 
     def _styled_summary(self, d: dict[str, Any]) -> str:
         """Controlled and raw scores side by side (style control)."""
@@ -256,16 +260,7 @@ class Leaderboard:
                        + (f"  * {m['human_battles']} battles" if m["few_battles"] else ""))
         out.extend(self.style_lines())
         out.append(f"style features: {self.style['note']}")
-        if self.few_note():
-            out.append(f"* {self.few_note()}")
-        for note in self.notes:
-            out.append(f"note: {note}")
-        if self.stop:
-            out.append(f"stop rule {self.stop_text()}")
-            if self.stop.get("explanation"):
-                out.append(f"why: {self.stop['explanation']['sentence']}")
-        out.append(f"assumption: {self.assumption()}")
-        return "\n".join(out)
+        return "\n".join(out + self._tail())
 
 
 ASSUMPTION = ("the human battles used are every battle of the file, or a draw from them with recorded probabilities "

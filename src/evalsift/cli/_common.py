@@ -184,6 +184,16 @@ def add_quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars")
 
 
+def add_by(p: argparse.ArgumentParser, examples: str) -> None:
+    """``--by COLUMN`` (one board per value, beside the overall one) and ``--questions FILE`` (MT-Bench's
+    categories)."""
+    p.add_argument("--by", metavar="COLUMN",
+                   help=f"also one board per value of this column (e.g. {examples}), beside the overall one")
+    p.add_argument("--questions", metavar="FILE",
+                   help="MT-Bench's question.jsonl: each question's category, for --by category (found beside a "
+                        "FastChat judgment file when it is there)")
+
+
 def add_games(p: argparse.ArgumentParser) -> None:
     """``--games combined|separate``: how a FastChat pairwise row's two games count."""
     p.add_argument("--games", choices=["combined", "separate"], default="combined",

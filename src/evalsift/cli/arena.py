@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from ..verdicts import add_verdicts_from
-from ._common import add_games, add_quiet, open_unit, out_dir, positive_int, print_json, seed_int
+from ._common import add_by, add_games, add_quiet, open_unit, out_dir, positive_int, print_json, seed_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,12 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--style-missing", choices=["error", "drop"], default="error",
                    help="with --style-control, a battle without both texts: error (default: names the battle) or drop "
                         "(leave it out of both boards, with a note)")
-    p.add_argument("--by", metavar="COLUMN",
-                   help="also one board per value of this column (e.g. language, turn; category with MT-Bench's "
-                        "question.jsonl), beside the overall one: in the terminal, by_<COLUMN>.csv and leaderboard.html")
-    p.add_argument("--questions", metavar="FILE",
-                   help="MT-Bench's question.jsonl: each question's category, for --by category (found beside a "
-                        "FastChat judgment file when it is there)")
+    add_by(p, "language, turn; category with MT-Bench's question.jsonl: in the terminal, by_<COLUMN>.csv and "
+              "leaderboard.html")
     add_games(p)
     add_verdicts_from(p)
     p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="B", help="bootstrap replicates")

@@ -9,8 +9,8 @@ import numpy as np
 
 from ..errors import DataError, ParameterError
 from ..verdicts import add_verdicts_from, describe_source, verdicts_line
-from ._common import (add_data, add_quiet, load_data, note, open_unit, picked_positions, positive_int, print_json,
-                      system_list)
+from ._common import (add_by, add_data, add_quiet, load_data, note, open_unit, picked_positions, positive_int,
+                      print_json, system_list)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,12 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "over all the data's rankable items is then estimated from the picks' human scores plus the "
                         "metric on every item (the regression estimator, prediction-powered inference with a fitted "
                         "slope); the picks must be a random sample")
-    p.add_argument("--by", metavar="COLUMN",
-                   help="also one board per value of this item column (e.g. category, turn, domain), beside the "
-                        "overall one")
-    p.add_argument("--questions", metavar="FILE",
-                   help="MT-Bench's question.jsonl: each question's category, for --by category (found beside a "
-                        "FastChat judgment file when it is there)")
+    add_by(p, "an item column: category, turn, domain")
     add_verdicts_from(p)
     p.add_argument("--out", metavar="DIR", help="also write results.json, ranking.csv and ranking.html there")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import add_games, add_quiet, collect_notes, games_of, note, out_dir, print_json
+from ._common import add_by, add_games, add_quiet, collect_notes, games_of, note, out_dir, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,9 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also the length-controlled win rate: per model a logistic GLM of the preference on the "
                         "standardised length difference, the instruction difficulty and the model, predicted with no "
                         "length difference (Dubois et al. 2024); the difficulties are estimated from the data")
-    p.add_argument("--by", metavar="COLUMN",
-                   help="also one board per value of this column (e.g. dataset: AlpacaEval's subsets), beside the "
-                        "overall one")
+    add_by(p, "dataset: AlpacaEval's subsets; category with MT-Bench's question.jsonl")
     add_verdicts_from(p)
     add_games(p)
     p.add_argument("--out", required=True, metavar="DIR", help="writes results.json, leaderboard.csv, leaderboard.html")
@@ -42,13 +40,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_winrate(args: argparse.Namespace) -> int:
     """``evalsift winrate``."""
     from ..io.pairwise import read_judgments
+    from ..io.mtbench import with_questions
     from ..verdicts import with_source
     from ..winrate import winrate_board, write_board
 
     out = out_dir(args.out)
     notes: list[str] = []
     with collect_notes(notes):
-        data = with_source(games_of(read_judgments(args.data), args), args.verdicts_from)
+        data = with_questions(with_source(games_of(read_judgments(args.data), args), args.verdicts_from), args.data,
+                              args.by, args.questions)
         board = winrate_board(data, args.baseline, annotator=args.annotator, length_controlled=args.length_controlled,
                               by=args.by)
     board.notes[:0] = [n for n in notes if n not in board.notes]

@@ -227,3 +227,17 @@ def attach_questions(pool: Pool, questions: str | Path) -> Pool:
     if missing:
         warn_data(f"{questions}: {missing} of {pool.n_items} items are not among its questions: no category.")
     return pool.with_columns({"category": cats})
+
+
+def with_questions(data: Any, spec: str, by: str | None, questions: str | None) -> Any:
+    """Recorded judgments ``data`` (a PairwiseData) with MT-Bench's categories as the item column
+    ``category``: from ``questions``, or -- for ``by == "category"`` when the data has none -- from the
+    ``question.jsonl`` beside the file ``spec`` (:func:`find_questions`). Unchanged otherwise."""
+    from dataclasses import replace
+
+    if questions is None and by == "category" and "category" not in data.pool.metadata and Path(spec).is_file():
+        found = find_questions(Path(spec))
+        questions = str(found) if found is not None else None
+    if questions is None:
+        return data
+    return replace(data, pool=attach_questions(data.pool, questions))
