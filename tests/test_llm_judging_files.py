@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-import random
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,9 @@ from evalsift.io.judge_files import combine_games
 from evalsift.io.pairwise import read_pairwise
 
 from _judge_files import CATEGORIES, MODELS, fastchat_pairs, mt_bench, write_jsonl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from fastchat_elo import fastchat_elo  # noqa: E402  FastChat's rule and compute_mle_elo, from their definitions
 
 def show_result(rows, key=lambda r: True):
     """FastChat's show_result --mode single by hand: per model, the mean score of the rows with score != -1."""
@@ -105,29 +108,6 @@ def test_review_files_one_judgment_per_question_and_their_grades(tmp_path, capsy
     odd = write_jsonl(tmp_path / "reviews.jsonl", rows)
     with pytest.raises(DataError, match=r"review_<model 1>_<model 2>\.jsonl"):
         read_pairwise(odd)
-
-
-def fastchat_elo(rows) -> dict[str, float]:
-    """FastChat's rule and compute_mle_elo by hand: rows with an error game dropped; agreeing non-tie games a
-    win, anything else a tie; a logistic regression without penalty on the battles doubled (a tie one win
-    each way), 400 log10 scale around 1000."""
-    from sklearn.linear_model import LogisticRegression
-
-    kept = [r for r in rows if "error" not in (r["g1_winner"], r["g2_winner"])]
-    models = sorted({r["model_1"] for r in kept} | {r["model_2"] for r in kept})
-    idx = {m: k for k, m in enumerate(models)}
-    X, Y = [], []
-    for r in kept:
-        x = np.zeros(len(models))
-        x[idx[r["model_1"]]], x[idx[r["model_2"]]] = math.log(10), -math.log(10)
-        tie = r["g1_winner"] == "tie" or r["g1_winner"] != r["g2_winner"]
-        win = 0.5 if tie else 1.0 if r["g1_winner"] == "model_1" else 0.0
-        for y in ((1.0, 0.0) if tie else (win, win)):
-            X.append(x)
-            Y.append(y)
-    lr = LogisticRegression(fit_intercept=False, C=np.inf, tol=1e-10, max_iter=10_000).fit(np.array(X), Y)
-    elo = 400 * lr.coef_[0]
-    return {m: float(e - elo.mean() + 1000) for m, e in zip(models, elo)}
 
 
 def test_fastchat_pairwise_rows_are_one_battle_each_by_fastchats_rule(tmp_path):

@@ -197,16 +197,9 @@ def read_battles(spec: str, judges: Sequence[str] = (), *, texts: bool = False, 
     ``human`` or ``judge`` when the files cannot say whose verdicts they are (:func:`evalsift.verdicts.with_source`).
     ``by``: tag each battle with its value of this column (``tags``), for one board per value; ``questions``:
     MT-Bench's ``question.jsonl``, giving ``category`` (found beside a FastChat file when there)."""
-    from ..io.judge_files import GAMES, combine_games
-    from ..io.mtbench import with_questions
-    from ..io.pairwise import read_judgments
-    from ..verdicts import with_source
+    from ..io.pairwise import read_judgments, read_verdicts
 
-    if games not in GAMES:
-        raise ParameterError(f"games {games!r}: use combined or separate", field="games")
-    data = read_judgments(spec)
-    data = with_source(data if games == "separate" else combine_games(data), verdicts_from)
-    data = with_questions(data, spec, by, questions)
+    data = read_verdicts(spec, games=games, verdicts_from=verdicts_from, by=by, questions=questions)
     battles = Battles.from_pairwise(data, source=str(spec), by=(by,) if by else ())
     for j in judges:
         battles = battles.with_judge(judge_name(j), read_judgments(j))

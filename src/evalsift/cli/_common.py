@@ -202,14 +202,6 @@ def add_games(p: argparse.ArgumentParser) -> None:
                         "is a tie, a row with an error game is left out; separate counts each game as a battle")
 
 
-def games_of(data, args: argparse.Namespace):
-    """``data`` with FastChat's two games per row combined into one judgment, unless ``--games separate``
-    (:func:`evalsift.io.judge_files.combine_games`)."""
-    from ..io.judge_files import combine_games
-
-    return data if getattr(args, "games", "combined") == "separate" else combine_games(data)
-
-
 def add_data(p: argparse.ArgumentParser) -> None:
     """``--data`` and ``--include-refs``."""
     p.add_argument("--data", required=True, metavar="SPEC",

@@ -550,11 +550,6 @@ def write_pairwise_table(store, project_id: int, path: Path) -> int:
     """The project's finished verdicts as a pairwise table (``item_id, system_a, system_b, verdict,
     annotator, input, output_a, output_b, shown_order, comment``); CSV, TSV or JSONL by suffix. CSV/TSV
     text cells that a spreadsheet would run as formulas start with ``'``."""
-    import csv
-    import json
-
-    from ..io._common import spreadsheet_cell
-
     items = {r["item_id"]: r for r in store.items(project_id)}
     rows = []
     for j in store.judgments(project_id):
@@ -565,21 +560,31 @@ def write_pairwise_table(store, project_id: int, path: Path) -> int:
                      "annotator": j.annotator, "input": it["input"], "output_a": it["outputs"].get(j.a),
                      "output_b": it["outputs"].get(j.b), "shown_order": j.shown_order,
                      "comment": j.detail.get("comment", "")})
+    _write_rows(path, rows, ["item_id", "system_a", "system_b", "verdict", "annotator", "input", "output_a",
+                             "output_b", "shown_order", "comment"], "a pairwise table is .csv, .tsv or .jsonl")
+    return len(rows)
+
+
+def _write_rows(path: Path, rows: list[dict], fields: list[str], formats: str) -> None:
+    """``rows`` as JSONL (every key), or as CSV / TSV by suffix (``fields`` only; text cells a spreadsheet
+    would run start with ``'``); another suffix is a ParameterError saying ``formats``."""
+    import csv
+    import json
+
+    from ..io._common import spreadsheet_cell
+
     suffix = Path(path).suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
         with open(path, "w", encoding="utf-8") as f:
             for r in rows:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
     elif suffix in (".csv", ".tsv", ".tab"):
-        fields = ["item_id", "system_a", "system_b", "verdict", "annotator", "input", "output_a", "output_b",
-                  "shown_order", "comment"]
         with open(path, "w", encoding="utf-8", newline="") as f:
             w = csv.DictWriter(f, fieldnames=fields, delimiter="," if suffix == ".csv" else "\t")
             w.writeheader()
-            w.writerows({k: "" if v is None else spreadsheet_cell(v) for k, v in r.items()} for r in rows)
+            w.writerows({k: "" if r.get(k) is None else spreadsheet_cell(r[k]) for k in fields} for r in rows)
     else:
-        raise ParameterError(f"--out {path}: a pairwise table is .csv, .tsv or .jsonl", field="out")
-    return len(rows)
+        raise ParameterError(f"--out {path}: {formats}", field="out")
 
 
 def write_arena_battles(store, project_id: int, path: Path) -> int:
@@ -591,10 +596,6 @@ def write_arena_battles(store, project_id: int, path: Path) -> int:
     by suffix too (without the conversations; text cells a spreadsheet would run start with ``'``).
     :func:`~evalsift.io.judge_files.read_arena` reads it back with every tie a tie and ``tie (bothbad)``
     kept in ``detail["winner"]``."""
-    import csv
-    import json
-
-    from ..io._common import spreadsheet_cell
     from ..web.arena import JUDGE_KIND
 
     items = {r["item_id"]: r for r in store.items(project_id)}
@@ -617,20 +618,8 @@ def write_arena_battles(store, project_id: int, path: Path) -> int:
             row["conversation_b"] = [{"role": "user", "content": it["input"]},
                                      {"role": "assistant", "content": it["outputs"].get(second)}]
         rows.append(row)
-    suffix = Path(path).suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
-        with open(path, "w", encoding="utf-8") as f:
-            for r in rows:
-                f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    elif suffix in (".csv", ".tsv", ".tab"):
-        fields = ["battle_id", "question_id", "model_a", "model_b", "winner", "judge", "kind", "prob", "shown_order",
-                  "comment"]
-        with open(path, "w", encoding="utf-8", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=fields, delimiter="," if suffix == ".csv" else "\t", extrasaction="ignore")
-            w.writeheader()
-            w.writerows({k: "" if r.get(k) is None else spreadsheet_cell(r[k]) for k in fields} for r in rows)
-    else:
-        raise ParameterError(f"--out {path}: an arena battle file is .jsonl, .csv or .tsv", field="out")
+    _write_rows(path, rows, ["battle_id", "question_id", "model_a", "model_b", "winner", "judge", "kind", "prob",
+                             "shown_order", "comment"], "an arena battle file is .jsonl, .csv or .tsv")
     return len(rows)
 
 

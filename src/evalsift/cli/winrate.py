@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import add_by, add_games, add_quiet, collect_notes, games_of, note, out_dir, print_json
+from ._common import add_by, add_games, add_quiet, collect_notes, note, out_dir, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,16 +39,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_winrate(args: argparse.Namespace) -> int:
     """``evalsift winrate``."""
-    from ..io.pairwise import read_judgments
-    from ..io.mtbench import with_questions
-    from ..verdicts import with_source
+    from ..io.pairwise import read_verdicts
     from ..winrate import winrate_board, write_board
 
     out = out_dir(args.out)
     notes: list[str] = []
     with collect_notes(notes):
-        data = with_questions(with_source(games_of(read_judgments(args.data), args), args.verdicts_from), args.data,
-                              args.by, args.questions)
+        data = read_verdicts(args.data, games=args.games, verdicts_from=args.verdicts_from, by=args.by,
+                             questions=args.questions)
         board = winrate_board(data, args.baseline, annotator=args.annotator, length_controlled=args.length_controlled,
                               by=args.by)
     board.notes[:0] = [n for n in notes if n not in board.notes]

@@ -32,7 +32,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import DataError, UnknownNameError, suggest
+from ..errors import DataError, ParameterError, UnknownNameError, suggest
 from .datasets import ENV_VAR, data_root
 # re-exported: this module was the home of all of them (``from evalsift.io.pairwise import ...`` keeps working)
 from .pairwise_data import (KINDS, ORDERS, VERDICT_CODES, PairwiseData, _Builder, _choice,  # noqa: F401
@@ -137,3 +137,21 @@ def read_judgments(source: str | Path) -> PairwiseData:
     reader, where, arg = hit
     st = where.stat()
     return _read_dataset(reader, str(where), arg, text, (st.st_mtime_ns, st.st_size))
+
+
+def read_verdicts(source: str | Path, *, games: str = "combined", verdicts_from: str | None = None,
+                  by: str | None = None, questions: str | Path | None = None) -> PairwiseData:
+    """Recorded judgments as ``arena`` and ``winrate`` count them: :func:`read_judgments` of ``source``, with
+    FastChat's two games per row combined by FastChat's rule unless ``games="separate"``
+    (:func:`~evalsift.io.judge_files.combine_games`), every judgment's kind set by ``verdicts_from`` when given
+    (:func:`evalsift.verdicts.with_source`), and MT-Bench's categories from ``questions`` -- or, for
+    ``by="category"``, from the ``question.jsonl`` beside the file (:func:`~evalsift.io.mtbench.with_questions`)."""
+    from ..verdicts import with_source
+    from .judge_files import GAMES, combine_games
+    from .mtbench import with_questions
+
+    if games not in GAMES:
+        raise ParameterError(f"games {games!r}: use combined or separate", field="games")
+    data = read_judgments(source)
+    data = with_source(data if games == "separate" else combine_games(data), verdicts_from)
+    return with_questions(data, str(source), by, None if questions is None else str(questions))
