@@ -33,7 +33,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import DataError, ParameterError, UnknownNameError, suggest
+from ..verdicts import with_source
 from .datasets import ENV_VAR, data_root
+from .judge_files import GAMES, combine_games
+from .mtbench import with_questions
 # re-exported: this module was the home of all of them (``from evalsift.io.pairwise import ...`` keeps working)
 from .pairwise_data import (KINDS, ORDERS, VERDICT_CODES, PairwiseData, _Builder, _choice,  # noqa: F401
                             _set_once, _text, alpaca_verdict, parse_verdict)
@@ -146,10 +149,6 @@ def read_verdicts(source: str | Path, *, games: str = "combined", verdicts_from:
     (:func:`~evalsift.io.judge_files.combine_games`), every judgment's kind set by ``verdicts_from`` when given
     (:func:`evalsift.verdicts.with_source`), and MT-Bench's categories from ``questions`` -- or, for
     ``by="category"``, from the ``question.jsonl`` beside the file (:func:`~evalsift.io.mtbench.with_questions`)."""
-    from ..verdicts import with_source
-    from .judge_files import GAMES, combine_games
-    from .mtbench import with_questions
-
     if games not in GAMES:
         raise ParameterError(f"games {games!r}: use combined or separate", field="games")
     data = read_judgments(source)
