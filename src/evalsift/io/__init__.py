@@ -15,7 +15,8 @@ item JSONL), ``table`` (long CSV/TSV/JSONL/Parquet), ``mtme`` (mt-metrics-eval `
 pairwise judgments: the Pool; :func:`read_pairwise` also gives the judgments), ``chaosnli``
 (``chaosNLI_<subset>.jsonl`` with the model runs' predictions beside it; datasets ``chaosnli/snli``,
 ``chaosnli/mnli_m``), ``mtbench`` (MT-Bench single-answer grades, FastChat's ``gpt-4_single.jsonl``:
-:mod:`evalsift.io.mtbench`).
+:mod:`evalsift.io.mtbench`), ``opencompass`` (a 0/1 response matrix without texts,
+``opencompass-irt``'s ``data/combine.csv``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from .datasets import ENV_VAR, data_root, find_datasets, resolve_dataset
 from .demo import make_demo_pool
 from .mtbench import looks_mtbench_single, read_mtbench_single
 from .mtme import read_mtme, read_score_file
+from .opencompass import looks_opencompass, read_opencompass
 from .pairwise import looks_pairwise, pairwise_layout, read_pairwise, read_pairwise_pool
 from .s2e import read_s2e_jsonl, write_s2e_jsonl
 from .summeval import read_summeval
@@ -50,6 +52,8 @@ formats.add("alpaca", read_alpaca, "AlpacaEval folder with model_outputs/")
 formats.add("chaosnli", read_chaosnli, "ChaosNLI chaosNLI_<subset>.jsonl + predictions/ (items x model runs)")
 formats.add("mtbench", read_mtbench_single, "MT-Bench single-answer grades (FastChat gpt-4_single.jsonl: question_id, "
             "model, judge, score, turn), with question.jsonl's categories")
+formats.add("opencompass", read_opencompass, "binary response matrix without texts: opencompass-irt's data/combine.csv "
+            "(one 0/1 line per model)")
 formats.add("pairwise", read_pairwise_pool, "recorded pairwise judgments: item_id, system_a, system_b, verdict; Chatbot "
             "Arena battles, FastChat judgments, AlpacaEval annotations (CSV/TSV/JSONL/JSON)")
 
@@ -90,6 +94,8 @@ def _dir_kind(path: Path) -> str:
         return "summeval"
     if (path / "sources").is_dir():
         return "mtme"
+    if looks_opencompass(path):
+        return "opencompass"
     raise DataError(
         f"{path}: folder of unknown layout. Expected model_outputs/ (AlpacaEval), summeval.json (SummEval) or an "
         "mt-metrics-eval test set (sources/, system-outputs/; then name the pair as <folder>/<lp>)."

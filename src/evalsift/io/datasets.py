@@ -6,7 +6,8 @@ Names found under the root (nothing is assumed to exist; each is discovered by i
 - ``<testset>/<lp>`` (e.g. ``wmt23/en-de``) for every ``<testset>/sources/<lp>.txt`` in
   ``<root>/mt-metrics-eval-v2/``, ``<root>/*/mt-metrics-eval-v2/`` or ``<root>/`` itself;
 - ``<folder>`` for every ``<root>/<folder>/summeval.json`` (``summeval``) and
-  ``<root>/<folder>/model_outputs/`` (``alpaca-eval``); ``summeval`` also for ``<root>/summeval.json``;
+  ``<root>/<folder>/model_outputs/`` (``alpaca-eval``), ``<root>/<folder>/data/combine.csv``
+  (``opencompass-irt``); ``summeval`` also for ``<root>/summeval.json``;
 - ``<folder>/<subset>`` (``chaosnli/snli``, ``chaosnli/mnli_m``) for a ``<root>/<folder>/`` holding
   ``chaosNLI_v1.0/chaosNLI_<subset>.jsonl`` and ``predictions/<SNLI|MNLI>_*.json``;
 - ``<folder>/<stem>`` (``arena-ppr/human``) for a file of recorded pairwise judgments directly in
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from ..errors import UnknownNameError, suggest
 from .chaosnli import chaosnli_subsets
+from .opencompass import looks_opencompass
 from .pairwise_layout import find_judge_files
 
 ENV_VAR = "EVALSIFT_DATA"
@@ -78,6 +80,8 @@ def find_datasets(root: Path | None = None) -> dict[str, tuple[str, Path | None]
             found.setdefault(folder.name, ("summeval", folder / "summeval.json"))
         if (folder / "model_outputs").is_dir():
             found.setdefault(folder.name, ("alpaca", folder))
+        if looks_opencompass(folder):
+            found.setdefault(folder.name, ("opencompass", folder))
         for subset in chaosnli_subsets(folder):
             found.setdefault(f"{folder.name}/{subset}",
                              ("chaosnli", folder / "chaosNLI_v1.0" / f"chaosNLI_{subset}.jsonl"))
