@@ -4,6 +4,10 @@ Commands (one module each):
   data info SPEC                      systems, items, metrics (human flagged), coverage   (cli/data.py)
   methods                             registered selectors, oracles and encoders           (cli/data.py)
   select METHOD --data SPEC ...       items to judge, in order                             (cli/select.py)
+  select anchors --data SPEC --budget N [--method random|stratified|anchor-points|irt] --out FILE
+                                      the items a new system is judged on                 (cli/select.py)
+  estimate --data SPEC --system NEW --items FILE [--method mean|aipw|regression|pirt|gpirt] --out DIR
+                                      its full-benchmark score from them, with an interval (cli/estimate.py)
   compare --data SPEC --a --b --oracle metric:NAME
                                       the iterative loop: decision, labels used, risk      (cli/compare.py)
   best --data SPEC --oracle metric:NAME [--systems A,B,...] --risk R
@@ -25,7 +29,7 @@ Commands (one module each):
                                       results.json + report.html                           (cli/profile.py)
   omni sample | annotate | curve      OmniInput: rho(z) over a model's input space, judged
                                       representatives per bin, PR curves and AUPR           (cli/omni.py)
-  bench pairwise | subset | calibration
+  bench pairwise | subset | calibration | estimate
                                       the two protocols on real data; stop-rule calibration (cli/bench.py)
   embed import FILE --encoder NAME [--data SPEC] | export --data SPEC --encoder NAME --out FILE
                                       precomputed vectors into the encoder cache; a
@@ -59,8 +63,8 @@ __all__ = ["build_parser", "main"]
 def build_parser() -> "Parser":
     """The argument parser for every sub-command."""
     from .. import __version__
-    from . import (annotate, arena, bench, best, compare, data, embed, judge, judge_report, omni, profile, rank, select,
-                   winrate)
+    from . import (annotate, arena, bench, best, compare, data, embed, estimate, judge, judge_report, omni, profile, rank,
+                   select, winrate)
     from ._common import Parser
 
     ap = Parser(prog="evalsift", description="Label-efficient, data-aware model evaluation: pick the few test items "
@@ -68,8 +72,8 @@ def build_parser() -> "Parser":
     ap.add_argument("--quiet", action="store_true", help="no progress bars (also EVALSIFT_QUIET=1)")
     ap.add_argument("--version", action="version", version=f"evalsift {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (data, select, compare, best, arena, winrate, judge, judge_report, rank, profile, omni, bench, embed,
-                   annotate):
+    for module in (data, select, estimate, compare, best, arena, winrate, judge, judge_report, rank, profile, omni, bench,
+                   embed, annotate):
         module.register(sub)
     return ap
 

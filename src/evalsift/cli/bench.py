@@ -61,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``bench pairwise``, ``bench subset`` and ``bench calibration``."""
     bench = sub.add_parser("bench", help="benchmarks on real data")
     add_quiet(bench)
-    bsub = bench.add_subparsers(dest="bench_cmd", required=True, metavar="{pairwise,subset,calibration}")
+    bsub = bench.add_subparsers(dest="bench_cmd", required=True, metavar="{pairwise,subset,calibration,estimate}")
 
     bp = bsub.add_parser("pairwise", help="DiffUse's protocol: success rate vs budget over system pairs")
     add_data(bp)
@@ -198,6 +198,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_parallel(bc)
     add_quiet(bc)
     bc.set_defaults(handler=cmd_bench_calibration)
+
+    be = bsub.add_parser("estimate", help="a held-out system's full-benchmark score from a few items: error, "
+                                          "interval coverage and width per method and budget (tinyBenchmarks' and "
+                                          "Zhang et al.'s protocol)")
+    be.add_argument("--data", required=True, metavar="SPEC",
+                    help="a response matrix: a path, a dataset name (alpaca-eval, opencompass-irt, wmt23/en-de) or "
+                         "FORMAT:path")
+    be.add_argument("--metric", help="the score (default: the data's human metric, or its only one)")
+    be.add_argument("--include-refs", action="store_true", help="keep human references as systems (mt-metrics-eval)")
+    be.add_argument("--budgets", type=int_list, default=[10, 25, 50, 100, 200], metavar="B",
+                    help="anchor items per estimate (default 10,25,50,100,200)")
+    be.add_argument("--methods", type=name_list, default=None, metavar="M[@DESIGN],...",
+                    help="estimators (mean, aipw, regression, pirt, gpirt), each with its design after @ (random, "
+                         "stratified, anchor-points, irt); default: mean, mean@stratified, aipw, aipw@stratified, "
+                         "regression (@random: Zhang et al.'s baseline), pirt and gpirt (@anchor-points: "
+                         "tinyBenchmarks)")
+    be.add_argument("--seeds", type=positive_int, default=10, help="seeded draws per held-out system and budget")
+    be.add_argument("--alpha", type=open_unit, default=0.1, help="1 - the intervals' level (default 0.1)")
+    be.add_argument("--by", metavar="COLUMN", help="also one table per value of this per-item column, e.g. benchmark")
+    be.add_argument("--out", required=True, metavar="DIR", help="output folder (results.json, table.txt, "
+                                                                "estimate.png; by_<value>.png with --by)")
+    add_parallel(be)
+    add_quiet(be)
+    be.set_defaults(handler=cmd_bench_estimate)
 
 
 def provenance(argv: list[str] | None) -> dict[str, Any]:
@@ -424,6 +448,45 @@ def cmd_bench_calibration(args: argparse.Namespace) -> int:
     calibration_plot(res, out / "calibration.png")
     print(calibration_text(res), end="")
     print(f"wrote {out / 'results.json'} and {out / 'calibration.png'}", file=sys.stderr)
+    return 0
+
+
+def cmd_bench_estimate(args: argparse.Namespace) -> int:
+    """``evalsift bench estimate``."""
+    from ..bench.estimate import DEFAULT_METHODS, estimate_plot, run_estimate_bench, table_text
+    from ..estimate import response_matrix
+    from ..io._common import plain_json
+
+    out = out_dir(args.out)
+    t0 = time.perf_counter()
+    R = response_matrix(args.data, metric=args.metric, include_refs=args.include_refs)
+    t_load = time.perf_counter() - t0
+    for line in R.notes:
+        note(line)
+    kw = dict(budgets=args.budgets, methods=args.methods or DEFAULT_METHODS, seeds=args.seeds, alpha=args.alpha,
+              quiet=args.quiet, **parallel_opts(args))
+    res = run_estimate_bench(R, **kw)
+    res["timing_s"].update(load=round(t_load, 3), total=round(time.perf_counter() - t0, 3))
+    print(f"bench estimate: {res['timing_s']['total']:.1f} s for {res['systems']} systems x {len(args.budgets)} budgets "
+          f"x {args.seeds} seeds x {len(res['methods'])} methods (load included)", file=sys.stderr)
+    text = table_text(res)
+    files = ["results.json", "table.txt", "estimate.png"]
+    estimate_plot(res, out / "estimate.png")
+    if args.by:
+        res["groups"] = {}
+        for value in R.groups(args.by):
+            sub = run_estimate_bench(R.group(args.by, value), **kw)
+            sub.pop("records")
+            res["groups"][value] = sub
+            text += f"\n== {args.by} = {value} ({sub['items']} items)\n" + table_text(sub)
+            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in value)
+            estimate_plot(sub, out / f"by_{safe}.png")
+        files.append(f"by_<{args.by}>.png")
+    res["provenance"] = provenance(getattr(args, "argv", None))
+    (out / "results.json").write_text(json.dumps(plain_json(res), indent=2, allow_nan=False))
+    (out / "table.txt").write_text(text)
+    print(text, end="")
+    print(f"wrote {', '.join(files)} to {out}", file=sys.stderr)
     return 0
 
 

@@ -11,15 +11,17 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
-from ._common import (add_data, add_encoder, device_line, add_quiet, cap_budget, fraction, load_data, note, out_file, positive_float,
-                      positive_int, resolve_encoder, seed_int)
+from ._common import (add_data, add_encoder, device_line, add_quiet, cap_budget, fraction, load_data, name_list, note,
+                      out_file, positive_float, positive_int, resolve_encoder, seed_int)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``select``."""
     p = sub.add_parser("select", help="items to judge, in pick order")
     p.add_argument("method", metavar="METHOD", help="a selector name: diffuse, random, metric_var, ... "
-                                                   "('evalsift methods' lists them)")
+                                                   "('evalsift methods' lists them); or 'anchors': the items a new "
+                                                   "system is judged on to estimate its full-benchmark score "
+                                                   "(docs/estimate.md)")
     add_data(p)
     p.add_argument("--a", metavar="SYS", help="first system (pairwise methods such as diffuse)")
     p.add_argument("--b", metavar="SYS", help="second system (pairwise methods)")
@@ -39,6 +41,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--documents", metavar="FIELD", nargs="?", const="doc",
                    help="select whole documents (FIELD, default doc when given without a value)")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed")
+    p.add_argument("--method", dest="anchor_design", default="random", metavar="DESIGN",
+                   help="with 'anchors': random (default) | stratified (by the known systems' item difficulty) | "
+                        "anchor-points (tinyBenchmarks' clusters) | irt (IRT-information picks)")
+    p.add_argument("--exclude", type=name_list, default=[], metavar="SYS[,SYS]",
+                   help="with 'anchors': systems of --data that are not known ones (the new system, if it is there)")
+    p.add_argument("--where", metavar="COLUMN=VALUE", help="with 'anchors': only the items with this per-item value, "
+                                                         "e.g. benchmark=MMLU")
     add_encoder(p)
     p.add_argument("--out", required=True, metavar="FILE",
                    help="output JSONL in pick order (subset2evaluate input comes back in its own format)")
@@ -103,6 +112,8 @@ def _picks(args: argparse.Namespace, sel, pool) -> tuple[list[int], list[float |
 
 def cmd_select(args: argparse.Namespace) -> int:
     """``evalsift select METHOD``."""
+    if args.method == "anchors":
+        return _select_anchors(args)
     out = out_file(args.out)
     pool = load_data(args)
     sel, pool = _selector_and_pool(args, pool)
@@ -118,6 +129,34 @@ def cmd_select(args: argparse.Namespace) -> int:
         print(device_line(), file=sys.stderr)
     if args.report:
         _selection_report(args, pool, items, out)
+    return 0
+
+
+def _select_anchors(args: argparse.Namespace) -> int:
+    """``evalsift select anchors``: a design over the known systems' response matrix (evalsift.estimate)."""
+    from ..estimate import response_matrix, select_anchors, write_anchors
+    from ..estimate.anchors import DESIGNS
+    from .estimate import restrict
+
+    if args.budget is None:
+        raise ParameterError("select anchors takes --budget N (the number of items to judge).", field="budget")
+    out = out_file(args.out)
+    R = restrict(response_matrix(args.data, metric=args.metric, keep_partial=args.exclude,
+                                 include_refs=args.include_refs), args.where)
+    if args.exclude:
+        R = R.rows([s for s in R.systems if s not in set(args.exclude)])
+    from ..errors import check_choice
+
+    design = check_choice("--method", args.anchor_design, DESIGNS)
+    n = cap_budget(args.budget, R.n_items, "--budget", f"the {R.n_items} items")
+    anchors = select_anchors(R.Y, n, design, seed=args.seed)
+    write_anchors(out, anchors, R.item_ids)
+    for line in R.notes:
+        note(line)
+    kind = "a random draw: design-based intervals hold" if anchors.probability_design else \
+        "deterministic: only model-based estimates (pirt, gpirt, regression)"
+    print(f"wrote {anchors.n} anchor items to {out} ({design}, seed {args.seed}; {len(R.systems)} known systems, "
+          f"{R.n_items} items, {R.metric}; {kind})", file=sys.stderr)
     return 0
 
 

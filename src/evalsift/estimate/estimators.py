@@ -1,0 +1,422 @@
+"""A new system's full-benchmark score from its scores on a few anchor items (``evalsift estimate``).
+
+Setting: ``M`` items, ``K`` known systems with every score (``Yk``, K x M), a new system judged on
+the ``n`` anchor items of a design (:mod:`evalsift.estimate.anchors`); the target is the new
+system's mean over all ``M`` items. Five estimators; two are **design-based** (their interval holds
+because the items were drawn at random, whatever the data), three **model-based** (their error
+depends on a model being right, and the assumption is printed with them):
+
+- ``mean`` -- the design's weighted mean ``sum_i w_i y_i``. With a probability design it is the
+  Horvitz-Thompson / stratified mean, and its interval is the stratified-sampling one with the
+  finite-pool correction, ``Var = sum_h W_h^2 (1 - n_h / M_h) s_h^2 / n_h``, Student-t with
+  ``n - H`` degrees of freedom. With a deterministic design (``anchor-points``, ``irt``) it is
+  tinyBenchmarks' anchor estimate (Maia Polo et al. 2024, Sec. 3.1) and has no interval.
+- ``aipw`` -- prediction-powered (the difference estimator of survey sampling; in the spirit of the
+  augmented inverse-propensity-weighted estimator Zhang, Dorner & Hardt 2025 recommend for
+  extrapolation): a predictor ``f`` of the new system's score on every item is fitted on the judged
+  items from the known systems' scores on them (ridge regression, penalty chosen by leave-one-out),
+  cross-fitted over two halves of the judged items (Zrnic & Candes, PNAS 2024) so that no item is
+  predicted by a fit that saw it, and the estimate is ``lam * mean_all f + sum_i w_i (y_i - lam f_i)``
+  with ``lam`` tuned in [0, 1] (PPI++). Unbiased for any predictor (the judged residuals correct
+  it), so the interval -- the same stratified formula on the residuals, ``n - H - 1`` degrees of
+  freedom -- is design-based; a good predictor only makes it narrower.
+- ``regression`` -- Zhang, Dorner & Hardt's baseline: a ridge regression across the known systems
+  from their scores on the judged items to their full-benchmark scores, applied to the new system.
+  Interval: the leave-one-system-out residuals' ``(1 - alpha)(K + 1)``-th smallest (a jackknife
+  conformal interval). Model-based: it assumes the new system is exchangeable with the known ones.
+- ``pirt`` -- tinyBenchmarks' p-IRT (Sec. 3.2): a 2PL fitted to the known systems (scores mapped
+  to [0, 1] by the known systems' range when they are not there already), the new system's ability
+  by MAP on the judged items (prior N(0, 1)), and ``(sum_judged y_i + sum_unjudged P_j(theta)) / M``.
+  Interval (ours; tinyBenchmarks gives none): normal, from the ability's posterior spread through
+  the unjudged items' predicted mean plus their Bernoulli spread. Model-based: it assumes the 2PL
+  fitted to the known systems describes the new one.
+- ``gpirt`` -- tinyBenchmarks' gp-IRT (Sec. 3.3): ``lam * anchor + (1 - lam) * p-IRT``, with ``lam``
+  chosen on a validation fifth of the known systems (the 2PL refitted without them) as the value on
+  a 0.05 grid with the smallest mean absolute error there -- tinyBenchmarks chooses ``lam`` on
+  held-out training models too. No interval (tinyBenchmarks gives none).
+
+>>> import numpy as np
+>>> from evalsift.estimate.anchors import select_anchors
+>>> rng = np.random.default_rng(0)
+>>> Y = (rng.random((21, 300)) < np.linspace(0.2, 0.8, 21)[:, None]).astype(float)
+>>> a = select_anchors(Y[1:], 60, "random", seed=0)
+>>> est = estimate_score(Y[1:], Y[0, a.items], a, "mean", alpha=0.1)
+>>> est.kind, est.low <= est.value <= est.high
+('design-based', True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm, t as student_t
+
+from ..errors import DataError, ParameterError, check_choice
+from .anchors import Anchors, fit_item_model, unit_scale
+
+METHODS = ("mean", "aipw", "regression", "pirt", "gpirt")
+DESIGN_BASED = ("mean", "aipw")
+# the design each estimator is run with when none is named (the peers' own pairings)
+DEFAULT_DESIGN = {"mean": "random", "aipw": "random", "regression": "random", "pirt": "anchor-points",
+                  "gpirt": "anchor-points"}
+ASSUMPTIONS = {
+    "mean": "the judged items were drawn at random by the design (its inclusion probabilities); nothing about "
+            "the systems",
+    "aipw": "the judged items were drawn at random by the design; the predictor from the known systems may be "
+            "anything (a bad one only widens the interval)",
+    "regression": "the new system is exchangeable with the known systems (drawn from the same population): it "
+                  "fails when the new system is better than all of them",
+    "pirt": "a one-dimensional 2PL fitted to the known systems describes the new system too (its ability alone "
+            "explains its scores)",
+    "gpirt": "as pirt, and the mixing weight chosen on known systems suits the new one; no interval",
+    "anchor": "each anchor stands for its cluster of items (tinyBenchmarks' anchor estimate); a deterministic "
+              "design has no sampling distribution, so no interval",
+}
+ALPHAS = np.logspace(-3, 4, 15)
+LAMBDA_GRID = np.round(np.linspace(0, 1, 21), 2)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One estimate of a system's full-benchmark mean (in the data's own unit), its interval at level
+    ``1 - alpha`` (None when the method gives none), and what it rests on."""
+
+    method: str
+    design: str
+    value: float
+    low: float | None
+    high: float | None
+    alpha: float
+    kind: str  # "design-based" or "model-based"
+    assumption: str
+    n: int
+    pool_size: int
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def width(self) -> float | None:
+        """high - low (None without an interval)."""
+        return None if self.low is None else self.high - self.low
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"method": self.method, "design": self.design, "estimate": self.value,
+                "interval": None if self.low is None or not np.isfinite([self.low, self.high]).all()
+                else [self.low, self.high], "level": 1 - self.alpha,
+                "kind": self.kind, "assumption": self.assumption, "n": self.n, "pool_size": self.pool_size,
+                **self.details}
+
+
+class KnownSystems:
+    """The known systems' side of estimation, computed once and shared by every design and method:
+    the matrix ``Yk`` (K x M), their full-benchmark means, and (lazily) the 2PL fitted to them and
+    the validation split gp-IRT chooses its weight on."""
+
+    def __init__(self, Yk, seed: int = 0) -> None:
+        Yk = np.asarray(Yk, dtype=float)
+        if Yk.ndim != 2 or Yk.shape[0] < 2 or not np.isfinite(Yk).all():
+            raise DataError("estimation needs at least 2 known systems with a score on every item "
+                            f"(got a {Yk.shape} matrix{' with missing scores' if Yk.ndim == 2 else ''})",
+                            field="systems")
+        self.Yk = Yk
+        self.full = Yk.mean(axis=1)
+        self.lo, self.hi = unit_scale(Yk)
+        self.seed = int(seed)
+        self._irt = None
+        self._val: tuple[np.ndarray, Any] | None = None
+        self._betting: dict[tuple, tuple[float, float]] = {}
+
+    @property
+    def irt(self):
+        """The 2PL fitted to every known system (on the [0, 1] scale)."""
+        if self._irt is None:
+            self._irt = fit_item_model(self.Yk, self.seed)
+        return self._irt
+
+    def validation(self) -> tuple[np.ndarray, Any]:
+        """(the validation systems' rows, the 2PL fitted without them): a seeded fifth of the known
+        systems, at least 1, leaving at least 2 to fit."""
+        if self._val is None:
+            K = self.Yk.shape[0]
+            v = max(1, min(K - 2, round(K / 5)))
+            rng = np.random.default_rng([self.seed, K, 7])
+            val = np.sort(rng.choice(K, v, replace=False)) if K >= 3 else np.array([0])
+            rest = np.setdiff1d(np.arange(K), val)
+            fit = fit_item_model(self.Yk[rest], self.seed) if len(rest) >= 2 else self.irt
+            self._val = (val, fit)
+        return self._val
+
+    def betting_interval(self, y: np.ndarray, pool: int, alpha: float) -> tuple[float, float]:
+        """:func:`evalsift.stats.sequential.win_rate_interval` of ``y`` (remembered: ``mean`` and ``aipw``
+        on the same judged items ask for the same one)."""
+        from ..stats.sequential import win_rate_interval
+
+        key = (np.asarray(y, dtype=float).tobytes(), int(pool), float(alpha))
+        if key not in self._betting:
+            if len(self._betting) > 64:
+                self._betting.clear()
+            self._betting[key] = win_rate_interval(y, pool, alpha)
+        return self._betting[key]
+
+    def unit(self, y) -> np.ndarray:
+        """Scores mapped to the 2PL's [0, 1] scale (clipped)."""
+        return np.clip((np.asarray(y, dtype=float) - self.lo) / (self.hi - self.lo), 0.0, 1.0)
+
+
+def _known(known) -> KnownSystems:
+    return known if isinstance(known, KnownSystems) else KnownSystems(known)
+
+
+def estimate_score(known, y, anchors: Anchors, method: str, *, alpha: float = 0.1) -> Estimate:
+    """Estimate a new system's mean over all items from ``y``, its scores on ``anchors.items`` (in
+    the same order), with the known systems ``known`` (a K x M matrix or :class:`KnownSystems`), by
+    ``method`` (module doc); interval at level ``1 - alpha``."""
+    method = check_choice("method", method, METHODS)
+    if not 0 < alpha < 1:
+        raise ParameterError(f"--alpha {alpha}: must be in (0, 1), e.g. 0.1 for 90% intervals.", field="alpha")
+    known = _known(known)
+    y = np.asarray(y, dtype=float)
+    if y.shape != (anchors.n,) or not np.isfinite(y).all():
+        raise DataError(f"the new system needs a score on each of the {anchors.n} anchor items (got {y.shape[0]} "
+                        f"values{', some missing' if y.shape == (anchors.n,) else ''})", field="items")
+    if anchors.pool_size != known.Yk.shape[1]:
+        raise DataError(f"the anchors were picked from {anchors.pool_size} items but the known systems have "
+                        f"{known.Yk.shape[1]}; select them on the same data", field="pool_size")
+    common = dict(alpha=alpha, n=anchors.n, pool_size=anchors.pool_size, design=anchors.design)
+    if method == "mean":
+        if not anchors.probability_design:
+            v = float(anchors.weights @ y)
+            return Estimate("mean", value=v, low=None, high=None, kind="model-based", assumption=ASSUMPTIONS["anchor"],
+                            **common)
+        v, se, df = design_mean(y, anchors)
+        return _design_interval("mean", v, se, df, y, y, anchors, known, common)
+    if method == "aipw":
+        if not anchors.probability_design:
+            raise ParameterError(f"--method aipw needs a random design (random or stratified anchors); "
+                                 f"{anchors.design!r} picks items deterministically, so no design-based interval "
+                                 "exists. Select with --method random or stratified, or estimate with pirt/gpirt.",
+                                 field="method")
+        v, se, df, lam, resid = aipw(known, y, anchors)
+        est = _design_interval("aipw", v, se, df, resid, y, anchors, known, common)
+        return Estimate(**{**est.__dict__, "details": {**est.details, "lam": lam}})
+    if method == "regression":
+        return _regression(known, y, anchors, common)
+    if method == "pirt":
+        return _pirt(known, y, anchors, common)
+    return _gpirt(known, y, anchors, common)
+
+
+def _interval(method: str, v: float, se: float, df: int, kind: str, common: dict) -> Estimate:
+    a = common["alpha"]
+    q = float(student_t.ppf(1 - a / 2, max(df, 1)))
+    return Estimate(method, value=v, low=v - q * se, high=v + q * se, kind=kind, assumption=ASSUMPTIONS[method],
+                    details={"se": se, "df": df}, **common)
+
+
+# ------------------------------------------------------------------------------ design-based
+def cochran_ok(values, n: int) -> bool:
+    """Cochran's rule for the normal approximation to a sample mean from a skewed population:
+    ``n > 25 g1^2`` with ``g1`` the sample skewness (Cochran, *Sampling Techniques*, 3rd ed., Sec. 2.15)."""
+    v = np.asarray(values, dtype=float)
+    sd = float(np.std(v))
+    if len(v) < 3 or sd <= 1e-12:
+        return len(v) >= 30
+    g1 = float(np.mean((v - v.mean()) ** 3) / sd ** 3)
+    return n > 25 * g1 * g1
+
+
+def _design_interval(method: str, v: float, se: float, df: int, checked, y, anchors: Anchors, known: KnownSystems,
+                     common: dict) -> Estimate:
+    """The Student-t interval where Cochran's rule holds for ``checked`` (the values whose mean carries
+    the error); else, for a uniform draw of scores in [0, 1], the betting interval of
+    :func:`evalsift.stats.sequential.win_rate_interval` on the judged scores (valid at every sample size,
+    wider); else the t interval flagged ``normal_doubtful``."""
+    est = _interval(method, v, se, df, "design-based", common)
+    if cochran_ok(checked, anchors.n):
+        return Estimate(**{**est.__dict__, "details": {**est.details, "interval_rule": "t"}})
+    in_unit = known.lo == 0.0 and known.hi == 1.0 and float(np.min(y)) >= 0 and float(np.max(y)) <= 1
+    if anchors.strata is None and in_unit:
+        lo, hi = known.betting_interval(y, anchors.pool_size, common["alpha"])
+        return Estimate(**{**est.__dict__, "low": min(lo, v), "high": max(hi, v),
+                           "details": {**est.details, "interval_rule": "betting"}})
+    return Estimate(**{**est.__dict__, "details": {**est.details, "interval_rule": "t", "normal_doubtful": True}})
+
+
+def _strata(anchors: Anchors) -> tuple[np.ndarray, dict[int, int]]:
+    if anchors.strata is None:
+        return np.zeros(anchors.n, dtype=int), {0: anchors.pool_size}
+    return anchors.strata, anchors.stratum_sizes
+
+
+def design_mean(values, anchors: Anchors) -> tuple[float, float, int]:
+    """(weighted mean, its standard error, degrees of freedom) of ``values`` on the anchors under
+    stratified simple random sampling (one stratum when unstratified), with the finite-pool correction."""
+    values = np.asarray(values, dtype=float)
+    strata, sizes = _strata(anchors)
+    M = anchors.pool_size
+    var = 0.0
+    for h, Mh in sizes.items():
+        v = values[strata == h]
+        nh = len(v)
+        if nh >= 2 and Mh > nh:
+            var += (Mh / M) ** 2 * (1 - nh / Mh) * float(np.var(v, ddof=1)) / nh
+    return float(anchors.weights @ values), float(np.sqrt(var)), anchors.n - len(sizes)
+
+
+AIPW_FOLDS = 2
+
+
+def _folds(anchors: Anchors, k: int) -> np.ndarray:
+    """``k`` cross-fitting folds, dealt in turn within each stratum in pick order (continuing across
+    strata, so the folds' sizes differ by at most one)."""
+    strata, _ = _strata(anchors)
+    fold = np.zeros(anchors.n, dtype=int)
+    start = 0
+    for h in np.unique(strata):
+        idx = np.flatnonzero(strata == h)
+        fold[idx] = (start + np.arange(len(idx))) % k
+        start += len(idx)
+    return fold
+
+
+def aipw(known, y, anchors: Anchors) -> tuple[float, float, int, float, np.ndarray]:
+    """The cross-fitted prediction-powered estimate (module doc): (estimate, se, df, lam, residuals)."""
+    known = _known(known)
+    y = np.asarray(y, dtype=float)
+    X_all = known.Yk.T  # items x known systems: the features of every item
+    K = max(2, min(AIPW_FOLDS, anchors.n // 3))
+    fold = _folds(anchors, K)
+    f_oof = np.empty(anchors.n)
+    f_means = []
+    for k in range(K):
+        train, test = fold != k, fold == k
+        if train.sum() >= 3:
+            pred = ridge_fit(X_all[anchors.items[train]], y[train]).predict(X_all)
+        else:  # too few to fit: the known systems' item mean, shifted to the judged level
+            base = X_all.mean(axis=1)
+            pred = base + (y[train].mean() - base[anchors.items[train]].mean() if train.any() else 0.0)
+        f_oof[test] = pred[anchors.items[test]]
+        f_means.append((float(anchors.weights[test].sum()), float(pred.mean())))
+    vf = float(np.var(f_oof, ddof=1)) if anchors.n > 1 else 0.0
+    lam = float(np.clip(np.cov(y, f_oof, ddof=1)[0, 1] / vf, 0, 1)) if vf > 1e-12 else 0.0
+    resid = y - lam * f_oof
+    centre = sum(c * m for c, m in f_means)
+    v, se, df = design_mean(resid, anchors)
+    return lam * centre + v, se, df - 1, lam, resid
+
+
+# ------------------------------------------------------------------------------ model-based
+@dataclass(frozen=True)
+class RidgeFit:
+    """A ridge regression with intercept; ``loo`` holds the leave-one-out residuals at the chosen penalty."""
+
+    x_mean: np.ndarray
+    y_mean: float
+    coef: np.ndarray
+    alpha: float
+    loo: np.ndarray
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions for the rows of ``X``."""
+        return self.y_mean + (np.asarray(X, dtype=float) - self.x_mean) @ self.coef
+
+
+def ridge_fit(X, y, alphas=ALPHAS) -> RidgeFit:
+    """Ridge regression of ``y`` on ``X`` (rows: samples) with an intercept, the penalty chosen from
+    ``alphas`` by exact leave-one-out error (the hat matrix's diagonal: closed form through one SVD)."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    xm, ym = X.mean(axis=0), float(y.mean())
+    Xc, yc = X - xm, y - ym
+    U, s, Vt = np.linalg.svd(Xc, full_matrices=False)
+    Uy = U.T @ yc
+    n = len(y)
+    best = None
+    for a in alphas:
+        shrink = s * s / (s * s + a)
+        fitted = U @ (shrink * Uy)
+        h = (U * U) @ shrink + 1.0 / n
+        loo = (yc - fitted) / np.maximum(1 - h, 1e-9)
+        err = float(np.mean(loo ** 2))
+        if best is None or err < best[0] - 1e-15:
+            best = (err, a, loo)
+    _, a, loo = best
+    coef = Vt.T @ (s / (s * s + a) * Uy)
+    return RidgeFit(xm, ym, coef, float(a), loo)
+
+
+def _regression(known: KnownSystems, y, anchors: Anchors, common: dict) -> Estimate:
+    K = known.Yk.shape[0]
+    fit = ridge_fit(known.Yk[:, anchors.items], known.full)
+    v = float(fit.predict(y[None, :])[0])
+    r = np.sort(np.abs(fit.loo))
+    k = int(np.ceil((1 - common["alpha"]) * (K + 1)))
+    q = float(r[k - 1]) if k <= K else float("inf")
+    return Estimate("regression", value=v, low=v - q, high=v + q, kind="model-based",
+                    assumption=ASSUMPTIONS["regression"], details={"ridge_alpha": fit.alpha, "known": K}, **common)
+
+
+def fit_abilities(irt, items: np.ndarray, Yu: np.ndarray, iters: int = 30) -> tuple[np.ndarray, np.ndarray]:
+    """MAP abilities (prior N(0, 1)) of the rows of ``Yu`` (systems x judged items, [0, 1] scores) under
+    the 2PL ``irt`` on ``items``, by Newton's method (the log-posterior is concave); returns
+    (abilities, posterior information)."""
+    a = np.asarray(irt.discrimination)[items]
+    b = np.asarray(irt.difficulty)[items]
+    theta = np.zeros(Yu.shape[0])
+    info = np.ones_like(theta)
+    for _ in range(iters):
+        p = 1.0 / (1.0 + np.exp(-a * (theta[:, None] - b)))
+        grad = (a * (Yu - p)).sum(axis=1) - theta
+        info = (a * a * p * (1 - p)).sum(axis=1) + 1.0
+        step = grad / info
+        theta = np.clip(theta + step, -8, 8)
+        if np.abs(step).max() < 1e-8:
+            break
+    return theta, info
+
+
+def pirt_values(irt, items: np.ndarray, Yu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """p-IRT estimates (on the [0, 1] scale) for the rows of ``Yu`` and their model-based standard
+    errors (module doc)."""
+    M = irt.n_items
+    theta, info = fit_abilities(irt, items, Yu)
+    P = irt.probability(theta)  # systems x items
+    unseen = np.ones(M, dtype=bool)
+    unseen[items] = False
+    est = (Yu.sum(axis=1) + P[:, unseen].sum(axis=1)) / M
+    a = np.asarray(irt.discrimination)[unseen]
+    dP = (a * P[:, unseen] * (1 - P[:, unseen])).sum(axis=1) / M
+    var = dP ** 2 / info + (P[:, unseen] * (1 - P[:, unseen])).sum(axis=1) / M ** 2
+    return est, np.sqrt(var)
+
+
+def _pirt(known: KnownSystems, y, anchors: Anchors, common: dict) -> Estimate:
+    est, se = pirt_values(known.irt, anchors.items, known.unit(y)[None, :])
+    scale = known.hi - known.lo
+    v, s = known.lo + scale * float(est[0]), scale * float(se[0])
+    z = float(norm.ppf(1 - common["alpha"] / 2))
+    return Estimate("pirt", value=v, low=v - z * s, high=v + z * s, kind="model-based",
+                    assumption=ASSUMPTIONS["pirt"], details={"se": s}, **common)
+
+
+def gp_lambda(known: KnownSystems, anchors: Anchors) -> float:
+    """gp-IRT's weight on the anchor estimate: the grid value with the smallest mean absolute error on
+    the validation systems (the 2PL refitted without them)."""
+    val, irt_v = known.validation()
+    Yv = known.Yk[val][:, anchors.items]
+    anchor = Yv @ anchors.weights
+    p, _ = pirt_values(irt_v, anchors.items, known.unit(Yv))
+    p = known.lo + (known.hi - known.lo) * p
+    truth = known.full[val]
+    err = np.abs(LAMBDA_GRID[:, None] * anchor + (1 - LAMBDA_GRID[:, None]) * p - truth).mean(axis=1)
+    return float(LAMBDA_GRID[int(np.argmin(err))])
+
+
+def _gpirt(known: KnownSystems, y, anchors: Anchors, common: dict) -> Estimate:
+    lam = gp_lambda(known, anchors)
+    p = _pirt(known, y, anchors, common).value
+    v = lam * float(anchors.weights @ y) + (1 - lam) * p
+    return Estimate("gpirt", value=v, low=None, high=None, kind="model-based", assumption=ASSUMPTIONS["gpirt"],
+                    details={"lam": lam}, **common)

@@ -1,0 +1,223 @@
+"""The response matrix that full-benchmark estimation works on: systems x items, one score per cell.
+
+:func:`response_matrix` builds it from anything evalsift reads (a long table, subset2evaluate JSONL,
+mt-metrics-eval with a human or metric score, the binary ``opencompass-irt`` matrix) and, for an
+AlpacaEval folder, from its judge preferences against the baseline: every model in
+``preferences_all_annotators.csv.gz`` (57 besides the baseline for ``weighted_alpaca_eval_gpt4_turbo``),
+the score of a cell being ``preference - 1`` (1: the model's output is preferred; continuous for the
+weighted judge), so a system's mean is its AlpacaEval win rate.
+
+A system's **full-benchmark score** is its mean over the matrix's items. Items some system lacks are
+left out when the matrix is built (the count is in :attr:`ResponseMatrix.notes`), except for the
+systems named in ``keep_partial`` (a new system judged on a few items only).
+
+>>> R = response_matrix("demo", metric="human")
+>>> R.Y.shape, R.systems, R.unit
+((3, 300), ('A', 'B', 'C'), 'human')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from ..errors import DataError, UnknownNameError, suggest
+
+ALPACA_TABLE = "preferences_all_annotators.csv.gz"
+
+
+@dataclass(frozen=True, eq=False)
+class ResponseMatrix:
+    """Systems x items scores (``Y``; NaN only in the rows of ``keep_partial`` systems), per-item
+    columns, and how it was built.
+
+    ``scale``: 100 when every score lies in [0, 1] (then scores, errors and widths are reported in
+    points: a win rate or an accuracy in percent), else 1 (the metric's own unit, e.g. MQM).
+    """
+
+    systems: tuple[str, ...]
+    item_ids: tuple[str, ...]
+    Y: np.ndarray
+    metric: str
+    source: str
+    columns: dict[str, np.ndarray] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def scale(self) -> float:
+        """100 for scores in [0, 1] (reported in points), else 1."""
+        v = self.Y[np.isfinite(self.Y)]
+        return 100.0 if v.size and v.min() >= 0 and v.max() <= 1 else 1.0
+
+    @property
+    def unit(self) -> str:
+        """``points`` (scale 100) or the metric's name."""
+        return "points" if self.scale == 100.0 else self.metric
+
+    @property
+    def binary(self) -> bool:
+        """True when every score is 0 or 1."""
+        v = self.Y[np.isfinite(self.Y)]
+        return bool(np.isin(v, (0.0, 1.0)).all())
+
+    @property
+    def n_items(self) -> int:
+        """Items (columns)."""
+        return len(self.item_ids)
+
+    def index(self, system: str) -> int:
+        """The row of ``system``; DataError naming the systems there (and the closest) otherwise."""
+        try:
+            return self.systems.index(system)
+        except ValueError:
+            raise DataError(f"system {system!r} is not in {self.source}.{suggest(system, self.systems)} Systems: "
+                            f"{', '.join(self.systems)}.", field="system", system=system) from None
+
+    def full_scores(self) -> np.ndarray:
+        """Each system's mean over every item (NaN for a partial row)."""
+        return self.Y.mean(axis=1)
+
+    def without(self, system: str) -> tuple["ResponseMatrix", np.ndarray]:
+        """(the matrix of every other system, ``system``'s row)."""
+        i = self.index(system)
+        keep = [k for k in range(len(self.systems)) if k != i]
+        return (ResponseMatrix(tuple(self.systems[k] for k in keep), self.item_ids, self.Y[keep], self.metric,
+                               self.source, self.columns, self.notes), self.Y[i])
+
+    def rows(self, systems: Iterable[str]) -> "ResponseMatrix":
+        """The matrix of ``systems`` only (in that order)."""
+        idx = [self.index(s) for s in systems]
+        return ResponseMatrix(tuple(self.systems[k] for k in idx), self.item_ids, self.Y[idx], self.metric,
+                              self.source, self.columns, self.notes)
+
+    def group(self, column: str, value: Any) -> "ResponseMatrix":
+        """The items whose ``column`` equals ``value``; DataError naming the columns or values otherwise."""
+        col = self._column(column)
+        mask = np.array([str(v) == str(value) for v in col])
+        if not mask.any():
+            values = list(dict.fromkeys(str(v) for v in col))
+            raise DataError(f"no item of {self.source} has {column} = {value!r}.{suggest(str(value), values)} "
+                            f"Values: {', '.join(values[:30])}.", field=column)
+        return ResponseMatrix(self.systems, tuple(np.asarray(self.item_ids, dtype=object)[mask]), self.Y[:, mask],
+                              self.metric, f"{self.source} [{column}={value}]",
+                              {k: np.asarray(v, dtype=object)[mask] for k, v in self.columns.items()}, self.notes)
+
+    def groups(self, column: str) -> list[str]:
+        """The values of ``column``, in first-seen order."""
+        return list(dict.fromkeys(str(v) for v in self._column(column)))
+
+    def _column(self, column: str) -> np.ndarray:
+        if column not in self.columns:
+            raise DataError(f"{self.source} has no per-item column {column!r}.{suggest(column, self.columns)} "
+                            f"Columns: {', '.join(self.columns) or 'none'}.", field=column)
+        return self.columns[column]
+
+
+def _alpaca_table(spec: str) -> Path | None:
+    """The AlpacaEval preference table behind ``spec`` (a dataset name, folder or the table), or None."""
+    from ..io import resolve
+
+    try:
+        fmt, path = resolve(spec)
+    except UnknownNameError:
+        raise
+    except Exception:
+        return None
+    if path is None:
+        return None
+    if fmt == "alpaca":
+        folder = path.parent if path.name == "model_outputs" else path
+        return folder / ALPACA_TABLE if (folder / ALPACA_TABLE).is_file() else None
+    return path if path.name == ALPACA_TABLE else None
+
+
+def _from_alpaca(table: Path, config: str | None, spec: str) -> ResponseMatrix:
+    from ..io.pairwise_recorded import ALPACA_CONFIG, read_alpaca_preferences
+
+    data = read_alpaca_preferences(table, config or ALPACA_CONFIG)
+    if not data.judgments:
+        raise DataError(f"{table}: no preferences of annotator config {config or ALPACA_CONFIG!r}; name another with "
+                        "--metric (an annotator_config of the table).", field="metric")
+    systems = list(dict.fromkeys(j.b for j in data.judgments))
+    items = list(dict.fromkeys(j.item_id for j in data.judgments))
+    Y = np.full((len(systems), len(items)), np.nan)
+    si = {s: i for i, s in enumerate(systems)}
+    ii = {s: i for i, s in enumerate(items)}
+    for j in data.judgments:
+        p = j.detail.get("preference")
+        if p is not None and j.status == "done":
+            Y[si[j.b], ii[j.item_id]] = float(p) - 1.0
+    cols = {}
+    pool_cols = getattr(data.pool, "metadata", {})
+    if "dataset" in pool_cols:
+        by_id = dict(zip(data.pool.item_ids, pool_cols["dataset"]))
+        cols["dataset"] = np.array([by_id.get(i, "") for i in items], dtype=object)
+    return ResponseMatrix(tuple(systems), tuple(items), Y, config or ALPACA_CONFIG, spec, cols)
+
+
+def _metric_of(pool, metric: str | None) -> str:
+    if metric is not None:
+        return pool.check_metric(metric)
+    human = [m for m in pool.metrics if pool.is_human(m)]
+    if len(human) == 1:
+        return human[0]
+    if len(pool.metrics) == 1:
+        return pool.metrics[0]
+    raise DataError(f"{pool.name}: name the score to estimate with --metric; it has "
+                    f"{'human metrics ' + ', '.join(human) if human else 'metrics ' + ', '.join(pool.metrics)}.",
+                    field="metric")
+
+
+def response_matrix(data: Any, *, metric: str | None = None, keep_partial: Iterable[str] = (),
+                    include_refs: bool = False) -> ResponseMatrix:
+    """The systems x items matrix of ``data`` (a spec :func:`evalsift.io.load` reads, or a Pool) on
+    ``metric`` (default: the data's only human metric, or its only metric). Items lacking a score
+    for some system are left out, except that a system in ``keep_partial`` may lack any (module doc).
+    """
+    keep_partial = set(keep_partial)
+    if isinstance(data, (str, Path)):
+        table = _alpaca_table(str(data))
+        if table is not None:
+            R = _from_alpaca(table, metric if metric not in (None, "gpt4_turbo_pref") else None, str(data))
+            return _complete(R, keep_partial)
+        from ..io import load
+
+        data = load(str(data), include_refs=include_refs)
+    pool = data
+    m = _metric_of(pool, metric)
+    Y = np.asarray(pool.scores[m], dtype=float).T.copy()  # systems x items
+    cols = {}
+    for f in pool.metadata:
+        col = pool.metadata[f]
+        if len(col) == pool.n_items and (not isinstance(col, np.ndarray) or col.ndim == 1):
+            if all(isinstance(v, (str, int, np.integer)) for v in list(col)[:50]):
+                cols[f] = np.asarray(list(col), dtype=object)
+    R = ResponseMatrix(tuple(pool.systems), tuple(pool.item_ids), Y, m, pool.name, cols)
+    return _complete(R, keep_partial)
+
+
+def _complete(R: ResponseMatrix, keep_partial: set[str]) -> ResponseMatrix:
+    unknown = keep_partial - set(R.systems)
+    if unknown:
+        s = sorted(unknown)[0]
+        R.index(s)  # raises naming the systems
+    full = np.array([s not in keep_partial for s in R.systems])
+    if not full.any():
+        raise DataError(f"{R.source}: no known system besides {sorted(keep_partial)}; estimation needs the other "
+                        "systems' scores on every item.", field="systems")
+    ok = np.isfinite(R.Y[full]).all(axis=0)
+    empty = [s for s, row in zip(R.systems, np.isfinite(R.Y[:, ok])) if not row.any() and s not in keep_partial]
+    if ok.sum() == 0:
+        raise DataError(f"{R.source}: no item has a {R.metric} score for every system; name a metric every system "
+                        "has with --metric.", field="metric")
+    notes = list(R.notes)
+    if not ok.all():
+        notes.append(f"{int((~ok).sum())} of {R.n_items} items lack a {R.metric} score for some system and are left "
+                     f"out ({int(ok.sum())} items remain)")
+    if empty:
+        raise DataError(f"{R.source}: systems {empty} have no score at all.", field="systems")
+    return ResponseMatrix(R.systems, tuple(np.asarray(R.item_ids, dtype=object)[ok]), R.Y[:, ok], R.metric, R.source,
+                          {k: v[ok] for k, v in R.columns.items()}, tuple(notes))
