@@ -59,17 +59,17 @@ def read_opencompass(path: str | Path, *, name: str | None = None) -> Pool:
     rows = [ln for ln in read_text(file).splitlines() if ln.strip()]
     if not rows:
         raise DataError(f"{file}: empty; expected one line of comma-separated 0/1 values per model.", field="rows")
+    cells = [ln.split(",") for ln in rows]
+    widths = [len(c) for c in cells]
+    if len(set(widths)) != 1:
+        k = next(i for i, w in enumerate(widths) if w != widths[0])
+        raise DataError(f"{file}: the lines have different numbers of values (line 1: {widths[0]}, line {k + 1}: "
+                        f"{widths[k]}); every model's line must have one value per item.", field="rows")
     try:
-        Y = np.array([[float(v) for v in ln.split(",")] for ln in rows])
+        Y = np.array([[float(v) for v in c] for c in cells])
     except ValueError as e:
         raise DataError(f"{file}: a value is not a number ({e}); expected 0/1 values, one model per line.",
                         field="rows") from None
-    except Exception:  # ragged rows
-        Y = None
-    widths = {len(ln.split(",")) for ln in rows}
-    if Y is None or len(widths) != 1 or Y.ndim != 2:
-        raise DataError(f"{file}: the lines have different numbers of values ({sorted(widths)}); every model's line "
-                        "must have one value per item.", field="rows")
     bad = ~np.isin(Y, (0.0, 1.0))
     if bad.any():
         r, c = np.argwhere(bad)[0]
