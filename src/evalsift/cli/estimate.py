@@ -80,7 +80,9 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         rule = e.details.get("interval_rule")
         extra = f", {rule} interval" if rule else ""
         if e.details.get("normal_doubtful"):
-            extra += "; the normal approximation is doubtful here (Cochran's rule fails)"
+            extra += ("; the normal approximation is doubtful here (Cochran's rule fails on a skewed sample), so this "
+                      "interval may cover less than stated -- measured on AlpacaEval: 0.56 at 10 stratified items, "
+                      "0.79 at 25, 0.89 at 100; a random design's interval holds at every size (docs/estimate.md)")
         print(f"  {m:<11} {_fmt(e.value, scale):>8}  {ival}  ({e.kind}{extra})")
         print(f"  {'':<11} assumes: {e.assumption}")
         results.append({**e.to_dict(), "scale": scale})
