@@ -250,3 +250,9 @@ def test_opencompass_and_wmt_real_shapes():
     need("wmt23/mt-metrics-eval-v2/wmt23/human-scores/en-de.mqm.seg.score")
     W = response_matrix("wmt23/en-de", metric="mqm")
     assert W.Y.shape == (12, 460) and W.unit == "mqm"
+
+
+def test_anchor_options_on_another_selector_are_refused(capsys):
+    capsys.readouterr()
+    assert main(["select", "random", "--data", "demo", "--budget", "5", "--method", "irt", "--out", "x.jsonl"]) == 2
+    assert "--method belongs to `evalsift select anchors`" in capsys.readouterr().err

@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--documents", metavar="FIELD", nargs="?", const="doc",
                    help="select whole documents (FIELD, default doc when given without a value)")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed")
-    p.add_argument("--method", dest="anchor_design", default="random", metavar="DESIGN",
+    p.add_argument("--method", dest="anchor_design", default=None, metavar="DESIGN",
                    help="with 'anchors': random (default) | stratified (by the known systems' item difficulty) | "
                         "anchor-points (tinyBenchmarks' clusters) | irt (IRT-information picks)")
     p.add_argument("--exclude", type=name_list, default=[], metavar="SYS[,SYS]",
@@ -114,6 +114,10 @@ def cmd_select(args: argparse.Namespace) -> int:
     """``evalsift select METHOD``."""
     if args.method == "anchors":
         return _select_anchors(args)
+    unused = [o for o, v in (("--method", args.anchor_design), ("--exclude", args.exclude), ("--where", args.where)) if v]
+    if unused:
+        raise ParameterError(f"{', '.join(unused)} {'belongs' if len(unused) == 1 else 'belong'} to `evalsift select anchors`; `select {args.method}` does not "
+                             "take them (the selector is the first word).", field=unused[0].lstrip("-"))
     out = out_file(args.out)
     pool = load_data(args)
     sel, pool = _selector_and_pool(args, pool)
@@ -147,7 +151,7 @@ def _select_anchors(args: argparse.Namespace) -> int:
         R = R.rows([s for s in R.systems if s not in set(args.exclude)])
     from ..errors import check_choice
 
-    design = check_choice("--method", args.anchor_design, DESIGNS)
+    design = check_choice("--method", args.anchor_design or "random", DESIGNS)
     n = cap_budget(args.budget, R.n_items, "--budget", f"the {R.n_items} items")
     anchors = select_anchors(R.Y, n, design, seed=args.seed)
     write_anchors(out, anchors, R.item_ids)
