@@ -15,7 +15,7 @@ itself. The Pool:
 >>> f = pathlib.Path(tempfile.mkdtemp()) / "combine.csv"
 >>> _ = f.write_text("1,0,1\\n0,0,1\\n")
 >>> pool = read_opencompass(f)
->>> pool.systems, pool.item_ids, pool.scores["correct"][:, 0].tolist()
+>>> pool.systems, pool.item_ids, pool.scores["correct"][0].tolist()   # item 0, each model
 (('model_0', 'model_1'), ('0', '1', '2'), [1.0, 0.0])
 """
 
