@@ -218,11 +218,12 @@ def _interval(method: str, v: float, se: float, df: int, kind: str, common: dict
 # ------------------------------------------------------------------------------ design-based
 def cochran_ok(values, n: int) -> bool:
     """Cochran's rule for the normal approximation to a sample mean from a skewed population:
-    ``n > 25 g1^2`` with ``g1`` the sample skewness (Cochran, *Sampling Techniques*, 3rd ed., Sec. 2.15)."""
+    ``n > 25 g1^2`` with ``g1`` the sample skewness (Cochran, *Sampling Techniques*, 3rd ed., Sec. 2.15).
+    A sample of one value (or fewer than 3) fails it: it shows nothing of the unjudged items' spread."""
     v = np.asarray(values, dtype=float)
     sd = float(np.std(v))
     if len(v) < 3 or sd <= 1e-12:
-        return len(v) >= 30
+        return False  # one value seen: the sample says nothing about the spread of the unjudged items
     g1 = float(np.mean((v - v.mean()) ** 3) / sd ** 3)
     return n > 25 * g1 * g1
 
@@ -377,15 +378,18 @@ def fit_abilities(irt, items: np.ndarray, Yu: np.ndarray, iters: int = 30) -> tu
     return theta, info
 
 
-def pirt_values(irt, items: np.ndarray, Yu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pirt_values(irt, items: np.ndarray, Yu: np.ndarray, judged: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
     """p-IRT estimates (on the [0, 1] scale) for the rows of ``Yu`` and their model-based standard
-    errors (module doc)."""
+    errors (module doc). ``judged``: the judged scores that enter the sum, when they differ from
+    ``Yu`` (which the ability is fitted to, clipped to [0, 1]): a score beyond the known systems'
+    range counts as it is."""
     M = irt.n_items
     theta, info = fit_abilities(irt, items, Yu)
     P = irt.probability(theta)  # systems x items
     unseen = np.ones(M, dtype=bool)
     unseen[items] = False
-    est = (Yu.sum(axis=1) + P[:, unseen].sum(axis=1)) / M
+    est = ((Yu if judged is None else judged).sum(axis=1) + P[:, unseen].sum(axis=1)) / M
     a = np.asarray(irt.discrimination)[unseen]
     dP = (a * P[:, unseen] * (1 - P[:, unseen])).sum(axis=1) / M
     var = dP ** 2 / info + (P[:, unseen] * (1 - P[:, unseen])).sum(axis=1) / M ** 2
@@ -393,8 +397,9 @@ def pirt_values(irt, items: np.ndarray, Yu: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def _pirt(known: KnownSystems, y, anchors: Anchors, common: dict) -> Estimate:
-    est, se = pirt_values(known.irt, anchors.items, known.unit(y)[None, :])
     scale = known.hi - known.lo
+    est, se = pirt_values(known.irt, anchors.items, known.unit(y)[None, :],
+                          judged=((np.asarray(y, dtype=float) - known.lo) / scale)[None, :])
     v, s = known.lo + scale * float(est[0]), scale * float(se[0])
     z = float(norm.ppf(1 - common["alpha"] / 2))
     return Estimate("pirt", value=v, low=v - z * s, high=v + z * s, kind="model-based",

@@ -4,7 +4,8 @@
 mt-metrics-eval with a human or metric score, the binary ``opencompass-irt`` matrix) and, for an
 AlpacaEval folder, from its judge preferences against the baseline: every model in
 ``preferences_all_annotators.csv.gz`` (57 besides the baseline for ``weighted_alpaca_eval_gpt4_turbo``),
-the score of a cell being ``preference - 1`` (1: the model's output is preferred; continuous for the
+the score of a cell being ``preference - 1`` (1: the model's output is preferred; a recorded 0, AlpacaEval's
+draw, is 0.5; continuous for the
 weighted judge), so a system's mean is its AlpacaEval win rate.
 
 A system's **full-benchmark score** is its mean over the matrix's items. Items some system lacks are
@@ -149,7 +150,7 @@ def _from_alpaca(table: Path, config: str | None, spec: str) -> ResponseMatrix:
     for j in data.judgments:
         p = j.detail.get("preference")
         if p is not None and j.status == "done":
-            Y[si[j.b], ii[j.item_id]] = float(p) - 1.0
+            Y[si[j.b], ii[j.item_id]] = 0.5 if float(p) == 0 else float(p) - 1.0  # 0: AlpacaEval's draw
     cols = {}
     pool_cols = getattr(data.pool, "metadata", {})
     if "dataset" in pool_cols:

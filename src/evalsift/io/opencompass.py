@@ -73,7 +73,7 @@ def read_opencompass(path: str | Path, *, name: str | None = None) -> Pool:
     bad = ~np.isin(Y, (0.0, 1.0))
     if bad.any():
         r, c = np.argwhere(bad)[0]
-        raise DataError(f"{file}: line {r + 1}, column {c + 1} is {Y[r, c]!r}; expected 0 or 1 (correct or not).",
+        raise DataError(f"{file}: line {r + 1}, column {c + 1} is {float(Y[r, c]):g}; expected 0 or 1 (correct or not).",
                         field="rows")
     bench = _benchmarks(Y.shape[1])
     counter: dict[str, int] = {}
