@@ -47,7 +47,7 @@ depends on a model being right, and the assumption is printed with them):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -200,7 +200,7 @@ def estimate_score(known, y, anchors: Anchors, method: str, *, alpha: float = 0.
                                  field="method")
         v, se, df, lam, resid = aipw(known, y, anchors)
         est = _design_interval("aipw", v, se, df, resid, y, anchors, known, common)
-        return Estimate(**{**est.__dict__, "details": {**est.details, "lam": lam}})
+        return replace(est, details={**est.details, "lam": lam})
     if method == "regression":
         return _regression(known, y, anchors, common)
     if method == "pirt":
@@ -236,13 +236,12 @@ def _design_interval(method: str, v: float, se: float, df: int, checked, y, anch
     wider); else the t interval flagged ``normal_doubtful``."""
     est = _interval(method, v, se, df, "design-based", common)
     if cochran_ok(checked, anchors.n):
-        return Estimate(**{**est.__dict__, "details": {**est.details, "interval_rule": "t"}})
+        return replace(est, details={**est.details, "interval_rule": "t"})
     in_unit = known.lo == 0.0 and known.hi == 1.0 and float(np.min(y)) >= 0 and float(np.max(y)) <= 1
     if anchors.strata is None and in_unit:
         lo, hi = known.betting_interval(y, anchors.pool_size, common["alpha"])
-        return Estimate(**{**est.__dict__, "low": min(lo, v), "high": max(hi, v),
-                           "details": {**est.details, "interval_rule": "betting"}})
-    return Estimate(**{**est.__dict__, "details": {**est.details, "interval_rule": "t", "normal_doubtful": True}})
+        return replace(est, low=min(lo, v), high=max(hi, v), details={**est.details, "interval_rule": "betting"})
+    return replace(est, details={**est.details, "interval_rule": "t", "normal_doubtful": True})
 
 
 def _strata(anchors: Anchors) -> tuple[np.ndarray, dict[int, int]]:

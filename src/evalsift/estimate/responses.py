@@ -25,7 +25,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..errors import DataError, UnknownNameError, suggest
+from ..errors import DataError, suggest
 
 ALPACA_TABLE = "preferences_all_annotators.csv.gz"
 
@@ -121,12 +121,7 @@ def _alpaca_table(spec: str) -> Path | None:
     """The AlpacaEval preference table behind ``spec`` (a dataset name, folder or the table), or None."""
     from ..io import resolve
 
-    try:
-        fmt, path = resolve(spec)
-    except UnknownNameError:
-        raise
-    except Exception:
-        return None
+    fmt, path = resolve(spec)  # an unknown name or unreadable path raises here as load() would
     if path is None:
         return None
     if fmt == "alpaca":
