@@ -233,6 +233,7 @@ def _ids():
 @pytest.mark.parametrize("k", range(len(_ids())), ids=_ids())
 def test_bad_input_is_one_line_and_exit_2(k, files, capsys):
     argv, fragment = cases(files)[k]
+    before = _listing(files)
     code = main(argv)
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.strip()]
@@ -241,6 +242,12 @@ def test_bad_input_is_one_line_and_exit_2(k, files, capsys):
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     assert fragment in lines[0], lines[0]
     assert not (files / "n.db").exists()  # a project that could not be made leaves no store behind
+    assert _listing(files) == before  # nor any --out folder or file (69 of 102 such commands left one)
+
+
+def _listing(folder):
+    """Every path under ``folder`` but SQLite's side files (``-wal``, ``-shm``: they come and go with a reader)."""
+    return sorted(p for p in folder.rglob("*") if not p.name.endswith(("-wal", "-shm", "-journal")))
 
 
 def test_the_count_of_bad_input_cases():

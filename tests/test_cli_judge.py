@@ -32,6 +32,7 @@ from llm_stub import (  # noqa: E402
     prompt_of,
     section,
     server_error,
+    slow,
 )
 
 
@@ -526,7 +527,8 @@ def test_the_first_ctrl_c_keeps_the_answers_in_flight(tmp_path):
     assert len(stub.requests) == 4 and len(stub.answered) == 4 and cached_rows(db) == 4
     rows = [json.loads(x) for x in out_lines(out)]
     assert [(r["item_id"], r["status"]) for r in rows] == [("0", "done"), ("2", "done")]
-    assert "interrupted: judged 2 of 4 asked" in err and err.splitlines()[-1].startswith("interrupted; 2 verdict(s)")
+    said = [x for x in err.splitlines() if x.startswith("interrupted")]
+    assert said == [err.splitlines()[-1]] and said[0].startswith("interrupted; judged 2 of 4 asked"), err  # one line
     assert "abandoned" not in err and "Traceback" not in err
 
 
@@ -543,3 +545,111 @@ def test_a_rerun_from_the_cache_reports_no_tokens_paid(tmp_path, capsys):
         code, _, err = run(capsys, *llm_argv(tmp_path, stub.base_url, ["0", "2", "3"], out="again.jsonl"))
         assert code == 0 and len(stub.requests) == asked and "judged 3 of 3 asked" in err
         assert f"tokens: 0 paid now, {paid:,} from the cache" in err, err
+
+
+# ---------------------------------------------------------------------------------------------- Ctrl-C however started
+def _entry_process(argv: list[str], ignore_sigint: bool) -> subprocess.Popen:
+    """``python -X importtime -m evalsift ARGV`` (the console script's entry, evalsift._entry), SIGINT inherited
+    as ignored or not; ``-X importtime`` says when the entry has run (its handler is installed by then)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])),
+           "EVALSIFT_QUIET": "1", "PYTHONFAULTHANDLER": "1"}
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
+    return subprocess.Popen([sys.executable, "-X", "importtime", "-m", "evalsift", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, preexec_fn=ignore)
+
+
+@pytest.mark.parametrize("ignore_sigint", [True, False], ids=["SIGINT inherited as ignored", "SIGINT as usual"])
+@pytest.mark.parametrize("phase, seed", [("start-up", 1), ("judging", 2)])
+def test_ctrl_c_at_random_moments_stops_judge_with_one_line(tmp_path, ignore_sigint, phase, seed):
+    """Ctrl-C pressed 2-3 times at random moments -- in the start-up (from the entry's first line on: imports,
+    loading the data) or while answers come in: exit 130, one line that says 'interrupted', no traceback, and the
+    items not all paid for. The stub answers each request after 0.1 s, 2 at a time: the 30 items' 59 requests
+    take 3 s."""
+    import random
+
+    rng = random.Random(seed)
+    gaps = [rng.uniform(0.0, 0.3) for _ in range(seed)]  # 2 presses in the start-up, 3 while judging
+    with StubServer(slow(0.1, prefer_longer())) as stub:
+        proc = _entry_process(llm_argv(tmp_path, stub.base_url, [str(k) for k in range(30)], "--judge-concurrency",
+                                       "2", "--judge-timeout", "5"), ignore_sigint)
+        lines = Lines(proc)
+        try:
+            assert wait_for(lambda: lines.has(" evalsift._entry"), 60), lines.text()
+            if phase == "start-up":
+                time.sleep(rng.uniform(0.0, 0.5))
+            else:
+                assert wait_for(lambda: len(stub.answered) >= 2, 60), lines.text()
+                time.sleep(rng.uniform(0.0, 1.5))
+            at = len(stub.answered)
+            for gap in [0.0, *gaps]:
+                time.sleep(gap)
+                proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=30)
+        finally:
+            stop_process(proc)
+    said = [x for x in lines.text().splitlines() if not x.startswith("import time:")]
+    print(f"\n{phase}: SIGINT x{1 + len(gaps)}: exit {code}; {at} answers paid at the first, {len(stub.answered)} of "
+          f"59 in all; {said}")
+    assert code == 130 and "Traceback" not in "\n".join(said) and "Exception ignored" not in "\n".join(said), said
+    interrupted = [x for x in said if x.startswith("interrupted")]
+    assert interrupted == [said[-1]], said  # one line says so, the last
+    # the rest: only what the first Ctrl-C says while it keeps the answers in flight (and the notes of the data)
+    assert all(x.startswith(("Ctrl-C: waiting up to 5 s", "abandoned ", "note: ")) for x in said[:-1]), said
+    assert len(stub.answered) <= at + 2 < 59  # nothing sent after the first press: at most the 2 in flight answered
+
+
+def test_a_swallowed_ctrl_c_still_stops_the_llm_judge_before_its_next_batch(tmp_path):
+    """A KeyboardInterrupt that something swallowed (a library's ``except BaseException``, a ``__del__``): the press
+    is counted by evalsift's handler, and the judge checks the count before each batch of requests."""
+    from evalsift import interrupt, load
+    from evalsift.oracle.llm import LLMJudge
+
+    pool = load("demo")
+    with StubServer(prefer_longer()) as stub:
+        judge = LLMJudge("judge", base_url=stub.base_url)
+        assert [j.status for j in judge.judge_pairs(pool, [0], "A", "B")] == ["done"]  # the judge works
+        asked = len(stub.requests)
+        before = interrupt.install()
+        try:
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.5)  # the handler runs here and raises ...
+            except KeyboardInterrupt:
+                pass  # ... and the KeyboardInterrupt is swallowed
+            assert interrupt.requested()
+            with pytest.raises(KeyboardInterrupt):
+                judge.judge_pairs(pool, [2, 3], "A", "B")
+        finally:
+            interrupt.restore(before)
+        assert len(stub.requests) == asked  # not one request more
+        assert not interrupt.requested() and judge.judge_pairs(pool, [2], "A", "B")[0].status == "done"
+
+
+# ------------------------------------------------------------------------------------ --out: judge's own files only
+@pytest.mark.parametrize("content", [
+    '{"item_id": "0"}\n{"item_id": "2"}\n',                                      # the picks, given as --out by mistake
+    '{"question_id": 81, "model": "gpt-4", "judgment": "[[A]]"}\n',              # FastChat's judgments
+    "item_id,system,score\n0,A,1\n",                                            # a CSV table
+    '[{"item_id": "0", "a": "A", "b": "B"}]\n',                                  # JSON, not a record per line
+])
+def test_judge_out_onto_a_file_it_did_not_write_is_refused_untouched(tmp_path, capsys, content):
+    out = tmp_path / "j.jsonl"
+    out.write_text(content + "torn last line without its end")  # repair_tail would have cut this away
+    before = out.read_bytes()
+    code, _, err = run(capsys, *llm_argv(tmp_path, f"http://127.0.0.1:{free_port()}/v1", ["0", "2"]))
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert lines[0].startswith(f"error: --out {out}: line 1 is not a judgment that 'evalsift judge' writes (")
+    assert "nothing was appended to it" in lines[0] and "give a new file name" in lines[0]
+    assert out.read_bytes() == before  # not appended to, not repaired
+
+
+def test_judge_out_empty_or_its_own_file_is_fine(tmp_path, capsys):
+    out = tmp_path / "j.jsonl"
+    out.write_text("")
+    with StubServer(prefer_longer()) as stub:
+        code, _, err = run(capsys, *llm_argv(tmp_path, stub.base_url, ["0", "2"]))
+        assert code == 0 and "judged 2 of 2 asked (0 already in" in err, err
+        code, _, err = run(capsys, *llm_argv(tmp_path, stub.base_url, ["0", "2", "3"]))  # its own file: continued
+        assert code == 0 and "judged 1 of 1 asked (2 already in" in err, err
+    assert [json.loads(x)["item_id"] for x in out_lines(out)] == ["0", "2", "3"]

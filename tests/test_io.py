@@ -711,7 +711,7 @@ def test_unset_data_root_is_the_shared_data_folder_beside_the_working_folder(tmp
     monkeypatch.delenv("EVALSIFT_DATA", raising=False)
     monkeypatch.chdir(tmp_path / "work" / "deep")
     assert data_root() == tmp_path / "shared" / "data"  # two folders up, as ../shared/data is beside a checkout
-    with pytest.raises(UnknownNameError, match=r"found; EVALSIFT_DATA is not set"):
+    with pytest.raises(UnknownNameError, match=r"EVALSIFT_DATA is not set; that shared/data folder was found beside the working folder"):
         load("wmt23/en-de")
 
 

@@ -257,6 +257,31 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
     if backend == "ray":
         import_ray()  # fail before any work, with the install line
     spread = {"jobs": jobs, "backend": backend, "ray_address": ray_address, "journal": journal}
+    if pool is not None:  # the real data's oracle and proxy checked before any synthetic run
+        if oracle is None:
+            raise ParameterError("bench calibration: real data (--data) needs an oracle (--oracle metric:NAME or "
+                                 "judgments:FILE)", field="oracle")
+        pool, oracle = ensure_oracle_metric(pool, oracle)  # metric:chrF-ref and the like, computed on demand
+        judge = bench_oracle(oracle, pool, higher_is_better, tie_tolerance)
+        judges = None
+        if proxy is not None:  # resolved once: a reference metric computed, a judge file read
+            from ..proxy import resolve_proxy
+
+            source = resolve_proxy(pool, list(proxy))
+            pool, judges = source.pool, [p[2] for p in source.parts]
+        restricted, left_out = restricted_pairs(pool, judge, max_pairs, "bench calibration")
+        if proxy is not None:  # a proxy must cover every item: keep the items every proxy covers
+            covered = {}
+            for k, r in restricted.items():
+                try:
+                    covered[k] = source.for_pair(*k, pool=r.pool)[0]
+                except DataError as e:  # a judge that covers some pairs only (SummEval's: 11 of 120): said so
+                    left_out[f"{k[0]} vs {k[1]}"] = f"the proxy: {e}"
+            if not covered:
+                raise DataError(f"bench calibration: the proxy {', '.join(map(str, proxy))} covers 2 or more items of no "
+                                f"pair of pool {pool.name!r}", field="proxy")
+            restricted = covered
+            proxy = [p[0] for p in source.parts]
     if synthetic:
         syn_enc = SyntheticEncoder()
         cells: dict[str, Any] = {}
@@ -282,30 +307,6 @@ def calibration_bench(pool: Pool | None = None, oracle: Any = None, *,
                             "cells": cells, "summary": _summary(cells),
                             "encoder": "SyntheticEncoder: difference vector = verdict direction + noise"}
     if pool is not None:
-        if oracle is None:
-            raise ParameterError("bench calibration: real data (--data) needs an oracle (--oracle metric:NAME or "
-                                 "judgments:FILE)", field="oracle")
-        pool, oracle = ensure_oracle_metric(pool, oracle)  # metric:chrF-ref and the like, computed on demand
-        judge = bench_oracle(oracle, pool, higher_is_better, tie_tolerance)
-        judges = None
-        if proxy is not None:  # resolved once: a reference metric computed, a judge file read
-            from ..proxy import resolve_proxy
-
-            source = resolve_proxy(pool, list(proxy))
-            pool, judges = source.pool, [p[2] for p in source.parts]
-        restricted, left_out = restricted_pairs(pool, judge, max_pairs, "bench calibration")
-        if proxy is not None:  # a proxy must cover every item: keep the items every proxy covers
-            covered = {}
-            for k, r in restricted.items():
-                try:
-                    covered[k] = source.for_pair(*k, pool=r.pool)[0]
-                except DataError as e:  # a judge that covers some pairs only (SummEval's: 11 of 120): said so
-                    left_out[f"{k[0]} vs {k[1]}"] = f"the proxy: {e}"
-            if not covered:
-                raise DataError(f"bench calibration: the proxy {', '.join(map(str, proxy))} covers 2 or more items of no "
-                                f"pair of pool {pool.name!r}", field="proxy")
-            restricted = covered
-            proxy = [p[0] for p in source.parts]
         combos = _combos(methods, rules, 0, encoder, proxy is not None, sampling)
         real_methods = list(dict.fromkeys(m for m, _ in combos))
         worker_encoder = shippable_encoder(encoder) if parallel else encoder

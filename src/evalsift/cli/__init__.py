@@ -2,6 +2,7 @@
 
 Commands (one module each):
   data info SPEC                      systems, items, metrics (human flagged), coverage   (cli/data.py)
+  data example NAME --out DIR         a tiny shipped example in FastChat's or Chatbot Arena's layout (cli/data.py)
   methods                             registered selectors, oracles and encoders           (cli/data.py)
   select METHOD --data SPEC ...       items to judge, in order                             (cli/select.py)
   select anchors --data SPEC --budget N [--method random|stratified|anchor-points|irt] --out FILE
@@ -41,11 +42,14 @@ Commands (one module each):
 Every error a user can cause prints one line, ``error: ...``, and exits with status 2; warnings about
 the data print as ``note: ...`` lines. ``--quiet`` (before or after the sub-command) hides progress bars;
 every other option goes after the sub-command (given before it, the one error line shows the command with
-them moved: :func:`options_before_command`).
+them moved: :func:`options_before_command`). A command that fails leaves no new ``--out`` folder or file
+behind (:func:`evalsift.cli._common.outputs_undone_on_failure`, around every command in :func:`_main`).
 Ctrl-C stops every command with one line, ``interrupted...``, and exit status 130 -- also during start-up
-(the command modules are imported inside :func:`main`) and when the command was started with SIGINT
-ignored (a background job of a script, ``evalsift judge ... &``): :func:`main` restores Python's
-default handling then.
+(the console script's entry, :mod:`evalsift._entry`, installs the handler before this module is imported;
+the command modules are imported inside :func:`main`) and when the command was started with SIGINT
+ignored (a background job of a script, ``evalsift judge ... &``): the handler of :mod:`evalsift.interrupt`
+replaces the inherited one, and counts each press, so a ``KeyboardInterrupt`` swallowed somewhere still
+stops the loops that check the count (the LLM judge before each batch of requests).
 """
 
 from __future__ import annotations
@@ -86,21 +90,12 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"note: {_one_line(message)}", file=sys.stderr)
 
 
-def _listen_to_ctrl_c():
-    """Make SIGINT raise KeyboardInterrupt when it was inherited as ignored (a shell starts the background
-    jobs of a script, ``cmd &``, with SIGINT ignored, so Ctrl-C would never stop them); the handling
-    found, to put back, or None when nothing was changed (only the main thread can change it)."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-        return None
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    return signal.SIG_IGN
-
-
 def _interrupted(e: KeyboardInterrupt) -> int:
-    """One line for Ctrl-C (what a command says it left, when it says), exit status 130."""
+    """One line for Ctrl-C (what a command says it left, when it says), exit status 130; a further Ctrl-C
+    while it is said is only counted."""
+    from .. import interrupt
+
+    interrupt.quiet()
     said = _one_line(e)
     print("interrupted" + (f"; {said}" if said else ""), file=sys.stderr)
     return 130
@@ -111,19 +106,38 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     0: done; 2: bad input (one ``error:`` line says what and how to fix it); 1: a bug in evalsift
     (set ``EVALSIFT_DEBUG=1`` for the traceback); 130: interrupted (one line, from start-up on, also
-    when SIGINT was inherited as ignored).
+    when SIGINT was inherited as ignored). Ctrl-C is counted by :mod:`evalsift.interrupt`'s handler
+    while the command runs (the caller's handler is back afterwards), so a ``KeyboardInterrupt`` that
+    something swallowed still stops the loops that check it.
     """
-    before = None
+    from .. import interrupt
+
+    before = interrupt.install(raising=True)  # a press before this one (the console script's entry) is kept
     try:
-        before = _listen_to_ctrl_c()
+        interrupt.check()  # Ctrl-C during start-up, counted by evalsift._entry: stop before any work
         return _main(argv)
     except KeyboardInterrupt as e:  # while importing or parsing, or a second Ctrl-C while saying so
         return _interrupted(e)
+    except Exception:
+        if interrupt.requested():  # Ctrl-C turned into another error on its way (numpy's import: ImportError)
+            return _interrupted(KeyboardInterrupt())
+        raise
     finally:
-        if before is not None:
-            import signal
+        interrupt.restore(before)
 
-            signal.signal(signal.SIGINT, before)
+
+@contextlib.contextmanager
+def _ctrl_c_first() -> Iterator[None]:
+    """An error raised after Ctrl-C was pressed is the Ctrl-C: a library may turn the KeyboardInterrupt into
+    another error (an import that fails, a read cut short), which would otherwise print as that error."""
+    from .. import interrupt
+
+    try:
+        yield
+    except Exception:
+        if interrupt.requested():
+            raise KeyboardInterrupt from None
+        raise
 
 
 def options_before_command(parser, argv: Sequence[str]) -> str | None:
@@ -178,6 +192,7 @@ def _main(argv: Sequence[str] | None) -> int:
     import warnings
 
     from ..errors import EvalsiftError
+    from ._common import fail_outputs, outputs_undone_on_failure
 
     try:
         parser = build_parser()
@@ -199,8 +214,11 @@ def _main(argv: Sequence[str] | None) -> int:
         warnings.simplefilter("ignore", ResourceWarning)
         warnings.showwarning = _show_warning
         try:
-            with _device_of(args):
-                return args.handler(args)
+            with _device_of(args), outputs_undone_on_failure(), _ctrl_c_first():  # a failure leaves no new --out
+                code = args.handler(args)
+                if code:
+                    fail_outputs()
+                return code
         except EvalsiftError as e:
             print(f"error: {_one_line(e)}", file=sys.stderr)
             return 2

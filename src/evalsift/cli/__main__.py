@@ -1,7 +1,8 @@
-"""``python -m evalsift.cli`` is the ``evalsift`` command."""
+"""``python -m evalsift.cli`` is the ``evalsift`` command, through the console script's entry
+(:mod:`evalsift._entry`)."""
 
 import sys
 
-from . import main
+from .._entry import main
 
 sys.exit(main())

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
@@ -526,33 +527,118 @@ def picked_positions(path: str, pool, data: str) -> list[int]:
     return [index[i] for i in dict.fromkeys(wanted)]
 
 
+# ---------------------------------------------------------------------------------- what --out creates
+# Per running command (the innermost last; :func:`outputs_undone_on_failure` opens one): the folders and files it
+# created for its output, in the order created, and the paths that hold progress a rerun resumes from.
+_made: list[dict[str, list[Path]]] = []
+
+
+def _missing(folder: Path) -> list[Path]:
+    """``folder`` and its parents that do not exist yet, outermost first (absolute, ``..`` resolved)."""
+    here = Path(os.path.abspath(folder))
+    out = []
+    for f in (here, *here.parents):
+        if f.exists():
+            break
+        out.append(f)
+    return out[::-1]
+
+
+def _record(kind: str, paths: list[Path]) -> None:
+    if _made:
+        _made[-1][kind].extend(paths)
+
+
 def _make_folder(folder: Path) -> None:
     """Create ``folder`` and any missing parents, with a ``note: created folder X`` (a mistyped path
-    shows at once); nothing is said when it exists."""
+    shows at once); nothing is said when it exists. What it creates is removed again should the command
+    fail (:func:`outputs_undone_on_failure`)."""
     if folder.is_dir():
         return
+    missing = _missing(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    _record("folders", missing)
     note(f"created folder {folder}")
 
 
-def out_file(path: str) -> Path:
-    """An output file path whose folder exists (created, with a note); an existing folder is refused."""
+def out_file(path: str, progress: bool = False) -> Path:
+    """An output file path whose folder exists (created, with a note); an existing folder is refused.
+    Should the command fail, the file is removed when this command created it, and so are the folders
+    created for it -- unless ``progress`` (the file holds what a rerun resumes from, e.g. ``judge``'s
+    verdicts) and something was written to it."""
     p = Path(path)
     if p.is_dir():
         raise DataError(f"--out {path} is a folder; give a file name such as {p / 'picks.jsonl'}")
     _make_folder(p.parent)
+    if not p.exists():
+        _record("files", [Path(os.path.abspath(p))])
+    if progress:
+        _record("progress", [Path(os.path.abspath(p))])
     return p
 
 
-def out_dir(path: str) -> Path:
+def out_dir(path: str, progress: Sequence[str] = ()) -> Path:
     """An output folder, created: silently itself (what ``--out DIR`` asks for), with a note when the
-    folder it goes into had to be created too; an existing file is refused."""
+    folder it goes into had to be created too; an existing file is refused. Should the command fail, the
+    folders it created are removed again with what it wrote into them, unless one of the files named in
+    ``progress`` (what a rerun resumes from, e.g. ``bench``'s ``tasks.jsonl``) was written there; a folder
+    that existed before is never removed."""
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise DataError(f"--out {path} is a file; give a folder for results.json and the plot")
     _make_folder(p.parent)
-    p.mkdir(exist_ok=True)
+    if not p.is_dir():
+        missing = _missing(p)
+        p.mkdir(exist_ok=True)
+        _record("folders", missing)
+    _record("progress", [Path(os.path.abspath(p / name)) for name in progress])
     return p
+
+
+def _holds_something(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0 if path.is_file() else path.is_dir() and any(path.iterdir())
+    except OSError:
+        return False
+
+
+@contextmanager
+def outputs_undone_on_failure() -> Iterator[None]:
+    """Run a command so that a failure leaves no new output behind: when the block raises (an error, an
+    internal error, Ctrl-C) or :func:`fail_outputs` is called, every folder that :func:`out_dir` /
+    :func:`out_file` created inside it (and the parents created with it) is removed with what the command
+    wrote there, and so is an output file it created; a folder or file that existed before is never removed
+    and nothing in it touched (the writers replace a file whole: :func:`evalsift.io._common.atomic_file`).
+    What a rerun resumes from (their ``progress``) is kept, and with it the folders that lead to it."""
+    made: dict[str, list[Path]] = {"folders": [], "files": [], "progress": []}
+    _made.append(made)
+    try:
+        yield
+    except BaseException:
+        _undo(made)
+        raise
+    finally:
+        del _made[next(i for i, m in enumerate(_made) if m is made)]  # this block's record (not an equal one)
+
+
+def fail_outputs() -> None:
+    """Undo the running command's new outputs now (its exit status says it failed, without an exception)."""
+    if _made:
+        _undo(_made[-1])
+
+
+def _undo(made: dict[str, list[Path]]) -> None:
+    import shutil
+
+    keep = [p for p in made["progress"] if _holds_something(p)]
+    for f in reversed(made["files"]):
+        if f not in keep:
+            f.unlink(missing_ok=True)
+    for folder in reversed(made["folders"]):
+        if not any(k == folder or folder in k.parents for k in keep):
+            shutil.rmtree(folder, ignore_errors=True)
+    made["folders"].clear()
+    made["files"].clear()
 
 
 def print_json(obj: Any) -> None:

@@ -260,7 +260,7 @@ def _run(args: argparse.Namespace, run: Callable[[Any, Any], dict[str, Any]]) ->
     so running it again after a crash or Ctrl-C runs only the tasks that had not finished."""
     from ..bench.parallel import TaskJournal, pool_digest
 
-    out = out_dir(args.out)
+    out = out_dir(args.out, progress=(JOURNAL,))  # a failed run keeps its finished tasks for the rerun
     t0 = time.perf_counter()
     pool = load_data(args) if getattr(args, "data", None) is not None else None
     t_load = time.perf_counter() - t0
@@ -277,9 +277,9 @@ def _run(args: argparse.Namespace, run: Callable[[Any, Any], dict[str, Any]]) ->
     res["device"] = device_report()
     if res["device"]["used"]:
         note(f"device: {res['device']['summary']}")
-    from ..io._common import plain_json  # here, not at the top: the CLI's start-up stays free of evalsift.io
+    from ..io._common import plain_json, write_atomic  # here, not at the top: the CLI's start-up stays free of evalsift.io
 
-    (out / "results.json").write_text(json.dumps(plain_json(res), indent=2, allow_nan=False))
+    write_atomic(out / "results.json", json.dumps(plain_json(res), indent=2, allow_nan=False))  # whole or not at all
     return res, out
 
 
@@ -455,7 +455,7 @@ def cmd_bench_estimate(args: argparse.Namespace) -> int:
     """``evalsift bench estimate``."""
     from ..bench.estimate import DEFAULT_METHODS, estimate_plot, run_estimate_bench, table_text
     from ..estimate import response_matrix
-    from ..io._common import plain_json
+    from ..io._common import plain_json, write_atomic
 
     out = out_dir(args.out)
     t0 = time.perf_counter()
@@ -483,8 +483,8 @@ def cmd_bench_estimate(args: argparse.Namespace) -> int:
             estimate_plot(sub, out / f"by_{safe}.png")
         files.append(f"by_<{args.by}>.png")
     res["provenance"] = provenance(getattr(args, "argv", None))
-    (out / "results.json").write_text(json.dumps(plain_json(res), indent=2, allow_nan=False))
-    (out / "table.txt").write_text(text)
+    write_atomic(out / "results.json", json.dumps(plain_json(res), indent=2, allow_nan=False))  # whole or not at all
+    write_atomic(out / "table.txt", text)
     print(text, end="")
     print(f"wrote {', '.join(files)} to {out}", file=sys.stderr)
     return 0

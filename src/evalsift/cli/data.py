@@ -1,23 +1,33 @@
-"""``evalsift data info`` and ``evalsift methods``: what a dataset holds, what is registered."""
+"""``evalsift data info``, ``evalsift data example`` and ``evalsift methods``: what a dataset holds, the shipped
+examples, what is registered."""
 
 from __future__ import annotations
 
 import argparse
 
-from ._common import add_quiet, print_json
+from ._common import add_quiet, out_dir, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``data info`` and ``methods``."""
-    data = sub.add_parser("data", help="inspect a dataset")
+    """Add ``data info``, ``data example`` and ``methods``."""
+    data = sub.add_parser("data", help="inspect a dataset; copy out a shipped example")
     add_quiet(data)
-    data_sub = data.add_subparsers(dest="data_cmd", required=True, metavar="{info}")
+    data_sub = data.add_subparsers(dest="data_cmd", required=True, metavar="{info,example}")
     info = data_sub.add_parser("info", help="systems, items, metrics (human flagged), coverage")
     info.add_argument("spec", metavar="SPEC", help="dataset: a path, 'demo', or a name under $EVALSIFT_DATA")
     info.add_argument("--include-refs", action="store_true", help="keep human references as systems (mt-metrics-eval)")
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
     add_quiet(info)
     info.set_defaults(handler=cmd_data_info)
+    example = data_sub.add_parser("example", help="copy a tiny example in another tool's published layout into a "
+                                                  "folder (synthetic verdicts, fictional models)")
+    example.add_argument("name", metavar="NAME", help="mt-bench (FastChat's data/mt_bench: question.jsonl, "
+                                                      "model_judgment/gpt-4_single.jsonl, gpt-4_pair.jsonl) or arena "
+                                                      "(Chatbot Arena battles.jsonl with both conversations)")
+    example.add_argument("--out", required=True, metavar="DIR",
+                         help="folder to copy it into; a file there with other content is never overwritten")
+    add_quiet(example)
+    example.set_defaults(handler=cmd_data_example)
     methods = sub.add_parser("methods", help="registered selectors, oracles and encoders")
     add_quiet(methods)
     methods.set_defaults(handler=cmd_methods)
@@ -52,6 +62,21 @@ def cmd_data_info(args: argparse.Namespace) -> int:
     shown = [f for f in info["metadata"] if not f.startswith("_")]
     if shown:
         print("metadata: " + ", ".join(shown))
+    return 0
+
+
+def cmd_data_example(args: argparse.Namespace) -> int:
+    """``evalsift data example NAME --out DIR``: the shipped example's files (:mod:`evalsift.examples`) in DIR."""
+    import sys
+
+    from ..examples import copy_example, example_files
+
+    example_files(args.name)  # an unknown name fails before a folder is made
+    out = out_dir(args.out)
+    written = copy_example(args.name, out)
+    print(f"wrote example {args.name!r} into {out}: {', '.join(str(p.relative_to(out)) for p in written)} (written "
+          "by evalsift in the published layout; synthetic verdicts, fictional models: README.md there)",
+          file=sys.stderr)
     return 0
 
 

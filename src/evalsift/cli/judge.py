@@ -10,6 +10,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from .. import interrupt
 from ..errors import OracleError, ParameterError
 from ._common import (ORACLE_HELP, add_data, add_judge_opts, add_quiet, build_oracle, load_data, name_list, note,
                       out_file, picked_positions, positive_int)
@@ -33,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, metavar="FILE",
                    help="judgments JSONL, appended to; an existing file is continued: items with a verdict are not "
                         "asked again, nor items whose answers had no usable verdict (unless --retry-errors); items "
-                        "whose call failed are asked again. A line cut off by a killed run is removed first")
+                        "whose call failed are asked again. A line cut off by a killed run is removed first; a "
+                        "file judge did not write is refused, untouched")
     add_judge_opts(p)
     add_quiet(p)
     p.set_defaults(handler=cmd_judge)
@@ -82,6 +84,43 @@ def repair_tail(path: Path) -> str | None:
         fh.truncate(start)
     return (f"{path}: removed a cut-off last line ({len(tail)} bytes, line {_count_lines(path) + 1}) that a run "
             "stopped while writing; its item is judged again (a cached answer costs nothing)")
+
+
+#: the fields of every record ``judge`` writes (:meth:`evalsift.oracle.base.Judgment.to_dict`)
+RECORD_FIELDS = ("item_id", "a", "b", "verdict", "annotator", "kind", "status", "detail")
+
+
+def check_own_file(path: Path) -> None:
+    """Refuse an ``--out`` that ``judge`` did not write, before anything is appended to it or repaired in it.
+
+    Every whole line must be a judgment record as ``judge`` writes them (a JSON object with the fields of
+    :data:`RECORD_FIELDS`, ``detail`` an object); a missing or empty file is fine, and so is a last line cut
+    off without its line end (what a killed run leaves: :func:`repair_tail` handles it). Records of evalsift's
+    judgment format written by another evalsift command pass too (they are the same records)."""
+    from ..errors import DataError
+
+    if not path.is_file():
+        return
+    with path.open("rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            if not raw.endswith(b"\n"):
+                break  # a torn last line: repair_tail's
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                rec, what = None, "not a JSON object"
+            else:
+                missing = [f for f in RECORD_FIELDS if not isinstance(rec, dict) or f not in rec]
+                what = ("not a JSON object" if not isinstance(rec, dict) else
+                        f"it lacks {', '.join(missing)}" if missing else
+                        "its detail is not an object" if not isinstance(rec["detail"], dict) else "")
+            if what:
+                raise DataError(f"--out {path}: line {n} is not a judgment that 'evalsift judge' writes ({what}), so "
+                                "the file is not one judge wrote, and nothing was appended to it. judge --out appends "
+                                "to a file of its own, to continue it: give a new file name (or the --out of an "
+                                "earlier 'evalsift judge' run)", field="out")
 
 
 def _count_lines(path: Path) -> int:
@@ -198,6 +237,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
         try:
             for start in range(0, len(todo), args.batch):
+                interrupt.check()  # Ctrl-C, also one swallowed by a library or a thread: no further batch
                 batch = todo[start:start + args.batch]
                 if args.mode == "pairwise":
                     streams = _streams(oracle.judge_pairs)
@@ -219,15 +259,15 @@ def cmd_judge(args: argparse.Namespace) -> int:
         parts.append(f"{stats['no_output']} without an output")
     if stats["other"]:
         parts.append(f"{stats['other']} other error(s), asked again on the next run")
-    print(("interrupted: " if interrupted else "")
-          + f"judged {stats['done']} of {len(todo)} asked ({len(units) - len(todo)} already in {out}"
-          + (f"; {kept} of them without a usable verdict: --retry-errors asks them again" if kept else "")
-          + f"); {errors} error(s)" + (f" ({'; '.join(parts)})" if errors else "")
-          + f"; {stats['injection_risk']} flagged injection_risk"
-          + f"; tokens: {stats['tokens_paid']:,} paid now, {stats['tokens_cached']:,} from the cache", file=sys.stderr)
-    if interrupted:
-        raise KeyboardInterrupt(f"{stats['done']} verdict(s) written to {out}; the same command continues where this "
-                                "one stopped (the answers received are cached)")
+    summary = (f"judged {stats['done']} of {len(todo)} asked ({len(units) - len(todo)} already in {out}"
+               + (f"; {kept} of them without a usable verdict: --retry-errors asks them again" if kept else "")
+               + f"); {errors} error(s)" + (f" ({'; '.join(parts)})" if errors else "")
+               + f"; {stats['injection_risk']} flagged injection_risk"
+               + f"; tokens: {stats['tokens_paid']:,} paid now, {stats['tokens_cached']:,} from the cache")
+    if interrupted:  # the one line main() prints: "interrupted; judged ..."
+        raise KeyboardInterrupt(f"{summary}; the same command continues where this one stopped (the answers "
+                                "received are cached)")
+    print(summary, file=sys.stderr)
     if todo and stats["done"] == 0:
         raise _no_answer_error(stats, len(todo))
     if errors and stats["problems"]:
@@ -241,7 +281,8 @@ def _prepare(args: argparse.Namespace):
     settled yet in ``--out`` (its torn last line repaired first), and how many settled ones are errors."""
     from ..restrict import restrict_pair
 
-    out = out_file(args.out)
+    out = out_file(args.out, progress=True)  # the verdicts written stay for the rerun, even after a failure
+    check_own_file(out)  # before any work, and before repair_tail touches it: a file judge did not write stays as it is
     pool = load_data(args)
     wanted = [pool.item_ids[i] for i in picked_positions(args.items, pool, args.data)]
     if args.mode == "pairwise" and not (args.a and args.b):

@@ -179,7 +179,7 @@ def _label_free_dims(args: argparse.Namespace, pool) -> dict[str, np.ndarray]:
 
 def _selection_report(args: argparse.Namespace, pool, items: list[int], out: Path) -> None:
     """Print the picks' SMD per label-free dimension against the random band, and write OUT.report.json."""
-    from ..io._common import json_default, plain_json
+    from ..io._common import json_default, plain_json, write_atomic
     from ..transparency.ood import selection_report
 
     dims = _label_free_dims(args, pool)
@@ -189,7 +189,7 @@ def _selection_report(args: argparse.Namespace, pool, items: list[int], out: Pat
     rep = selection_report(dims, items, seed=args.seed)
     rep.update(method=args.method, data=args.data)
     path = out.with_name(out.stem + ".report.json")
-    path.write_text(json.dumps(plain_json(rep), indent=1, default=json_default, allow_nan=False), encoding="utf-8")
+    write_atomic(path, json.dumps(plain_json(rep), indent=1, default=json_default, allow_nan=False))
     lo_q, hi_q = rep["q"]
     print(f"picks vs pool ({rep['n_selected']} of {rep['n_pool']} items); band: {lo_q:g}-{hi_q:g} percentiles of "
           f"{rep['n_samples']} random samples of the same size")
@@ -205,8 +205,10 @@ def _selection_report(args: argparse.Namespace, pool, items: list[int], out: Pat
 def _write_picks(out: Path, pool, sel, items: list[int], util: list[float | None], sizes: list[int | None],
                  seed: int) -> None:
     meta = [f for f in ("domain", "doc", "cost") if f in pool.metadata]
+    from ..io._common import atomic_file
+
     pair = pool.n_systems == 2 and sel.pairwise
-    with out.open("w", encoding="utf-8") as fh:
+    with atomic_file(out) as fh:  # whole or not at all
         for rank, (i, u, c) in enumerate(zip(items, util, sizes), 1):
             row: dict[str, Any] = {"rank": rank, "item_id": pool.item_ids[i], "position": i,
                                    "input": pool.inputs[i] if pool.inputs_are_text else None}

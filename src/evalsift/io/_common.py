@@ -18,6 +18,7 @@ import re
 import sys
 import warnings
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator, Mapping, Sequence
 
@@ -438,3 +439,39 @@ def plain_json(obj: Any) -> Any:
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj
+
+
+# ------------------------------------------------------------------------------------------ writing
+@contextmanager
+def atomic_file(path: str | Path, mode: str = "w", **open_kw: Any) -> Iterator[Any]:
+    """Write ``path`` whole or not at all: what the block writes goes to a hidden temporary file beside it
+    (``.NAME.PID.tmp``, in the same folder, so the rename is atomic), which replaces ``path`` when the block
+    ends without an error and is removed when it fails (an error, a full disk, a Ctrl-C). A reader, and a
+    folder of earlier results, sees the old file or the new whole one, never a half-written file.
+    ``mode``: ``"w"`` (text, ``encoding="utf-8"`` unless given) or ``"wb"``; ``open_kw`` go to :func:`open`.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "r.json"
+    >>> with atomic_file(p) as f:
+    ...     _ = f.write("{}")
+    >>> p.read_text(), sorted(x.name for x in p.parent.iterdir())
+    ('{}', ['r.json'])
+    """
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    if "b" not in mode:
+        open_kw.setdefault("encoding", "utf-8")
+    try:
+        with open(tmp, mode, **open_kw) as fh:
+            yield fh
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_atomic(path: str | Path, data: str | bytes) -> Path:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path`` through :func:`atomic_file`; the path."""
+    with atomic_file(path, "wb" if isinstance(data, bytes) else "w") as fh:
+        fh.write(data)
+    return Path(path)

@@ -99,9 +99,20 @@ def _root_note(root: Path | None) -> str:
                 f"wmt23/, alpaca-eval/), e.g. `export {ENV_VAR}=/path/to/shared/data`, or pass a file or folder path.")
     if not root.is_dir():
         return f"{ENV_VAR}={root} is not an existing folder; point it at the data folder or pass a path."
-    where = f"{ENV_VAR}={root}" if os.environ.get(ENV_VAR, "").strip() else f"{root} (found; {ENV_VAR} is not set)"
-    return (f"Names are looked up under {where}; pass a file or folder path instead, or force a "
+    return (f"Names are looked up under {looked_up_under(root)}; pass a file or folder path instead, or force a "
             "format with 'fmt:path' (e.g. mtme:/data/wmt23/en-de).")
+
+
+def looked_up_under(root: Path) -> str:
+    """Where the data root that names were looked up under came from, for a message: ``EVALSIFT_DATA=ROOT``
+    when the variable names it, else ROOT and where that ``shared/data`` folder was found (the variable is
+    not set, and a message must not say it is)."""
+    if os.environ.get(ENV_VAR, "").strip():
+        return f"{ENV_VAR}={root}"
+    here = Path.cwd().resolve()
+    beside = "the working folder or one of its parents" if root.parent.parent in (here, *here.parents) else \
+        "the evalsift checkout"
+    return f"{root} ({ENV_VAR} is not set; that shared/data folder was found beside {beside})"
 
 
 def resolve_dataset(name: str, root: Path | None = None) -> tuple[str, Path | None]:

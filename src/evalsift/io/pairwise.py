@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..errors import DataError, ParameterError, UnknownNameError, suggest
 from ..verdicts import with_source
-from .datasets import ENV_VAR, data_root
+from .datasets import ENV_VAR, data_root, looked_up_under
 from .judge_files import GAMES, combine_games
 from .mtbench import with_questions
 # re-exported: this module was the home of all of them (``from evalsift.io.pairwise import ...`` keeps working)
@@ -87,7 +87,7 @@ def _sources_note(root: Path | None) -> str:
                 "holding summeval/ and alpaca-eval/), or give the path of a pairwise table (.csv/.tsv/.jsonl).")
     if not root.is_dir():
         return f"{ENV_VAR}={root} is not an existing folder; point it at the data folder or give a pairwise table path."
-    return f"Names are looked up under {ENV_VAR}={root}; or give the path of a pairwise table (.csv/.tsv/.jsonl)."
+    return f"Names are looked up under {looked_up_under(root)}; or give the path of a pairwise table (.csv/.tsv/.jsonl)."
 
 
 @lru_cache(maxsize=8)
@@ -135,7 +135,8 @@ def read_judgments(source: str | Path) -> PairwiseData:
     if hit is None:
         names = sorted(found) + sorted(f"{n}/<annotator_config>" for n, v in found.items() if v[0] == "alpaca")
         raise UnknownNameError(
-            f"Unknown judgments source '{text}': it is not an existing file either.{suggest(text, found)} "
+            f"Unknown judgments source '{text}': it is not an existing file either"
+            f"{f' (looked for {path.absolute()})' if path.suffix else ''}.{suggest(text, found)} "
             f"Available: {', '.join(names) or '(none found)'}. {_sources_note(root)}", field="oracle")
     reader, where, arg = hit
     st = where.stat()

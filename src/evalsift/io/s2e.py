@@ -46,7 +46,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..pool import Pool, ReadOnlyDict
-from ._common import check_extra, check_human, clean_value, iter_jsonl, json_default, nan_matrix, to_float
+from ._common import atomic_file, check_extra, check_human, clean_value, iter_jsonl, json_default, nan_matrix, to_float
 
 _CORE = ("i", "src", "ref", "tgt", "scores")
 _NAN = math.nan
@@ -347,7 +347,7 @@ def write_s2e_jsonl(pool: Pool, path: str | Path, extra: Mapping[str, Sequence[A
         raise DataError(f"{path}: pool {pool.name!r} has {pool.inputs_info()['kind']} inputs; subset2evaluate JSONL "
                         "holds a text 'src' per item", field="src")
     extra_cols = check_extra(extra, pool.n_items, path)
-    with open(path, "w", encoding="utf-8") as f:
+    with atomic_file(path) as f:  # whole or not at all
         for i in range(pool.n_items):
             rec = _record_for(pool, i)
             rec["tgt"], rec["scores"] = _tgt_scores(pool, i)

@@ -46,7 +46,7 @@ import numpy as np
 
 from ..errors import DataError, missing_dependency
 from ..pool import Pool
-from ._common import (blank_state, check_file, check_human, clean_value, data_suffix, empty_file_error, iter_jsonl,
+from ._common import (atomic_file, blank_state, check_file, check_human, clean_value, data_suffix, empty_file_error, iter_jsonl,
                       json_default, nan_matrix, read_text, spreadsheet_cell, to_float, warn_data)
 
 REQUIRED = ("item_id", "system", "output")
@@ -525,17 +525,19 @@ def write_table(pool: Pool, path: str | Path, *, spreadsheet_safe: bool = False)
     header = list(dict.fromkeys(k for r in rows for k in r)) or [*REQUIRED]
     header = [*REQUIRED, *(h for h in header if h not in REQUIRED)]
     gz = path.suffix.lower() == ".gz"
-    if kind == "jsonl":
-        with (gzip.open if gz else open)(path, "wt", encoding="utf-8") as f:
-            for r in rows:
-                f.write(json.dumps(r, ensure_ascii=False, default=json_default) + "\n")
-    elif kind == "parquet":
+    if kind == "parquet":
         pq = _pyarrow("Writing Parquet tables")
         import pyarrow as pa
 
-        pq.write_table(pa.Table.from_pylist(rows), path)
-    else:
-        with (gzip.open if gz else open)(path, "wt", encoding="utf-8", newline="") as f:
+        with atomic_file(path, "wb") as raw:  # whole or not at all
+            pq.write_table(pa.Table.from_pylist(rows), raw)
+        return path
+    with atomic_file(path, "wb") as raw, (gzip.open(raw, "wt", encoding="utf-8", newline="") if gz else
+                                          io.TextIOWrapper(raw, encoding="utf-8", newline="")) as f:
+        if kind == "jsonl":
+            for r in rows:
+                f.write(json.dumps(r, ensure_ascii=False, default=json_default) + "\n")
+        else:
             w = csv.DictWriter(f, fieldnames=header, delimiter="," if kind == "csv" else "\t")
             w.writeheader()
             cell = spreadsheet_cell if spreadsheet_safe else (lambda v: v)

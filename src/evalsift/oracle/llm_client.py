@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 
+from .. import interrupt
 from ..errors import OracleError, missing_dependency
 
 #: the key sent when ``key_env`` is unset (what vLLM's documentation uses for servers without a key)
@@ -207,6 +208,7 @@ class _CallRunner:
         (:meth:`_wind_down`).
         """
         done = on_filled or (lambda c: None)
+        interrupt.check()  # Ctrl-C, also one swallowed on the way: no new batch of requests
         todo, stale = self._from_cache(calls, usable, done)
         if not todo:
             return
@@ -230,7 +232,7 @@ class _CallRunner:
         def work() -> None:
             while True:
                 with lock:
-                    if stop.is_set():
+                    if stop.is_set() or interrupt.requested():  # Ctrl-C: no new request, whatever the main thread does
                         return
                     try:
                         k = jobs.get_nowait()
@@ -280,6 +282,7 @@ class _CallRunner:
         """After a first Ctrl-C (no new request is sent any more): keep what has arrived, and wait up to
         one per-attempt deadline (``timeout``) for the answers still in flight, so they are stored and
         handed over too; a second Ctrl-C abandons them at once (what arrived is stored all the same)."""
+        pressed = interrupt.presses()
         for item in current:  # interrupted while taking it in: into the cache at least
             keep(item)
         current.clear()
@@ -293,10 +296,12 @@ class _CallRunner:
             flying = count["taken"] - count["taken_in"]
             if not flying:
                 return
-            print(f"interrupted: waiting up to {self.timeout:g} s for {flying} answer(s) in flight, to keep them; "
+            print(f"Ctrl-C: waiting up to {self.timeout:g} s for {flying} answer(s) in flight, to keep them; "
                   "Ctrl-C again to abandon them", file=sys.stderr, flush=True)
             end = time.monotonic() + self.timeout
             while count["taken"] > count["taken_in"] and time.monotonic() < end:
+                if interrupt.presses() > pressed:  # a second Ctrl-C whose KeyboardInterrupt was swallowed
+                    raise KeyboardInterrupt
                 try:
                     item = answers.get(timeout=min(0.25, max(0.01, end - time.monotonic())))
                 except queue.Empty:
@@ -415,8 +420,10 @@ def _scrub(value: Any, secrets: Sequence[str]) -> Any:
 
 
 def _next(answers: queue.SimpleQueue) -> Any:
-    """The next item of ``answers``, waiting in short steps (so Ctrl-C is noticed at once)."""
+    """The next item of ``answers``, waiting in short steps (so Ctrl-C is noticed at once, also one whose
+    KeyboardInterrupt was swallowed: :func:`evalsift.interrupt.check`)."""
     while True:
+        interrupt.check()
         try:
             return answers.get(timeout=0.25)
         except queue.Empty:

@@ -112,13 +112,10 @@ def page(title: str, body: str) -> str:
 
 
 def write_json(results: dict, path: str | Path) -> Path:
-    """Strict JSON (numpy values converted, NaN written as null)."""
-    from ..io._common import json_default, plain_json
+    """Strict JSON (numpy values converted, NaN written as null), written whole or not at all."""
+    from ..io._common import json_default, plain_json, write_atomic
 
-    path = Path(path)
-    path.write_text(json.dumps(plain_json(results), indent=1, default=json_default, allow_nan=False),
-                    encoding="utf-8")
-    return path
+    return write_atomic(path, json.dumps(plain_json(results), indent=1, default=json_default, allow_nan=False))
 
 
 __all__ = ["CSS", "DASH", "NOT_DEFINED", "Absent", "fmt", "missing", "page", "png_uri", "table", "warnings_box",

@@ -17,11 +17,16 @@ def _pyplot():
 
 
 def _save(fig, path: str | Path) -> Path:
-    """Lay out, write and close a figure."""
+    """Lay out, write (whole or not at all) and close a figure."""
+    from ..io._common import atomic_file
+
     fig.tight_layout()
     path = Path(path)
-    fig.savefig(path)
-    _pyplot().close(fig)
+    try:
+        with atomic_file(path, "wb") as fh:
+            fig.savefig(fh, format=path.suffix.lstrip(".").lower() or "png")
+    finally:
+        _pyplot().close(fig)
     return path
 
 
