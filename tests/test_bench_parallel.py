@@ -24,6 +24,7 @@ import pytest
 from evalsift.bench.parallel import TaskJournal, resolve_jobs, run_tasks
 from evalsift.cli import main
 from evalsift.errors import DataError, DataWarning, WorkerError
+from evalsift.io._common import plain_json
 
 REQUIRE_RAY = os.environ.get("EVALSIFT_REQUIRE_RAY", "") not in ("", "0")
 
@@ -223,6 +224,125 @@ def test_bench_rerun_in_the_same_out_resumes(capsys, tmp_path, data):
     assert again == first and timing["resumed_tasks"] == 3  # every seed from out/tasks.jsonl, none run
     other, timing = bench(capsys, tmp_path, "out", SUBSET, data, "--alpha", "0.1")
     assert timing["resumed_tasks"] == 0 and json.loads(other)["alpha"] == 0.1  # other options: run anew
+
+
+# ------------------------------------------------------------ the journal holds tagged JSON, never a pickle
+def same(a, b) -> bool:
+    """``a == b`` with the same types all the way down: tuples stay tuples, dict keys keep their type and
+    order, numpy values their dtype and every bit (NaN and -0.0 included)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return len(a) == len(b) and all(same(ka, kb) and same(a[ka], b[kb]) for ka, kb in zip(a, b))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, (np.ndarray, np.generic)):
+        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    if isinstance(a, float):
+        return repr(a) == repr(b)
+    return a == b
+
+
+def _resumes_exactly(tmp_path, run) -> int:
+    """``run(journal)`` once with a fresh journal: what the file gives back is what the run put in, type
+    for type; then again from the first half of its lines (a run cut short): the same results, timings
+    apart. Returns the number of tasks."""
+    path, settings = tmp_path / "tasks.jsonl", {"test": "resume"}
+    first_journal = TaskJournal(path, settings)
+    first = run(first_journal)
+    back = TaskJournal(path, settings)
+    assert list(back._done) == list(first_journal._done)
+    for key, value in first_journal._done.items():
+        assert same(back._done[key], value), (key, value, back._done[key])
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert all(b"pickle" not in line and json.loads(line)["format"] == 2 for line in lines)
+    path.write_bytes(b"".join(lines[:len(lines) // 2]))
+    resumed_journal = TaskJournal(path, settings)
+    resumed = run(resumed_journal)
+    assert resumed_journal.reused == len(lines) // 2 > 0
+    first.pop("timing_s"), resumed.pop("timing_s")
+    assert json.dumps(plain_json(resumed), sort_keys=True) == json.dumps(plain_json(first), sort_keys=True)
+    return len(lines)
+
+
+def test_pairwise_journal_round_trips_and_resumes_exactly(tmp_path, data):
+    from evalsift.bench import pairwise_bench
+    from evalsift.io import load
+
+    pool = load(data)
+    n = _resumes_exactly(tmp_path, lambda journal: pairwise_bench(
+        pool, "human", ["diffuse", "random"], [5, 10], seeds=2, subsample=0.5, encoder="tfidf", quiet=True,
+        iterative={"risk": 0.2, "min_labels": 5, "max_labels": 20}, analyses={"clusters": 5, "bins": 3},
+        journal=journal))
+    assert n == 3 * 2  # 3 pairs x 2 seeds
+
+
+def test_subset_journal_round_trips_and_resumes_exactly(tmp_path, data):
+    from evalsift.bench import subset_bench
+    from evalsift.io import load
+
+    pool = load(data)
+    n = _resumes_exactly(tmp_path, lambda journal: subset_bench(
+        pool, "human", ["random", "metric_var", "diversity"], metric="auto", seeds=3, interval_resamples=50,
+        encoder="tfidf", quiet=True, journal=journal))
+    assert n == 3  # one task per seed
+
+
+def test_calibration_journal_round_trips_and_resumes_exactly(tmp_path, data):
+    from evalsift.bench.calibration import calibration_bench
+    from evalsift.io import load
+
+    pool = load(data)
+    n = _resumes_exactly(tmp_path, lambda journal: calibration_bench(
+        pool, "human", runs=2, gaps=(0.1,), ties=(0,), synthetic_items=80, methods=("random", "diffuse"),
+        rules=("anytime", "paper"), risks=(0.2,), seeds=1, subsample=0.5, max_labels=20, encoder="tfidf",
+        quiet=True, journal=journal))
+    assert n == 2 + 3  # synthetic: 1 gap x 1 tie share x 2 runs; real: 3 pairs x 1 seed
+
+
+@pytest.mark.parametrize("result", [
+    {"$": "pickle", "v": "gASV"},                                                # a tag the codec does not write
+    {"$": "t", "v": [{"$": "a", "dtype": "|O", "shape": [1], "b64": "AAAAAAAAAAA="}, []]},  # an object array
+    {"$": "t", "v": [{"$": "a", "dtype": "i4,O", "shape": [1], "b64": "AAAAAAAAAAAAAAA="}, []]},  # object field
+    {"$": "t", "v": [{"$": "a", "dtype": "<f8", "shape": [3], "b64": "AAAAAAAAAAA="}, []]},  # 8 bytes for 3 floats
+    {"$": "t", "v": [1, [["not a message", {"$": "w", "mro": ["os.system"]}]]]},  # an unknown warning class
+    [1, []],                                                                       # a list, not the pair
+    {"$": "t", "v": [1, [["a message without its class"]]]},                       # a warning that is not a pair
+])
+def test_a_crafted_journal_line_is_a_clean_error_or_a_known_class(tmp_path, result):
+    path = tmp_path / "tasks.jsonl"
+    journal = TaskJournal(path, {"k": 1})
+    path.write_text(json.dumps({"format": 2, "settings": journal._settings, "key": "x", "task": 1,
+                                "result": result}) + "\n")
+    if result == {"$": "t", "v": [1, [["not a message", {"$": "w", "mro": ["os.system"]}]]]}:
+        # a name outside the list of warning classes picks none of them: UserWarning, nothing imported
+        assert TaskJournal(path, {"k": 1})._done["x"] == (1, [["not a message", UserWarning]])
+        return
+    with pytest.raises(DataError, match="line 1 is not a finished task .*; delete the file to run every task again"):
+        TaskJournal(path, {"k": 1})
+
+
+def test_codec_round_trips_every_kind_of_value():
+    from evalsift.bench import codec
+
+    value = {"plain": [None, True, 0, -7, 2**70, "", "é", 1.5, -0.0, float("nan"), float("inf"), float("-inf")],
+             "tuple": (1, (2, [3])), 3: "int key", (1, "a"): "tuple key", 2.5: "float key", "$": "the tag as a key",
+             "numpy": [np.float32(0.1), np.int64(-3), np.uint8(255), np.bool_(True), np.float64("nan"),
+                       np.zeros((2, 0)), np.arange(6, dtype=np.int16).reshape(2, 3).T,
+                       np.array([[1.0, np.nan], [-np.inf, -0.0]]), np.array(["ab", "c"]), np.array(True),
+                       np.array([1 + 2j])],
+             "warnings": [("m", DataWarning), ("n", RuntimeWarning), ("o", UserWarning)]}
+    text = codec.dumps(value)
+    assert same(codec.loads(text), value)
+    assert "NaN" not in text and "Infinity" not in text  # strict JSON
+    for bad in (object(), {1, 2}, np.array([object()]), Path("x"), b"bytes"):
+        with pytest.raises(TypeError, match="cannot be written as tagged JSON"):
+            codec.dumps(bad)
+
+    class LocalWarning(DataWarning):  # not on the list: read back as the nearest class that is
+        pass
+
+    assert codec.loads(codec.dumps(LocalWarning)) is DataWarning
 
 
 # --------------------------------------------------------------------------------------------- Ray

@@ -290,7 +290,13 @@ def test_omni_curve_decision_point_and_intervals():
     z = np.repeat(s.centers, 10)
     y = np.repeat([0.0, 0.0, 1.0, 1.0], 10)
     c = omni_curve(s, z, y, n_boot=200, seed=1)
-    assert c["aupr"] > 0.95 and c["intervals"]["aupr"][0] <= c["aupr"] <= c["intervals"]["aupr"][1] + 1e-9
+    # every bin's 10 labels agree: each bootstrap redraw repeats them, so no interval (not a zero-width one)
+    assert c["aupr"] > 0.95 and "aupr" not in c["intervals"] and "auroc" not in c["intervals"]
+    assert c["intervals"]["none"] == "every judged bin's labels agree (all yes or all no)"
+    y[5] = 1.0  # one yes among the ten of bin -2 (the first): that bin varies, and the interval holds the estimate
+    c1 = omni_curve(s, z, y, n_boot=200, seed=1)
+    assert c1["intervals"]["aupr"][0] <= c1["aupr"] <= c1["intervals"]["aupr"][1] + 1e-9
+    assert c1["intervals"]["aupr"][0] < c1["intervals"]["aupr"][1] and "none" not in c1["intervals"]
     d = decision_point(s, np.array(c["r"]))
     # z > 0: bins 0 and 1 (11 inputs), essentially all positive
     assert d["precision"] > 0.95 and d["recall"] > 0.95 and np.isclose(d["predicted_positive_share"], 11 / 1111)

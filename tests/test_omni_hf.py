@@ -40,7 +40,8 @@ def _direct_nll(folder, ids: np.ndarray) -> np.ndarray:
 
 
 def test_hf_lm_scores_what_the_model_says(models):
-    model, space = load_model(f"hf-lm:{models['gpt2']}", length=3, device="cpu")
+    # --total: the sequence's NLL; the default is the per-token NLL (the paper's log-perplexity), checked below
+    model, space = load_model(f"hf-lm:{models['gpt2']}", length=3, device="cpu", per_token=False)
     assert space.n_values == 40 and space.vocab[0] == "Ġw0"  # <|endoftext|> is special: not in the space
     x = space.uniform(16, np.random.default_rng(0))
     z = model(x)
@@ -50,8 +51,9 @@ def test_hf_lm_scores_what_the_model_says(models):
     assert g.shape == (16, 3, 40) and np.isfinite(g).all() and np.abs(g).max() > 0
     full = model.completions(x[:, :-1])  # every last token at once
     np.testing.assert_allclose(full[np.arange(16), x[:, -1]], z, atol=1e-4)
-    per, _ = load_model(f"hf-lm:{models['gpt2']}", length=3, per_token=True)
+    per, _ = load_model(f"hf-lm:{models['gpt2']}", length=3)  # the default: 3 scored tokens after <|endoftext|>
     np.testing.assert_allclose(per(x), z / 3, atol=1e-5)
+    assert per.info["per_token"] is True and model.info["per_token"] is False
     assert model.device == "cpu" and model.output == "nll" and model.positive == "low"
 
 
@@ -79,7 +81,7 @@ def test_top_n_is_the_n_most_likely_first_tokens(models):
 def test_a_vocabulary_file_and_its_errors(models, tmp_path):
     f = tmp_path / "tokens.txt"
     f.write_text("Ġw3\nĠw7\n#12\n", encoding="utf-8")
-    model, space = load_model(f"hf-lm:{models['gpt2']}", length=2, vocab=str(f))
+    model, space = load_model(f"hf-lm:{models['gpt2']}", length=2, vocab=str(f), per_token=False)
     assert space.vocab == ["Ġw3", "Ġw7", "Ġw11"]
     np.testing.assert_allclose(model(np.array([[0, 2]])), _direct_nll(models["gpt2"], np.array([[4, 12]])), atol=1e-4)
     f.write_text("Ġw3\nnot-a-token\n", encoding="utf-8")
@@ -91,7 +93,7 @@ def test_a_vocabulary_file_and_its_errors(models, tmp_path):
 
 
 def test_a_model_without_a_beginning_of_sequence_token_scores_from_the_second(models):
-    model, space = load_model(f"hf-lm:{models['nobos']}", length=3)
+    model, space = load_model(f"hf-lm:{models['nobos']}", length=3, per_token=False)
     assert space.vocab[0] == "#0" and model.info["bos"] is None and "2..L" in model.info["scored"]
     from transformers import GPT2LMHeadModel
 
@@ -185,7 +187,7 @@ def test_a_folder_without_a_model_and_options_that_belong_to_hf_models(models, t
     shutil.copytree(models["gpt2"], broken)
     (broken / "model.safetensors").unlink()
     assert main(["omni", "sample", "--model", f"hf-lm:{broken}", "--length", "2", "--out", str(tmp_path / "o")]) == 2
-    assert "cannot load a causal language model" in capsys.readouterr().err
+    assert "has no model weights (model.safetensors" in capsys.readouterr().err
     assert main(["omni", "sample", "--model", "toy", "--per-token", "--out", str(tmp_path / "o")]) == 2
     assert "--per-token applies to hf-lm:DIR" in capsys.readouterr().err
     assert main(["omni", "sample", "--model", "lm", "--vocab", "top:5", "--out", str(tmp_path / "o")]) == 2

@@ -23,8 +23,9 @@ from evalsift.transparency.dimensions.finetune import FineTunedClassifier, finet
 WORDS = [f"w{i}" for i in range(60)]
 N = 80
 # a tiny random BERT learns slowly at BERT's 2e-5: a larger step, small batches, 4 epochs (measured: the
-# held-out gold probability of predictable items climbs 0.5 -> ~0.8 over the epochs, random labels stay at 0.5)
-SETTINGS = {"epochs": 4, "batch_size": 8, "learning_rate": 1e-2, "max_length": 16}
+# held-out gold probability of predictable items climbs 0.5 -> ~0.8 over the epochs, random labels stay at 0.5).
+# pvi_epochs = epochs: one run serves both dimensions (the defaults, 10 and 3, are two runs; tested below)
+SETTINGS = {"epochs": 4, "pvi_epochs": 4, "batch_size": 8, "learning_rate": 1e-2, "max_length": 16}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -117,6 +118,28 @@ def test_ambiguity_is_the_cartography_variability_of_the_held_out_dynamics(learn
         ambiguity(np.full((N, 2), 0.5), texts=texts, gold=gold, classifier=spec, device="cpu"), a)
 
 
+def test_the_defaults_are_the_papers_epochs_and_pvi_keeps_its_own_run(tiny_bert):
+    # App. A: ambiguity from 10 epochs of fine-tuning (dataset cartography's variability), PVI from 3
+    default = FineTunedClassifier(tiny_bert)
+    assert (default.epochs, default.pvi_epochs) == (10, 3)
+    texts, gold = _items(seed=3, n=24)
+    small = {**SETTINGS, "max_length": 12}
+    apart = finetune_dynamics(texts, gold, FineTunedClassifier(tiny_bert, **{**small, "epochs": 3, "pvi_epochs": 2}),
+                              folds=2, seed=0, device="cpu", cache=False)
+    pvi_run = finetune_dynamics(texts, gold, FineTunedClassifier(tiny_bert, **{**small, "epochs": 2, "pvi_epochs": 2}),
+                                folds=2, seed=0, device="cpu", cache=False)
+    amb_run = finetune_dynamics(texts, gold, FineTunedClassifier(tiny_bert, **{**small, "epochs": 3, "pvi_epochs": 3}),
+                                folds=2, seed=0, device="cpu", cache=False)
+    # the same seeds: PVI is that of a 2-epoch run, the dynamics those of the 3-epoch run
+    assert apart.gold_probs.shape == (24, 3)
+    np.testing.assert_allclose(apart.pvi, pvi_run.pvi, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(apart.gold_probs, amb_run.gold_probs, rtol=0, atol=1e-9)
+    assert not np.allclose(apart.pvi, amb_run.pvi)                      # 3 epochs of g and g' give another PVI
+    with pytest.raises(ParameterError) as e:
+        FineTunedClassifier(tiny_bert, pvi_epochs=0)
+    assert e.value.field == "pvi_epochs"
+
+
 def test_seeded_deterministic_on_cpu_and_missing_items_are_nan(tiny_bert):
     small = FineTunedClassifier(tiny_bert, epochs=2, batch_size=8, learning_rate=1e-2, max_length=16)
     texts, gold = _items(seed=3, n=24)
@@ -183,7 +206,8 @@ def _data_file(tmp_path) -> str:
 def test_profile_with_a_classifier_on_the_cpu(tiny_bert, tmp_path, capsys):
     data, out = _data_file(tmp_path), tmp_path / "prof"
     code = main(["--quiet", "profile", "--data", data, "--metric", "correct", "--classifier", str(tiny_bert),
-                 "--classifier-epochs", "2", "--device", "cpu", "--samples", "20", "--out", str(out)])
+                 "--classifier-epochs", "2", "--classifier-pvi-epochs", "2", "--device", "cpu", "--samples", "20",
+                 "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 0, err
     res = json.loads((out / "results.json").read_text())
@@ -199,6 +223,10 @@ def test_profile_with_a_classifier_on_the_cpu(tiny_bert, tmp_path, capsys):
     assert dev["requested"] == "cpu"
     assert dev["used"] == [{"model": f"classifier {tiny_bert}", "device": "cpu", "precision": "fp32"}]
     assert f"device: classifier {tiny_bert} on cpu" in err
+    # the report says the classifier was fine-tuned here, for which dimensions and how (once: not a word of it)
+    html = (out / "report.html").read_text()
+    assert "How the model-based dimensions were computed" in html
+    assert html.count(f"the classifier {tiny_bert} fine-tuned here (--classifier): 2 epochs") == 2
 
     # without --classifier, as before: TF-IDF PVI, ambiguity from the systems' gold_prob (circular), no neural model
     plain = tmp_path / "plain"
@@ -209,6 +237,7 @@ def test_profile_with_a_classifier_on_the_cpu(tiny_bert, tmp_path, capsys):
     assert res["computed_by"]["ambiguity"] == {"method": "gold_probs", "source": "scores"}
     assert "ambiguity" in res["circular"]
     assert res["device"]["used"] == [] and "device:" not in capsys.readouterr().err
+    assert "fine-tuned here" not in (plain / "report.html").read_text()
 
 
 def test_profile_lm_runs_on_the_device_and_is_recorded(tiny_bert, tmp_path, capsys):

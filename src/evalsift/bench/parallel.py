@@ -40,7 +40,6 @@ Finished tasks are not lost:
 
 from __future__ import annotations
 
-import base64
 import concurrent.futures as cf
 import contextlib
 import hashlib
@@ -48,7 +47,6 @@ import json
 import logging
 import multiprocessing
 import os
-import pickle
 import sys
 import warnings
 from pathlib import Path
@@ -57,6 +55,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ..errors import DataError, ParameterError, WorkerError, check_choice, missing_dependency
+from . import codec
 
 BACKENDS = ("local", "ray")
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
@@ -155,6 +154,9 @@ def run_tasks(fn: Callable[[Any, Any], Any], tasks: Sequence[Any], *, shared: An
     return results
 
 
+JOURNAL_FORMAT = 2  # 2: results in tagged JSON (evalsift.bench.codec); 1 (no "format" field): pickled, refused
+
+
 class TaskJournal:
     """The finished tasks of a sweep, kept in an append-only JSONL file: one line per task,
     ``{"settings", "key", "task", "result"}``, written and fsynced as the task's result arrives.
@@ -163,9 +165,13 @@ class TaskJournal:
     that decides the results: the command's options and a digest of its data, :func:`pool_digest`)
     and the source of the evalsift package that runs (:func:`code_digest`), so a run with other
     settings or changed code never takes a result from a different one (``settings``: a digest of
-    those; other settings' lines are kept, unused). ``result`` is the pickled ``(result, warnings)``
-    in base64 -- read back only from a file this user's own runs wrote. A last line cut short by a
-    crash is dropped. ``reused``: how many tasks :meth:`get` answered.
+    those; other settings' lines are kept, unused). ``result`` is the task's ``(result, warnings)`` in
+    tagged JSON (:mod:`evalsift.bench.codec`: plain values, tuples, numpy arrays, warning categories
+    from a fixed list), so reading the file never runs code, whoever wrote it -- a line edited by
+    someone else can at worst change a number, as an edit of ``results.json`` could. A line of the
+    journal's first format (a pickle, which could run code when read) is refused, never read: the
+    error says to delete the file. A last line cut short by a crash is dropped. ``reused``: how many
+    tasks :meth:`get` answered.
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "tasks.jsonl"
@@ -194,8 +200,20 @@ class TaskJournal:
         for lineno, line in enumerate(raw[:end].splitlines(), 1):
             try:
                 rec = json.loads(line)
+                if not isinstance(rec, dict) or rec.get("format") != JOURNAL_FORMAT:
+                    raise DataError(
+                        f"{self.path}: line {lineno} was written by an older evalsift, which stored each task's "
+                        "result as a pickle (reading one back can run code, so it is never read); delete the file "
+                        "(or the --out folder) and run the command again: every task runs anew", field="out")
                 if rec["settings"] == self._settings:
-                    self._done[rec["key"]] = pickle.loads(base64.b64decode(rec["result"]))
+                    out = codec.decode(rec["result"])
+                    if type(out) is not tuple or len(out) != 2 or type(out[1]) is not list or not all(
+                            type(w) in (tuple, list) and len(w) == 2 and type(w[0]) is str and isinstance(w[1], type)
+                            for w in out[1]):
+                        raise codec.CodecError("not a (result, [(message, warning class), ...]) pair")
+                    self._done[rec["key"]] = out
+            except DataError:
+                raise
             except Exception as e:  # noqa: BLE001 - any unreadable line: say which, and how to start over
                 raise DataError(f"{self.path}: line {lineno} is not a finished task ({type(e).__name__}: {e}); delete "
                                 f"the file to run every task again", field="out") from None
@@ -213,8 +231,9 @@ class TaskJournal:
 
     def add(self, key: str, task: Any, out: tuple[Any, list]) -> None:
         """Append a finished task (flushed and fsynced before returning)."""
-        line = json.dumps({"settings": self._settings, "key": key, "task": json.loads(json.dumps(task, default=repr)),
-                           "result": base64.b64encode(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)).decode()})
+        line = json.dumps({"format": JOURNAL_FORMAT, "settings": self._settings, "key": key,
+                           "task": json.loads(json.dumps(task, default=repr)), "result": codec.encode(out)},
+                          allow_nan=False)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(line + "\n")

@@ -87,8 +87,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="lm: vocabulary size (default 1000); hf-lm / hf-cls: the tokens of the space: top:N (hf-lm: the "
                         "N most likely at the start of a sequence; hf-cls: the first N ids), or a file with one token "
                         "per line as the tokenizer spells it (or #ID); default: every token but the special ones")
-    g.add_argument("--per-token", action="store_true", default=None,
-                   help="hf-lm: the output is the mean NLL per scored token instead of the sequence's NLL")
+    nll = g.add_mutually_exclusive_group()
+    nll.add_argument("--per-token", dest="per_token", action="store_const", const=True, default=None,
+                     help="hf-lm: the output is the mean NLL per scored token, the paper's log-perplexity (the "
+                          "default; the flag only says so)")
+    nll.add_argument("--total", dest="per_token", action="store_const", const=False,
+                     help="hf-lm: the output is the sequence's total NLL (the sum over the scored tokens) instead "
+                          "of the per-token mean")
     g.add_argument("--positive", metavar="LABEL", help="hf-cls: the label whose logit is the output (a name of the "
                                                        "model's id2label, or an index)")
     g.add_argument("--precision", choices=["fp32", "bf16", "fp16"],
@@ -178,7 +183,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     z.add_argument("--normalise", choices=["entire", "cross-model"], default="entire",
                    help="rho behind the recall within Z: entire (Eq. 1, the share of the input space; default) or "
                         "cross-model (Eq. 5-6; two or more models on one input space: each model's inputs in Z are "
-                        "fed to the others, so the models are rebuilt from their samples)")
+                        "fed to the others, so the models are loaded again: built-in and hf models from what omni.json "
+                        "records, a model file only when you name it with --model)")
+    z.add_argument("--model", action="append", metavar="SPEC",
+                   help="--normalise cross-model: the model of each --samples folder, once per folder in the same "
+                        "order (a built-in name, hf-lm:DIR / hf-cls:DIR, or a .py / .pkl model file you trust); its "
+                        "files must be those omni.json records. Default: the built-in or hf model omni.json names; a "
+                        "model file is never loaded from what a results folder says")
     j = c.add_argument_group("LLM judge (--judgments llm:MODEL)")
     j.add_argument("--judge-url", metavar="URL", help="the OpenAI-compatible server, e.g. http://localhost:8000/v1")
     j.add_argument("--judge-key-env", default="OPENAI_API_KEY", metavar="VAR", help="environment variable with the key")
@@ -208,8 +219,9 @@ def build_model(spec: str, options: dict[str, Any], quiet: bool | None = None):
     if is_hf_spec(spec):
         takes = {"length", "vocab", *hf_only}  # what load_hf_model takes from the command line
     elif hf_only:
-        raise ParameterError(f"{', '.join('--' + k.replace('_', '-') for k in hf_only)} applies to hf-lm:DIR / "
-                             f"hf-cls:DIR models, not to --model {spec}", field="model")
+        flags = ["--" + (k.replace("_", "-") if k != "per_token" or options[k] else "total") for k in hf_only]
+        raise ParameterError(f"{', '.join(flags)} applies to hf-lm:DIR / hf-cls:DIR models, not to --model {spec}",
+                             field="model")
     elif isinstance(options.get("vocab"), str):
         raise ParameterError(f"--vocab {options['vocab']}: top:N and files of tokens apply to hf-lm:DIR / hf-cls:DIR "
                              f"models; --model {spec} takes a vocabulary size", field="vocab")
@@ -241,10 +253,11 @@ def cmd_sample(args: argparse.Namespace) -> int:
     """``evalsift omni sample``."""
     from ..device import device_name
     from ..omninput import Interrupted, OmniSamples, make_sampler
+    from ..omninput.samplers.checkpoints import CHECKPOINT
     from ..progress import is_quiet
 
     params = _sampler_params(args)  # checked before any training
-    folder = out_dir(args.out)
+    folder = out_dir(args.out, progress=(f"{CHECKPOINT}.npz",))  # an interrupted run keeps its checkpoint
     sampler = make_sampler(args.sampler, **params)
     sampler._validate()
     model, space = build_model(args.model, _model_options(args), quiet=is_quiet())
@@ -360,7 +373,8 @@ def cmd_curve(args: argparse.Namespace) -> int:
         note(n)
     if args.json:
         print_json({"models": [{k: c[k] for k in ("model", "aupr", "auroc", "positive_share", "n_judgments")}
-                               | {"aupr_interval": c["intervals"].get("aupr"), "aupr_common": c.get("aupr_common"),
+                               | {"aupr_interval": c["intervals"].get("aupr"),
+                                  "aupr_interval_note": _no_interval(c), "aupr_common": c.get("aupr_common"),
                                   "z_range": c["in_range"]["z_range"], "aupr_log": c["in_range"]["aupr_log"]}
                                for c in results["models"]], "common_recall": results["common_recall"],
                     "aupr_log_comparison": results["aupr_log_comparison"]})
@@ -391,6 +405,7 @@ def _curve(args: argparse.Namespace, notes: list[str]) -> tuple[dict[str, Any], 
     if args.normalise == "cross-model" and len(all_samples) < 2:
         raise ParameterError("--normalise cross-model compares models: give two or more --samples folders",
                              field="normalise")
+    specs = cross_model_specs(args, folders, all_samples)  # every model checked before anything loads or is judged
     out = out_dir(args.out)
     ranges = _output_ranges(args, all_samples, notes)
     judge_info: dict[str, Any] = {"spec": args.judgments, "kind": kind}
@@ -416,12 +431,14 @@ def _curve(args: argparse.Namespace, notes: list[str]) -> tuple[dict[str, Any], 
         if y.sum() > 0 and not rates.interpolated.any():  # recall needs a judged positive and every bin judged
             curves_raw.append(pr_curve(s.ln_rho, rates.r, s.positive))
     common = common_recall_range(curves_raw) if len(curves_raw) > 1 else None
-    cross = _cross_model(all_samples, ranges, notes) if args.normalise == "cross-model" else None
+    cross = _cross_model(all_samples, ranges, notes, specs) if args.normalise == "cross-model" else None
     results: dict[str, Any] = {"models": [], "common_recall": list(common) if common else None,
                                "judge": judge_info, "per_bin": args.per_bin, "seed": args.seed, "notes": notes,
                                "normalise": args.normalise, "cross_model": cross,
                                "rescaled_axis": rescaled_axis([p[0] for p in per_model]) if len(per_model) > 1 else None}
-    with open(out / "judgments.jsonl", "w", encoding="utf-8") as f:
+    from ..io._common import atomic_file
+
+    with atomic_file(out / "judgments.jsonl") as f:  # whole or not at all
         for p in per_model:
             for j in p[5]:
                 f.write(json.dumps(j.to_dict(), ensure_ascii=False) + "\n")
@@ -432,8 +449,12 @@ def _curve(args: argparse.Namespace, notes: list[str]) -> tuple[dict[str, Any], 
         c["samples"] = {"folder": str(folder), "summary": s.summary(), "sampler": s.sampler,
                         "diagnostics": s.diagnostics, "model": s.model}
         c["in_range"] = _in_range(s, label_rates(s, z, y), ranges[k], cross, k)
+        judged = [int(n) for n in c["judged"] if n > 0]
+        c["judged_per_bin"] = {"min": min(judged), "max": max(judged), "bins": len(judged)} if judged else None
         results["models"].append(c)
         labels_maps.append(dict(zip(ids, y.tolist())))
+        if _no_interval(c):
+            notes.append(f"{s.model['name']}: {c['intervals']['none_note']}")
         if float(y.sum()) == 0:
             notes.append(f"{s.model['name']}: no judged input was positive ({len(y)} judged): precision is 0 at every "
                          "threshold by the estimate and recall is undefined; 'precision <=' bounds how much precision "
@@ -490,28 +511,83 @@ def _output_ranges(args: argparse.Namespace, samples: list, notes: list[str]) ->
              "own_z": r["z"]} for r, m in zip(ranges, masks)]
 
 
-def _rebuild_model(samples):
-    """The model that made ``samples``, rebuilt from their description (for Eq. 5-6, which feeds each model's
-    inputs to the others); refused when the rebuilt model is not the one that was sampled."""
+_NAME_MODELS = ("name each model with --model SPEC, once per --samples folder and in the same order (a built-in "
+                "name such as digits-lr, hf-lm:DIR / hf-cls:DIR, or a model file you trust)")
+
+
+def cross_model_specs(args: argparse.Namespace, folders: list[str], samples: list) -> list[str]:
+    """The spec of each samples folder's model for ``--normalise cross-model`` (Eq. 5-6 feeds each model's inputs to
+    the others, so the models are loaded again), every one checked before anything loads.
+
+    A model file (a ``.py`` that is imported, a ``.pkl`` that is unpickled) is loaded only when the user names it
+    with ``--model``: a spec read from a samples folder's ``omni.json`` is used only when it is a built-in name (the
+    code is evalsift's) or ``hf-lm:DIR`` / ``hf-cls:DIR`` (read as data: :mod:`evalsift.hf_folder`). The files of
+    the model named (a folder's config, weights and tokenizer; a file's bytes) must have the fingerprint
+    ``omni.json`` records, and a built-in name must be the one that made the samples."""
+    from ..omninput import omni_models
+    from ..omninput.hf import is_hf_spec
+    from ..omninput.zoo import files_fingerprint
+
+    given = list(args.model or [])
+    if given and args.normalise != "cross-model":
+        raise ParameterError("--model applies to --normalise cross-model (the models are fed each other's inputs); "
+                             "leave it out", field="model")
+    if args.normalise != "cross-model":
+        return []
+    if given and len(given) != len(folders):
+        raise ParameterError(f"--model: given {len(given)} times for {len(folders)} --samples folders; "
+                             + _NAME_MODELS, field="model")
+    specs = []
+    for k, (folder, s) in enumerate(zip(folders, samples)):
+        recorded = s.model.get("spec")
+        if given:
+            spec = given[k]
+        elif not recorded:
+            raise DataError(f"--normalise cross-model: the samples in {folder} do not say how their model was built "
+                            f"(no model spec in omni.json); {_NAME_MODELS}", field="model")
+        elif recorded in omni_models or is_hf_spec(recorded):
+            spec = recorded
+        else:
+            raise DataError(f"--normalise cross-model: the samples in {folder} were made by the model file "
+                            f"{recorded!r}, and evalsift does not load a model file that a results folder names "
+                            "(importing a .py or unpickling a .pkl runs whatever it holds). If you trust that file, "
+                            f"{_NAME_MODELS}, e.g. --model {shlex.quote(str(recorded))} for {folder}", field="model")
+        if spec in omni_models:
+            if spec != recorded:
+                raise DataError(f"--model {spec}: the samples in {folder} were made by "
+                                f"{recorded or s.model.get('name')!r}, not by the built-in {spec}; give the model "
+                                "that made them", field="model")
+        else:
+            want, got = s.model.get("files"), files_fingerprint(spec)  # reads files, loads nothing
+            if want and got != want:
+                raise DataError(f"--model {spec}: its files are not those that made the samples in {folder} "
+                                f"(fingerprint {got}; omni.json records {want}); give the model that was sampled",
+                                field="model")
+        specs.append(spec)
+    return specs
+
+
+def _rebuild_model(samples, spec: str):
+    """The model that made ``samples``, loaded from ``spec`` (checked by :func:`cross_model_specs`) with the options
+    the samples record; refused when it is not the model that was sampled (the weights' fingerprint)."""
     import inspect
 
     from ..omninput import load_model, omni_models
     from ..omninput.hf import is_hf_spec
 
-    spec = samples.model.get("spec")
     name = samples.model.get("name")
-    if not spec:
-        raise DataError(f"--normalise cross-model: the samples of {name} do not say how their model was built (no "
-                        "model spec in omni.json); sample it with 'evalsift omni sample --model ...'", field="normalise")
     info = samples.model.get("info") or {}
     options: dict[str, Any] = {}
     if spec in omni_models:
-        takes = set(inspect.signature(omni_models.get(spec)).parameters) - {"quiet"}
+        # info's "data" is the training text's hash, not a folder: the data comes from $EVALSIFT_DATA, and the
+        # fingerprint below says whether it is the text the model was trained on
+        takes = set(inspect.signature(omni_models.get(spec)).parameters) - {"quiet", "data", "device"}
         options = {k: info[k] for k in takes if k in info}
     elif is_hf_spec(spec):
         options = {"length": info.get("length"), "vocab": info.get("token_ids"), "precision": info.get("precision"),
-                   **({"per_token": True} if info.get("per_token") else {}),
                    **({"positive": info["label"]} if "label" in info else {})}
+        if str(spec).startswith("hf-lm:"):  # what the samples scored (before the per-token default: the total)
+            options["per_token"] = bool(info.get("per_token", False))
     elif str(spec).endswith((".joblib", ".pkl", ".pickle")):
         options = {"positions": samples.space.n_positions, "values": samples.space.n_values}
     model, _ = load_model(spec, **options)
@@ -523,14 +599,16 @@ def _rebuild_model(samples):
     return model
 
 
-def _cross_model(samples: list, ranges: list[dict[str, Any]], notes: list[str]) -> dict[str, Any] | None:
+def _cross_model(samples: list, ranges: list[dict[str, Any]], notes: list[str], specs: list[str]
+                 ) -> dict[str, Any] | None:
     from ..omninput.curves import cross_model_normalisation
 
     if len({tuple(r["z"]) for r in ranges}) > 1:
         notes.append("--normalise cross-model needs one Z for all models and they share none: entire-distribution "
                      "normalisation used instead")
         return None
-    out = cross_model_normalisation(samples, [_rebuild_model(s) for s in samples], ranges[0]["z"])
+    out = cross_model_normalisation(samples, [_rebuild_model(s, spec) for s, spec in zip(samples, specs)],
+                                    ranges[0]["z"])
     for m in out["models"]:
         if m.get("note"):
             notes.append(m["note"] + "; entire-distribution normalisation used instead")
@@ -620,6 +698,12 @@ def _num(v, spec: str) -> str:
     return "-".rjust(width) if v is None else format(v, spec)
 
 
+def _no_interval(curve: dict) -> str | None:
+    """'no interval (one label per bin)' when the AUPR has no bootstrap interval for that reason, else None."""
+    why = (curve.get("intervals") or {}).get("none")
+    return f"no interval ({why})" if why and curve.get("aupr") is not None else None
+
+
 def _print_curves(results: dict) -> None:
     print(f"judge: {results['judge']['spec']} ({results['judge']['kind']})")
     print("  within the output range Z (Sec. 3.3; recall unnormalised, Eq. 4):")
@@ -639,7 +723,7 @@ def _print_curves(results: dict) -> None:
     for c in results["models"]:
         iv = c["intervals"].get("aupr")
         ac = c.get("aupr_common")
-        ivs = "-" if iv is None else f"[{iv[0]:.4f}, {iv[1]:.4f}]"
+        ivs = (_no_interval(c) or "-") if iv is None else f"[{iv[0]:.4f}, {iv[1]:.4f}]"
         print(f"  {c['model']:<24} {_num(c['aupr'], '7.4f')} {ivs:>18} "
               f"{'-' if ac is None else f'{ac:.4f}':>11} {_num(c['auroc'], '7.4f')} "
               f"{max(c['bands']['precision_hi']):12.4f} {_num(c['positive_share'], '10.3g')} {c['n_judgments']:6d}")

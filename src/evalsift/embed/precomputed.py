@@ -262,12 +262,18 @@ def save_embeddings(path: str | Path, texts: Iterable[str], vectors: Any) -> Pat
         raise ParameterError(f"{len(hashes)} texts but {len(vectors)} vectors")
     suffix = p.suffix.lower()
     if suffix == ".npz":
-        np.savez(p, text_hash=hashes, vectors=vectors)
+        from ..io._common import atomic_file
+
+        with atomic_file(p, "wb") as fh:  # whole or not at all
+            np.savez(fh, text_hash=hashes, vectors=vectors)
     elif suffix in (".parquet", ".pq"):
         pa, pq, _ = _pyarrow("Writing Parquet embeddings")
         column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1])
         table = pa.table({"text_hash": pa.array(hashes.tolist(), pa.string()), "vector": column})
-        pq.write_table(table, p, row_group_size=_CHUNK)
+        from ..io._common import atomic_file
+
+        with atomic_file(p, "wb") as fh:
+            pq.write_table(table, fh, row_group_size=_CHUNK)
     else:
         raise DataError(f"{path}: write embeddings as .npz or .parquet, got '{p.suffix or p.name}'", field="out")
     return p

@@ -618,6 +618,17 @@ def judgment_intervals(samples: OmniSamples, rates: Rates, *, n_boot: int = 1000
                          "input was a no are not seen (the bands allow for them)"}
     if common is not None:
         out["aupr_common"] = q(au_c)
+    share = np.clip(k / n, 0, 1) if k.size else k
+    if not np.any((share > 0) & (share < 1)):
+        # every judged bin all yes or all no (one label per bin always is): every redraw equals the judgments, so
+        # the "interval" would have zero width -- no interval, and why, instead of a false certainty
+        for key in ("aupr", "auroc", "aupr_common", "precision", "recall"):
+            out.pop(key, None)
+        out["none"] = ("one label per bin" if n.size and float(n.max()) <= 1 else
+                       "every judged bin's labels agree (all yes or all no)")
+        out["none_note"] = (f"no interval ({out['none']}): the bootstrap redraws the labels within each bin, and "
+                            "with no bin holding both a yes and a no every redraw repeats the judgments; judge more "
+                            "per bin for an interval (the simultaneous precision bands still hold)")
     return out
 
 

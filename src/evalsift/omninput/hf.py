@@ -3,34 +3,38 @@ classifier), loaded from a local folder (``save_pretrained`` format; nothing is 
 
 - ``hf-lm:PATH``: the input space is every sequence of ``length`` tokens over the model's vocabulary (special
   tokens left out) or a subset of it (``vocab``: a file of tokens, or ``top:N``); the output is the sequence's
-  negative log-likelihood in nats (``per_token=True``: its mean per scored token). With a beginning-of-sequence
-  token (GPT-2's ``<|endoftext|>``) it is prepended and every position is scored; without one the first token is
-  the context and positions 2..L are scored. Exact enumeration scores every last token at once
+  negative log-likelihood in nats per scored token -- the log-perplexity the paper samples (footnote 1 and
+  Sec. 2.1; its GPT-2 bins of 0.1 over 2.0-4.0 in Sec. 3.3 are per-token values) -- or, with
+  ``per_token=False`` (``omni sample --total``), the sum over the scored tokens. With a beginning-of-sequence
+  token (GPT-2's ``<|endoftext|>``) it is prepended and every position is scored; without one the first token
+  is the context and positions 2..L are scored. Exact enumeration scores every last token at once
   (``completions``).
 - ``hf-cls:PATH``: the same kind of space; the output is the logit of the label ``positive`` (a name of the
   config's ``id2label`` or an index) for ``[CLS] tokens [SEP]`` (whatever special tokens the tokenizer adds).
 
-Both give gradients with respect to the one-hot inputs (the one-hot matrix times the rows of the input
-embedding matrix that the space allows, fed as ``inputs_embeds``), so the gradient and Langevin proposals work.
-They run on the chosen device (:mod:`evalsift.device`) in fp32 by default; ``precision="bf16"`` is there for GPUs
-(``benchmarks/device_speed.py`` measures how far its NLLs move).
+The folder is read through :mod:`evalsift.hf_folder` (safetensors only, no ``auto_map``, what the adapter needs
+or a refusal saying what the folder is). Both give gradients with respect to the one-hot inputs (the one-hot
+matrix times the rows of the input embedding matrix that the space allows, fed as ``inputs_embeds``), so the
+gradient and Langevin proposals work. They run on the chosen device (:mod:`evalsift.device`) in fp32 by default;
+``precision="bf16"`` is mainly for GPUs (``benchmarks/device_speed.py`` measures how far its NLLs move); torch
+runs it on the CPU too, slowly.
 """
 
 from __future__ import annotations
 
+import contextlib
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError, DataWarning, ParameterError
 from .models import TorchModel, _torch
 from .space import InputSpace
 
 KINDS = ("hf-lm", "hf-cls")
 _PRECISIONS = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "vocab.txt", "tokenizer.model",
-                    "spiece.model", "sentencepiece.bpe.model")
 TOP_CONTEXTS = 256  # single-token contexts behind top:N for a model without a beginning-of-sequence token
 
 
@@ -49,41 +53,32 @@ def _transformers(purpose: str) -> Any:
     return transformers
 
 
-def _folder(spec: str) -> tuple[str, Path]:
-    kind, _, path = str(spec).partition(":")
-    p = Path(path).expanduser()
+def _folder(spec: str, kind: str) -> Any:
+    """The checked model folder of ``spec`` (:func:`evalsift.hf_folder.read_model_folder`): JSON read, pickled
+    weights and ``auto_map`` refused, and a folder that is not what ``kind`` needs refused saying what it is."""
+    from ..hf_folder import read_model_folder
+
+    _, _, path = str(spec).partition(":")
     if not path:
         raise ParameterError(f"--model {spec}: give the model's folder after '{kind}:', e.g. {kind}:/models/gpt2",
                              field="model")
-    if not p.is_dir():
-        raise DataError(f"--model {spec}: {p} is not a folder; give a local folder written by save_pretrained "
-                        "(config.json and the weights; evalsift never downloads models)", field="model")
-    if not (p / "config.json").is_file():
-        raise DataError(f"--model {spec}: {p} has no config.json; give a folder written by save_pretrained",
-                        field="model")
-    return kind, p
+    folder = read_model_folder(path, option=f"--model {spec}")
+    if kind == "hf-lm":
+        folder.require("causal-lm", instead=f"for a sequence classifier's logit use --model hf-cls:{path}")
+    else:
+        folder.require("sequence-classifier", instead=f"for a language model's NLL use --model hf-lm:{path}")
+    return folder
 
 
-def _load(kind: str, folder: Path, spec: str) -> tuple[Any, Any]:
-    """``(model, tokenizer or None)`` from ``folder``, offline."""
-    from ..embed.encoders import _offline_hub, _quiet_transformers_progress
-
+def _load(kind: str, folder: Any, spec: str) -> tuple[Any, Any]:
+    """``(model, tokenizer or None)`` from the checked ``folder``, offline; a checkpoint without the weights of
+    the head the option needs (a BERT's language-model head, a causal LM's classifier) is refused."""
     tf = _transformers(f"--model {spec}")
-    cls = tf.AutoModelForCausalLM if kind == "hf-lm" else tf.AutoModelForSequenceClassification
-    with _offline_hub(), _quiet_transformers_progress():
-        try:
-            model = cls.from_pretrained(str(folder), local_files_only=True)
-        except (OSError, ValueError) as e:
-            what = "a causal language model" if kind == "hf-lm" else "a sequence classifier"
-            raise DataError(f"--model {spec}: cannot load {what} from {folder} ({str(e).splitlines()[0]})",
-                            field="model") from None
-        tok = None
-        if any((folder / f).is_file() for f in _TOKENIZER_FILES):  # else transformers makes up an empty one
-            try:
-                tok = tf.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-            except (OSError, ValueError, TypeError):
-                tok = None
-    return model.eval(), tok
+    if kind == "hf-lm":
+        model = folder.load(tf.AutoModelForCausalLM, purpose="the language-model head hf-lm scores with")
+    else:
+        model = folder.load(tf.AutoModelForSequenceClassification, purpose="the classification head hf-cls reads")
+    return model.eval(), folder.tokenizer()
 
 
 def _special_ids(tok: Any, config: Any) -> set[int]:
@@ -205,7 +200,7 @@ def _causal_lm_class():
                 head = -logp[:, :-1].gather(2, tok[:, :, None]).squeeze(2).sum(dim=1)
             else:
                 logp = self._logp(input_ids=tok)
-                head = -logp[:, :-2].gather(2, tok[:, 1:, None]).squeeze(2).sum(dim=1)
+                head = -logp[:, :-1].gather(2, tok[:, 1:, None]).squeeze(2).sum(dim=1)  # positions 2..L-1
             out = head[:, None] - logp[:, -1, :][:, self.ids]
             return out / self.scored if self.per_token else out
 
@@ -240,9 +235,23 @@ def _classifier_class():
             emb = torch.cat([E[self.prefix].expand(B, -1, -1), onehot.to(E.dtype) @ E[self.ids],
                              E[self.suffix].expand(B, -1, -1)], dim=1)
             mask = torch.ones(emb.shape[:2], dtype=torch.long, device=emb.device)
-            return self.clf(inputs_embeds=emb, attention_mask=mask).logits[:, self.label].to(onehot.dtype)
+            with _errors_only():  # a GPT-style classifier warns that it cannot see padding in inputs_embeds: none
+                return self.clf(inputs_embeds=emb, attention_mask=mask).logits[:, self.label].to(onehot.dtype)
 
     return HFClassifier
+
+
+@contextlib.contextmanager
+def _errors_only():
+    """transformers' logging at errors only for the block (restored after)."""
+    from transformers.utils import logging as tlog  # optional dependency
+
+    before = tlog.get_verbosity()
+    tlog.set_verbosity_error()
+    try:
+        yield
+    finally:
+        tlog.set_verbosity(before)
 
 
 def _positive_label(config: Any, positive: Any, spec: str) -> tuple[int, str]:
@@ -270,31 +279,39 @@ def _batch(length: int, n_vocab: int, device: str) -> int:
     return int(max(1, min(4096, budget // (4 * max(1, length + 2) * max(1, n_vocab)))))
 
 
-def load_hf_model(spec: str, *, length: int | None = None, vocab: Any = None, per_token: bool = False,
+def load_hf_model(spec: str, *, length: int | None = None, vocab: Any = None, per_token: bool | None = None,
                   positive: Any = None, precision: str = "fp32", device: str | None = None,
                   batch_size: int | None = None) -> tuple[TorchModel, InputSpace]:
     """``(model, space)`` for ``hf-lm:PATH`` or ``hf-cls:PATH`` (see the module doc).
 
     ``length``: tokens per input (required). ``vocab``: ``None`` (every token but the special ones), ``top:N``
     or an int N (hf-lm: the N tokens most likely at the start of a sequence, see :func:`_top_ids`; hf-cls: the
-    first N ids that are not special), or a file of tokens. ``per_token`` (hf-lm): the mean NLL per scored token.
-    ``positive`` (hf-cls): the label whose logit is the output. ``precision``: fp32 (default), bf16 or fp16.
+    first N ids that are not special), or a file of tokens. ``per_token`` (hf-lm): the output is the mean NLL per
+    scored token (``None`` or ``True``: the default, the paper's log-perplexity) or the sequence's total NLL
+    (``False``, ``omni sample --total``). ``positive`` (hf-cls): the label whose logit is the output.
+    ``precision``: fp32 (default), bf16 or fp16 (on a GPU or the CPU; torch runs bf16 on the CPU, slowly).
     ``device``: where it runs (:mod:`evalsift.device`).
+
+    The folder is checked before anything loads (:func:`evalsift.hf_folder.read_model_folder`): safetensors
+    weights only, no ``auto_map``, special-token ids inside the vocabulary, the architecture the adapter needs
+    and the weights of its head; ``length`` must fit the model's positions.
     """
     from ..device import resolve_device
 
-    kind, folder = _folder(spec)
+    kind = str(spec).split(":", 1)[0]
+    if kind == "hf-cls" and per_token is not None:
+        raise ParameterError(f"--{'per-token' if per_token else 'total'} applies to hf-lm models (an NLL), not to "
+                             "a classifier's logit", field="per_token")
+    folder = _folder(spec, kind)
     if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
         raise ParameterError(f"--model {spec}: give --length L, the tokens per input (an integer >= 1)",
                              field="length")
     if precision not in _PRECISIONS:
         raise ParameterError(f"--precision {precision}: expected one of {', '.join(_PRECISIONS)}", field="precision")
-    if kind == "hf-cls" and per_token:
-        raise ParameterError("--per-token applies to hf-lm models (an NLL), not to a classifier's logit",
-                             field="per_token")
     if kind == "hf-lm" and positive is not None:
         raise ParameterError("--positive applies to hf-cls models; an hf-lm's output is an NLL (lower: more "
                              "likely)", field="positive")
+    per_token = kind == "hf-lm" and per_token is not False
     torch = _torch()
     dev = resolve_device(device)
     hf, tok = _load(kind, folder, spec)
@@ -304,20 +321,32 @@ def load_hf_model(spec: str, *, length: int | None = None, vocab: Any = None, pe
     allowed = np.array([i for i in range(n_vocab) if i not in special], dtype=np.int64)
     if kind == "hf-lm":
         bos = _bos(tok, config)
+        if bos is not None and not 0 <= bos < n_vocab:  # once: IndexError inside the embedding
+            where = ("the tokenizer's" if getattr(tok, "bos_token_id", None) is not None
+                     else "config.json's bos_token_id")
+            raise DataError(f"--model {spec}: the beginning-of-sequence token id {bos} ({where}) is outside the "
+                            f"model's vocabulary (0..{n_vocab - 1}); correct it (or set it to null: the first token "
+                            "is then context)", field="model")
         if bos is None and length < 2:
             raise ParameterError(f"--model {spec}: the model has no beginning-of-sequence token, so the first token "
                                  "is only context: give --length 2 or more", field="length")
+        _check_positions(folder, spec, int(length) + (1 if bos is not None else 0), length,
+                         "with the beginning-of-sequence token" if bos is not None else "")
         module = _causal_lm_class()(hf, allowed, length, bos, per_token)
     else:
         label, label_name = _positive_label(config, positive, spec)
         prefix, suffix = _wrapping(tok, allowed)
+        _check_positions(folder, spec, len(prefix) + int(length) + len(suffix), length,
+                         f"with the {len(prefix) + len(suffix)} special tokens the tokenizer adds"
+                         if prefix or suffix else "")
+        _set_padding(hf)
         module = _classifier_class()(hf, allowed, prefix, suffix, label)
     module.to(dev)
     ids, vocab_note = _choose_ids(vocab, kind, module, allowed, tok, n_vocab, dev, spec)
     module.ids = torch.as_tensor(ids, dtype=torch.long, device=dev)
     module.to(getattr(torch, _PRECISIONS[precision]))
-    name = f"{kind}:{folder.name}"
-    info = {"adapter": kind, "path": str(folder.resolve()), "architecture": type(hf).__name__,
+    name = f"{kind}:{folder.path.name}"
+    info = {"adapter": kind, "path": str(folder.path.resolve()), "architecture": type(hf).__name__,
             "model_vocab": n_vocab, "space_vocab": int(ids.size), "vocab": vocab_note, "length": int(length),
             "precision": precision}
     if vocab is not None:
@@ -334,9 +363,29 @@ def load_hf_model(spec: str, *, length: int | None = None, vocab: Any = None, pe
     model = TorchModel(module, name=name, output=output, positive=pos, device=dev,
                        batch_size=batch_size or _batch(length, n_vocab, dev))
     model.spec = str(spec)
+    model.files_fingerprint = folder.fingerprint()  # omni.json records it; omni curve checks it before a reload
     space = InputSpace(int(length), int(ids.size), kind="tokens", vocab=_names(tok, ids), joiner=" ",
                        name=f"sequences of {length} tokens from {ids.size:,} of {name}'s {n_vocab:,}")
     return model, space
+
+
+def _check_positions(folder: Any, spec: str, needed: int, length: int, how: str) -> None:
+    """Refuse a ``--length`` whose inputs need more positions than the model has (it would index past its
+    position embeddings)."""
+    n = folder.positions
+    if n is not None and needed > n:
+        most = int(length) - (needed - n)
+        fix = f"give --length {most} or less" if most >= 1 else "the model has too few positions for any input"
+        raise ParameterError(f"--model {spec}: --length {length} needs {needed} positions{' ' + how if how else ''}, "
+                             f"and {folder.what()} has {n}: {fix}", field="length")
+
+
+def _set_padding(clf: Any) -> None:
+    """A classifier that finds its last token by the padding id (GPT-2-style ``...ForSequenceClassification``)
+    refuses batches without one; the inputs here are never padded, so the id is set to -1, which no input
+    holds (the last position is then the last token)."""
+    if getattr(clf.config, "pad_token_id", None) is None:
+        clf.config.pad_token_id = -1
 
 
 def _wrapping(tok: Any, allowed: np.ndarray) -> tuple[list[int], list[int]]:
@@ -375,11 +424,16 @@ def _choose_ids(vocab: Any, kind: str, module: Any, allowed: np.ndarray, tok: An
     if n is not None:
         if n < 2:
             raise ParameterError(f"--vocab {n}: expected at least 2 tokens", field="vocab")
-        n = min(n, allowed.size)
+        asked = ""
+        if n > allowed.size:
+            warnings.warn(DataWarning(f"--vocab {text}: the model has only {allowed.size:,} tokens that are not "
+                                      f"special tokens; the space uses all {allowed.size:,}"), stacklevel=2)
+            asked = f"; top:{n} was asked, the model has {allowed.size}"
+            n = allowed.size
         if kind == "hf-lm":
             return _top_ids(module, allowed, n, device), (f"top:{n} (the {n} tokens most likely at the start of a "
-                                                          "sequence)")
-        return allowed[:n], f"top:{n} (the first {n} ids that are not special tokens)"
+                                                          f"sequence{asked})")
+        return allowed[:n], f"top:{n} (the first {n} ids that are not special tokens{asked})"
     path = Path(text).expanduser()
     if not path.is_file():
         raise DataError(f"--vocab {text}: no such file; give a file of tokens (one per line) or top:N", field="vocab")

@@ -293,7 +293,8 @@ class TorchModel(_Base):
         h = hashlib.sha256(repr(self.info).encode())
         for k, v in sorted(self.module.state_dict().items()):
             h.update(k.encode())
-            h.update(v.detach().cpu().contiguous().numpy().tobytes())
+            # the raw bytes, whatever the dtype (numpy has no bfloat16: .numpy() of a bf16 tensor fails)
+            h.update(v.detach().cpu().contiguous().reshape(-1).view(_torch().uint8).numpy().tobytes())
         return h.hexdigest()[:16]
 
 

@@ -308,7 +308,8 @@ def _summary_rows(curves: Sequence[dict[str, Any]], results: dict[str, Any] | No
                      zr.get("aupr_log") if zr.get("aupr_log") is not None else Absent(
                          "fewer than two thresholds within Z with a positive recall: no area"),
                      c["aupr"] if c.get("aupr") is not None else (unjudged or unidentified),
-                     f"[{au[0]:.3g}, {au[1]:.3g}]" if au is not None else (unjudged or unidentified),
+                     f"[{au[0]:.3g}, {au[1]:.3g}]" if au is not None else (unjudged or unidentified or (
+                         f"no interval ({iv['none']})" if iv.get("none") else None)),
                      common, common_n, c["auroc"] if c.get("auroc") is not None else unidentified,
                      max(c["bands"]["precision_hi"]),
                      c["positive_share"] if c.get("positive_share") is not None else unidentified, prec, rec,
@@ -337,6 +338,8 @@ def write_curve_report(results: dict[str, Any], out_dir: str | Path, samples: Se
     box at the top holds :func:`curve_warnings` (what the command prints as ``note:`` lines). The figures are
     drawn first, so a warning raised while drawing that a caller routes into ``results["notes"]`` is in
     both files."""
+    from ..io._common import atomic_file, write_atomic
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
@@ -347,7 +350,8 @@ def write_curve_report(results: dict[str, Any], out_dir: str | Path, samples: Se
     uris = {}
     for name, fig in figs.items():
         fig.tight_layout()
-        fig.savefig(out / f"{name}.png")
+        with atomic_file(out / f"{name}.png", "wb") as fh:  # each file whole or not at all
+            fig.savefig(fh, format="png")
         uris[name] = png_uri(fig)
         paths[name] = out / f"{name}.png"
     grids = []
@@ -357,7 +361,8 @@ def write_curve_report(results: dict[str, Any], out_dir: str | Path, samples: Se
             fig = grid_figure(s, r, lab)
             p = out / f"grid-{_safe(name)}.png"
             fig.tight_layout()
-            fig.savefig(p)
+            with atomic_file(p, "wb") as fh:
+                fig.savefig(fh, format="png")
             paths[f"grid-{name}"] = p
             grids.append(f"<h3>{html.escape(name)}</h3><img alt='representatives of {html.escape(name)}' "
                          f"src='{png_uri(fig)}'>")
@@ -365,8 +370,35 @@ def write_curve_report(results: dict[str, Any], out_dir: str | Path, samples: Se
             grids.append(f"<h3>{html.escape(name)}</h3>" + _grid_text(s, r, lab))
     paths["json"] = write_json(results, out / "results.json")  # after the figures: results["notes"] is complete
     paths["html"] = out / "report.html"
-    paths["html"].write_text(_html(results, uris, grids), encoding="utf-8")
+    write_atomic(paths["html"], _html(results, uris, grids))
     return paths
+
+
+def _judged_per_bin(results: dict[str, Any]) -> str:
+    """How many inputs were judged per bin, from the judgments themselves (a project or a file may hold fewer, or
+    more, than --per-bin), per model when they differ; what --per-bin asked is said where it was not what came."""
+    counts = []
+    for m in results.get("models", []):
+        j = m.get("judged_per_bin")
+        if j is None:
+            j = {"min": 0, "max": 0, "bins": 0}
+        counts.append((str(m.get("model")), j))
+    if not counts:
+        return f"{results.get('per_bin')} representative(s) asked per bin"
+
+    def one(j: dict) -> str:
+        n = str(j["min"]) if j["min"] == j["max"] else f"{j['min']}-{j['max']}"
+        return f"{n} judged per bin ({j['bins']} bins judged)"
+
+    if len({(j["min"], j["max"], j["bins"]) for _, j in counts}) == 1:
+        text = one(counts[0][1]).capitalize()
+    else:
+        text = "; ".join(f"{name}: {one(j)}" for name, j in counts)
+    asked = results.get("per_bin")
+    if (results.get("judge") or {}).get("kind") in ("rule", "proxy", "llm") and \
+            any(j["max"] != asked for _, j in counts):
+        text += f" (--per-bin {asked} asked; a bin with fewer distinct sampled inputs gives fewer)"
+    return text
 
 
 def _safe(name: str) -> str:
@@ -379,7 +411,7 @@ def _html(results: dict[str, Any], uris: dict[str, str], grids: list[str]) -> st
              warnings_box(curve_warnings(results), "evalsift omni sample and omni curve"),
              f"<p>Judge: <b>{html.escape(judge['spec'])}</b> ({html.escape(judge['kind'])}). "
              f"{html.escape(judge.get('note') or '')}</p>",
-             f"<p>{results['per_bin']} representative(s) judged per bin (seed {results['seed']}).</p>"]
+             f"<p>{html.escape(_judged_per_bin(results))} (seed {results['seed']}).</p>"]
     parts.append(table(["model", "Z", "AUPR on log10 recall within Z", "AUPR (whole range, ours)", "95% interval", "AUPR (common range)", "... / width",
                         "AUROC", "precision at most (any threshold, simultaneous 95%)", "positive share of the space",
                         "precision at z>0", "recall at z>0", "judgments", "mass with interpolated r"],

@@ -227,7 +227,7 @@ class OmniSamples:
             d = json.loads(meta_path.read_text(encoding="utf-8"))
             if d.get("format") != FORMAT:
                 raise DataError(f"{meta_path}: format {d.get('format')!r} is not {FORMAT!r}", field="samples")
-            with np.load(folder / CANDIDATES_FILE) as z:
+            with np.load(folder / CANDIDATES_FILE, allow_pickle=False) as z:  # arrays only, never a pickle
                 cand = Candidates(z["x"], z["z"], z["bin"], z["slot"], z["log_weight"])
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
             raise DataError(f"--samples {folder}: cannot read the samples ({type(e).__name__}: {e}); run "

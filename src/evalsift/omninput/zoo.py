@@ -97,8 +97,37 @@ def load_model(spec: str, **options: Any) -> tuple[Any, InputSpace]:
     raise AssertionError("unreachable")
 
 
+def files_fingerprint(spec: str) -> str | None:
+    """The fingerprint of the files behind a model spec, computed without loading anything: for ``hf-lm:DIR`` /
+    ``hf-cls:DIR`` the checked folder's (:meth:`evalsift.hf_folder.ModelFolder.fingerprint`: config, safetensors
+    weights, tokenizer; a folder that could run code is refused here), for a model file the SHA-256 of its bytes,
+    for a built-in name None (its code is evalsift's; its weights are checked by the model's own fingerprint)."""
+    from .hf import is_hf_spec
+
+    if is_hf_spec(spec):
+        from ..hf_folder import read_model_folder
+
+        return read_model_folder(str(spec).partition(":")[2], option=f"--model {spec}").fingerprint()
+    if spec in omni_models:
+        return None
+    path = Path(spec)
+    if not path.is_file():
+        raise DataError(f"--model {spec}: no such file", field="model")
+    return _file_sha256(path)
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16]
+
+
 def _from_python(path: Path, options: dict[str, Any]) -> tuple[Any, InputSpace]:
     from .models import as_model
+
+    files = _file_sha256(path)  # the bytes that are run, hashed before they run
 
     mod_spec = importlib.util.spec_from_file_location(f"evalsift_user_model_{path.stem}", path)
     module = importlib.util.module_from_spec(mod_spec)
@@ -113,16 +142,17 @@ def _from_python(path: Path, options: dict[str, Any]) -> tuple[Any, InputSpace]:
     if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], InputSpace)):
         raise DataError(f"--model {path}: build() must return (model, InputSpace)", field="model")
     model = as_model(out[0], name=path.stem) if not hasattr(out[0], "positive") else out[0]
-    h = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     if not hasattr(model, "fingerprint"):
-        model.fingerprint = lambda: h  # type: ignore[attr-defined]
+        model.fingerprint = lambda: files  # type: ignore[attr-defined]
     model.spec = str(path)
+    model.files_fingerprint = files
     return model, out[1]
 
 
 def _from_pickle(path: Path, options: dict[str, Any]) -> tuple[Any, InputSpace]:
     import joblib
 
+    files = _file_sha256(path)  # hashed before it is unpickled
     try:
         est = joblib.load(path)
     except Exception as e:  # noqa: BLE001
@@ -135,6 +165,7 @@ def _from_pickle(path: Path, options: dict[str, Any]) -> tuple[Any, InputSpace]:
     space = InputSpace(int(D), int(V), kind="image" if shape else "tokens", shape=shape, name=path.stem)
     model = SklearnModel(est, name=path.stem)
     model.spec = str(path)
+    model.files_fingerprint = files
     return model, space
 
 

@@ -160,16 +160,16 @@ def computed_by(pool: Any, names: Sequence[str], *, lm_path: Any = None, classif
         from .dimensions.finetune import as_classifier
 
         c = as_classifier(classifier)
-        clf = {"method": "classifier", "classifier": c.path, "epochs": c.epochs, "batch_size": c.batch_size,
+        clf = {"method": "classifier", "classifier": c.path, "batch_size": c.batch_size,
                "learning_rate": c.learning_rate, "max_length": c.max_length, "precision": "fp32", "folds": folds}
     out: dict[str, dict] = {}
     for n in names:
         if n in ("difficulty", "pvi"):
-            out[n] = dict(clf) if clf else {"method": "tfidf", "model": "TF-IDF + logistic regression; null model: "
-                                                                        "the class prior", "folds": folds}
+            out[n] = {**clf, "epochs": c.pvi_epochs} if clf else {
+                "method": "tfidf", "model": "TF-IDF + logistic regression; null model: the class prior", "folds": folds}
         elif n == "ambiguity":
             if clf:
-                out[n] = dict(clf)
+                out[n] = {**clf, "epochs": c.epochs}
             elif pool_input_source(pool, "gold_probs") is not None:
                 out[n] = {"method": "gold_probs", "source": pool_input_source(pool, "gold_probs")}
             elif pool_input_source(pool, "spans") is not None:
@@ -575,17 +575,47 @@ def _html(results: dict) -> str:
     head = [f"<h1>Data profile: {html.escape(str(r['data']))}, {html.escape(r['metric'])}</h1>",
             warnings_box(r["notes"], "evalsift profile"),
             (f"<p>{r['n_items']} items, {len(r['systems'])} systems; "
-             f"{'higher' if r['higher_is_better'] else 'lower'} is better; seed {r['seed']}.</p>")]
+             f"{'higher' if r['higher_is_better'] else 'lower'} is better; seed {r['seed']}.</p>"),
+            _computed_by_html(r.get("computed_by") or {})]
     return page("evalsift profile", "".join(head + parts))
+
+
+def _computed_by_html(computed: dict) -> str:
+    """The models behind the model-based dimensions (results.json's ``computed_by``), as a table: which were
+    fine-tuned (``--classifier``), which came from TF-IDF models, the data's probabilities or a language model."""
+    if not computed:
+        return ""
+
+    def how(c: dict) -> str:
+        m = c.get("method")
+        if m == "classifier":
+            return (f"the classifier {c['classifier']} fine-tuned here (--classifier): {c['epochs']} epochs, batch "
+                    f"{c['batch_size']}, learning rate {c['learning_rate']:g}, max_length {c['max_length']}, "
+                    f"{c['precision']}, cross-fitted in {c['folds']} folds")
+        if m == "tfidf":
+            extra = f", {c['epochs']} epochs" if c.get("epochs") else ""
+            return f"{c['model']} (scikit-learn, cross-fitted in {c['folds']} folds{extra})"
+        if m in ("gold_probs", "spans"):
+            return f"the probabilities the data supplies ({m}, from its {c.get('source')})"
+        if m == "causal_lm":
+            return f"the local causal language model {c['model']} (--lm, {c.get('precision', 'fp32')})"
+        if m == "ngram":
+            return "a trigram model cross-fitted on the items (no --lm given)"
+        return str(c)
+
+    return ("<h2>How the model-based dimensions were computed</h2>"
+            + _table(["dimension", "computed by"], [[d, how(c)] for d, c in computed.items()]))
 
 
 def write_report(results: dict, out_dir: str | Path) -> dict[str, Path]:
     """Write ``results.json`` (strict JSON, NaN as null) and the self-contained ``report.html`` into ``out_dir``;
     the report opens with a Warnings box holding ``results["notes"]``, what ``evalsift profile`` prints as
     ``note:`` lines (a value it has none of is a dash with a footnote saying why)."""
+    from ..io._common import write_atomic
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "results.json", "html": out / "report.html"}
-    paths["html"].write_text(_html(results), encoding="utf-8")
+    write_atomic(paths["html"], _html(results))  # each file whole or not at all
     write_json(results, paths["json"])  # after the report: its figures may have added to the notes
     return paths

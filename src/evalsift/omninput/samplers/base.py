@@ -189,7 +189,7 @@ class Sampler:
         self._model, self._space = model, space
         settings = self._settings(model, space)
         ck = Path(checkpoint) if checkpoint is not None else None
-        state = load_checkpoint(ck, settings) if ck is not None else None
+        state = load_checkpoint(ck, settings, getattr(model, "info", None)) if ck is not None else None
         self._mark = self._ck_time = time.monotonic()
         if state is None:
             self._rng = np.random.default_rng(self.seed)
@@ -384,7 +384,8 @@ class Sampler:
             arrays["g"] = self._g
         arrays.update(self._res.arrays(self._space.n_positions, self._space.dtype))
         scalars = {"step": self._step_no, "evals": self._evals, "elapsed": self._elapsed, "bin_width": self._dz,
-                   "burn_steps": self._burn_steps, "rng": self._rng.bit_generator.state}
+                   "burn_steps": self._burn_steps, "rng": self._rng.bit_generator.state,
+                   "model_info": getattr(self._model, "info", None)}  # what the refusal to resume compares
         extra = self._extra_state()
         for k, v in extra.items():
             (arrays if isinstance(v, np.ndarray) else scalars)[k] = v
@@ -421,7 +422,8 @@ class Sampler:
         diag["device"] = getattr(model, "device", "cpu")  # where the model ran (numpy models: the CPU)
         info = {"name": model.name, "output": model.output, "positive": model.positive,
                 "fingerprint": model.fingerprint() if hasattr(model, "fingerprint") else None,
-                "info": getattr(model, "info", {}), "spec": model_spec}
+                "info": getattr(model, "info", {}), "spec": model_spec,
+                "files": getattr(model, "files_fingerprint", None)}  # checked before omni curve loads it again
         params = self.get_params()
         params["bin_width"] = self._dz
         return OmniSamples(model=info, space=space, sampler={"name": self.name, "params": params, "seed": self.seed},

@@ -52,8 +52,10 @@ def checkpoint_exists(folder: Path) -> bool:
     return (folder / (CHECKPOINT + ".npz")).is_file() or (folder / (CHECKPOINT + ".json")).is_file()
 
 
-def load_checkpoint(folder: Path, settings: dict) -> dict | None:
-    """The state saved in ``folder`` (None when it holds none); a run with other ``settings`` is refused."""
+def load_checkpoint(folder: Path, settings: dict, model_info: dict | None = None) -> dict | None:
+    """The state saved in ``folder`` (None when it holds none); a run with other ``settings`` is refused. When the
+    model differs, ``model_info`` (the model's ``info`` now) is compared with the one the run recorded (in the
+    checkpoint, or the folder's omni.json) and the message names what changed."""
     arrays_path, meta = folder / (CHECKPOINT + ".npz"), folder / (CHECKPOINT + ".json")
     if not checkpoint_exists(folder):
         return None
@@ -67,12 +69,32 @@ def load_checkpoint(folder: Path, settings: dict) -> dict | None:
                         "again (it starts that run over), or give another --out folder", field="out") from None
     if saved["settings"] != settings:
         diff = [k for k in ("sampler", "model", "space") if saved["settings"].get(k) != settings.get(k)]
+        if "model" in diff:
+            diff[diff.index("model")] = _model_change(folder, saved["scalars"].get("model_info"), model_info)
         diff += [f"{k}={saved['settings']['params'].get(k)!r} (now {v!r})" for k, v in settings["params"].items()
                  if saved["settings"]["params"].get(k) != v]
         raise DataError(f"{folder} holds a sampling run with other settings ({', '.join(diff) or 'different'}); use "
                         "another --out folder, or the same settings to resume it", field="out")
     scalars = saved["scalars"]
     return {"arrays": arrays, "scalars": scalars}
+
+
+def _model_change(folder: Path, before: dict | None, now: dict | None) -> str:
+    """What differs between the model a run recorded and the one given now, for the refusal to resume."""
+    if before is None:
+        try:  # a checkpoint written before it recorded the model: the folder's omni.json, when the run finished
+            before = json.loads((folder / "omni.json").read_text(encoding="utf-8"))["model"]["info"]
+        except (OSError, ValueError, KeyError, TypeError):
+            before = None
+    if not isinstance(before, dict) or not isinstance(now, dict):
+        return "model (another model, its weights, or how it is loaded)"
+    if before.get("adapter") == "hf-lm" and bool(before.get("per_token", False)) != bool(now.get("per_token")):
+        return ("model: the run scored " + ("the per-token NLL" if before.get("per_token") else "the total NLL")
+                + " and this command " + ("the per-token NLL (hf-lm's default): add --total to resume it"
+                                          if now.get("per_token") else "the total NLL (--total): leave --total out"))
+    keys = [k for k in sorted(set(before) | set(now)) if before.get(k) != now.get(k) and k != "token_ids"]
+    shown = ", ".join(f"{k}={before.get(k)!r} (now {now.get(k)!r})" for k in keys[:4])
+    return f"model ({shown})" if shown else "model (its weights differ)"
 
 
 def save_checkpoint(folder: Path, settings: dict, state: dict) -> None:

@@ -7,20 +7,25 @@ Kovatchev & Lease (2024, Sec. 3 and App. A) fine-tune BERT models for two of the
 - **difficulty** is pointwise V-information (Ethayarajh, Choi & Swayamdipta, ICML 2022, Eq. 2, as the
   TF-IDF :func:`~.labels.pvi` cites it): a classifier ``g`` fine-tuned on (input, gold label) and a
   classifier ``g'`` fine-tuned with the same settings on (empty input, gold label);
-  ``PVI(x -> y) = -log2 g'[null](y) + log2 g[x](y)`` (App. A uses 3 epochs);
+  ``PVI(x -> y) = -log2 g'[null](y) + log2 g[x](y)`` (App. A fine-tunes both for 3 epochs:
+  ``pvi_epochs``, default 3);
 - **ambiguity** is the variability, over the epochs of one fine-tuning run, of the gold-label
-  probability of items the model does not train on (App. A; Swayamdipta et al.'s cartography formula
-  with ``include_ci``, App. A uses 10 epochs).
+  probability of items the model does not train on (App. A: "Finetune a BERT-large model for 10 epochs",
+  predicting the held-out items after every epoch; Swayamdipta et al.'s dataset-cartography variability
+  with ``include_ci``: ``epochs``, default 10).
 
-:func:`finetune_dynamics` does both in one run: the usable items are split in ``folds`` parts with the
-same seeded (stratified) splits as the TF-IDF ``difficulty`` (:func:`~.crossfit._splits`); for each part,
-``g`` and ``g'`` are fine-tuned from the checkpoint on the *other* parts, ``g`` predicts the held-out part
-after every epoch (the dynamics behind ``ambiguity``) and its last-epoch prediction, with ``g'``'s
-prediction for the empty input, gives the held-out items' PVI. No item is scored by a model that
-trained on it.
+:func:`finetune_dynamics` does both: the usable items are split in ``folds`` parts with the same seeded
+(stratified) splits as the TF-IDF ``difficulty`` (:func:`~.crossfit._splits`); for each part, the models
+are fine-tuned from the checkpoint on the *other* parts: ``g`` for ``epochs`` epochs, predicting the
+held-out part after every epoch (the dynamics behind ``ambiguity``), and ``g`` and ``g'`` for
+``pvi_epochs``, whose predictions (``g``'s for the input, ``g'``'s for the empty input) give the held-out
+items' PVI. When ``pvi_epochs == epochs`` one ``g`` run serves both (its last epoch is the PVI's ``g``).
+No item is scored by a model that trained on it.
 
-The checkpoint is a folder written by ``save_pretrained`` (model and tokenizer), loaded with
-``AutoModelForSequenceClassification`` / ``AutoTokenizer`` and ``local_files_only=True`` -- nothing is
+The checkpoint is a folder written by ``save_pretrained`` (model and tokenizer), read through
+:func:`evalsift.hf_folder.read_model_folder` (safetensors weights only, no ``auto_map``; a causal LM such
+as GPT-2 is refused: PVI's null input is the empty string, which a GPT-2 tokenizer turns into no token at
+all) and loaded with ``AutoModelForSequenceClassification`` / ``AutoTokenizer`` offline -- nothing is
 downloaded. Its head is replaced by one with the task's number of classes when the sizes differ
 (``ignore_mismatched_sizes=True``; a fresh head is initialised from ``seed``). Training and inference
 run on :func:`evalsift.device.resolve_device` of ``device`` (``None``: the process default, which a
@@ -43,9 +48,8 @@ from ...errors import DataError, ParameterError, missing_dependency
 from .crossfit import _check_folds, _encode_labels, _splits
 from .inputs import _item_parts, _nonempty
 
-WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
-                "pytorch_model.bin.index.json")
-"""A checkpoint folder needs one of these (the weights ``from_pretrained`` reads in PyTorch)."""
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
+"""A checkpoint folder needs one of these (safetensors weights; pickled ``pytorch_model.bin`` is refused)."""
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model",
                    "tokenizer.model")
 """... and one of these (the tokenizer's vocabulary: fast JSON, WordPiece, BPE or SentencePiece)."""
@@ -56,8 +60,10 @@ class FineTunedClassifier:
     """A local checkpoint folder and how to fine-tune it.
 
     ``path``: a folder written by ``save_pretrained`` (a BERT-style encoder and its tokenizer).
-    ``epochs`` (default 3, App. A's for PVI): passes over the training parts, for ``g`` and ``g'`` alike;
-    the ambiguity of an item is its variability over these epochs (so at least 2).
+    ``epochs`` (default 10, App. A's for ambiguity): passes over the training parts of the run whose per-epoch
+    predictions give ambiguity, an item's variability over these epochs (so at least 2).
+    ``pvi_epochs`` (default 3, App. A's for PVI): the passes of ``g`` and ``g'`` behind PVI (at least 1; when
+    equal to ``epochs`` one run serves both).
     ``batch_size`` (16), ``learning_rate`` (2e-5, AdamW without weight decay, decayed linearly to 0,
     gradients clipped to norm 1 -- the usual BERT fine-tuning recipe; the paper gives no values),
     ``max_length`` (128 tokens per input, at most the model's window; longer ones are truncated, a pair
@@ -67,14 +73,15 @@ class FineTunedClassifier:
     """
 
     path: str
-    epochs: int = 3
+    epochs: int = 10
+    pvi_epochs: int = 3
     batch_size: int = 16
     learning_rate: float = 2e-5
     max_length: int = 128
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "path", os.fspath(self.path))
-        for name, low in (("epochs", 2), ("batch_size", 1), ("max_length", 2)):
+        for name, low in (("epochs", 2), ("pvi_epochs", 1), ("batch_size", 1), ("max_length", 2)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
                 why = " (ambiguity is a variability over epochs)" if name == "epochs" else ""
@@ -88,8 +95,8 @@ class FineTunedClassifier:
 
     def describe(self) -> str:
         """One line: what was fine-tuned and how (for results and notes)."""
-        return (f"classifier {self.path} fine-tuned {self.epochs} epochs (batch {self.batch_size}, lr "
-                f"{self.learning_rate:g}, max_length {self.max_length}, fp32)")
+        return (f"classifier {self.path} fine-tuned {self.epochs} epochs for ambiguity and {self.pvi_epochs} for "
+                f"PVI (batch {self.batch_size}, lr {self.learning_rate:g}, max_length {self.max_length}, fp32)")
 
 
 def as_classifier(value: Any) -> FineTunedClassifier:
@@ -111,16 +118,23 @@ def check_classifier_folder(path: Any, name: str = "classifier") -> Path:
            "nothing is downloaded")
     if not p.is_dir():
         raise DataError(f"{name}: {str(p)!r} is not a folder; {fix}.", field="classifier")
+    from ...hf_folder import PICKLE_SUFFIXES, read_model_folder
+
     missing = []
     if not (p / "config.json").is_file():
         missing.append("config.json")
-    if not any((p / f).is_file() for f in WEIGHT_FILES):
-        missing.append("model weights (model.safetensors or pytorch_model.bin)")
+    pickled = any(f.name.endswith(PICKLE_SUFFIXES) for f in p.iterdir() if f.is_file())
+    if not any((p / f).is_file() for f in WEIGHT_FILES) and not pickled:  # a pickle: read_model_folder says why not
+        missing.append("model weights (model.safetensors)")
     if not any((p / f).is_file() for f in TOKENIZER_FILES):
         missing.append("tokenizer files (tokenizer.json, vocab.txt, vocab.json or a SentencePiece model)")
     if missing:
         raise DataError(f"{name}: the folder {str(p)!r} has no {' and no '.join(missing)}; {fix}.",
                         field="classifier")
+    folder = read_model_folder(p, option=name, field="classifier")  # pickled weights, auto_map, bad token ids
+    folder.require("encoder", instead="give an encoder checkpoint (BERT-style) to fine-tune as a classifier: PVI's "
+                                      "null model reads the empty input, which a causal LM's tokenizer turns into no "
+                                      "token at all")
     return p
 
 
@@ -154,31 +168,26 @@ def _stamp(folder: Path) -> tuple:
 
 
 def _load(folder: Path, n_classes: int, seed: int) -> tuple[Any, Any]:
-    """(tokenizer, fp32 model on the CPU with an ``n_classes`` head), from the local folder only."""
+    """(tokenizer, fp32 model on the CPU with an ``n_classes`` head), from the local folder only (read through
+    :func:`evalsift.hf_folder.read_model_folder`: safetensors, no remote code; the new head is expected, so the
+    load does not insist on every weight)."""
     try:
         import torch
-        import transformers
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoModelForSequenceClassification
     except ImportError as e:
         raise missing_dependency(e.name or "transformers", "embed", "Fine-tuning a classifier") from None
-    log = transformers.utils.logging
-    verbosity, bars = log.get_verbosity(), log.is_progress_bar_enabled()
-    log.set_verbosity_error()  # "some weights were newly initialised": expected, the new head
-    log.disable_progress_bar()  # no "Loading weights" bar on the command's stderr
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-        torch.manual_seed(seed)  # the new head's initialisation
-        model = AutoModelForSequenceClassification.from_pretrained(
-            str(folder), local_files_only=True, num_labels=n_classes, ignore_mismatched_sizes=True)
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        why = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise DataError(f"classifier: could not load a sequence classifier and its tokenizer from {str(folder)!r}: "
-                        f"{why}. Give a folder written by save_pretrained (e.g. a BERT checkpoint); nothing is "
-                        "downloaded.", field="classifier") from None
-    finally:
-        log.set_verbosity(verbosity)
-        if bars:
-            log.enable_progress_bar()
+    from ...hf_folder import read_model_folder
+
+    checked = read_model_folder(folder, option="classifier", field="classifier")
+    tokenizer = checked.tokenizer(required=True)
+    torch.manual_seed(seed)  # the new head's initialisation
+    model = checked.load(AutoModelForSequenceClassification, complete=False, num_labels=n_classes,
+                         ignore_mismatched_sizes=True)
+    if not tokenizer("", truncation=True, max_length=8).get("input_ids"):
+        raise DataError(f"classifier: the tokenizer in {str(folder)!r} turns the empty input into no token at all "
+                        f"({checked.what()}), so PVI's null model has nothing to read; give an encoder checkpoint "
+                        "(BERT-style) whose tokenizer marks an input with special tokens ([CLS] ... [SEP]).",
+                        field="classifier")
     model = model.float()
     if tokenizer.pad_token_id is None:  # GPT-style checkpoints: pad with end-of-text (masked anyway)
         if tokenizer.eos_token is None:
@@ -246,19 +255,21 @@ def _log_probs(model: Any, encs: Sequence[dict[str, list[int]]], pad_id: int, de
 
 
 def _fine_tune(base: Any, encs: Sequence[dict[str, list[int]]], labels: np.ndarray, spec: FineTunedClassifier,
-               pad_id: int, device: str, seed: int, after_epoch: Any = None) -> Any:
-    """A copy of ``base`` fine-tuned on (``encs``, ``labels``) for ``spec.epochs`` epochs (seeded shuffles
-    and dropout); ``after_epoch(epoch, model)`` runs after each epoch."""
+               pad_id: int, device: str, seed: int, after_epoch: Any = None, epochs: int | None = None) -> Any:
+    """A copy of ``base`` fine-tuned on (``encs``, ``labels``) for ``epochs`` epochs (default ``spec.epochs``;
+    seeded shuffles and dropout, the learning rate decayed to 0 over them); ``after_epoch(epoch, model)`` runs
+    after each epoch."""
     import torch
 
     torch.manual_seed(seed)
     model = copy.deepcopy(base).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=0.0)
-    steps = math.ceil(len(encs) / spec.batch_size) * spec.epochs
+    epochs = spec.epochs if epochs is None else int(epochs)
+    steps = math.ceil(len(encs) / spec.batch_size) * epochs
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / steps))
     gen = torch.Generator().manual_seed(seed)
     y = torch.as_tensor(np.asarray(labels, dtype=np.int64))
-    for epoch in range(spec.epochs):
+    for epoch in range(epochs):
         model.train()
         order = torch.randperm(len(encs), generator=gen).tolist()
         for b in range(0, len(order), spec.batch_size):
@@ -337,14 +348,21 @@ def finetune_dynamics(texts: Sequence[Any], gold: Sequence[Any], classifier: Any
         held = [encs[i] for i in test]
         last: dict[str, np.ndarray] = {}
 
+        shared = spec.pvi_epochs == spec.epochs
+
         def record(epoch: int, model: Any, held=held, test=test, last=last) -> None:
             logp = _log_probs(model, held, pad_id, dev, spec.batch_size)
             probs[test, epoch] = np.exp(logp[np.arange(len(test)), codes[test]])
-            last["logp"] = logp  # after the last epoch: g's prediction, for PVI
+            last["logp"] = logp  # after the last epoch: g's prediction, for PVI when one run serves both
 
-        g = _fine_tune(base, [encs[i] for i in train], ytr, spec, pad_id, dev, fold_seed, after_epoch=record)
+        train_encs = [encs[i] for i in train]
+        g = _fine_tune(base, train_encs, ytr, spec, pad_id, dev, fold_seed, after_epoch=record)
         del g
-        g_null = _fine_tune(base, [null] * len(train), ytr, spec, pad_id, dev, fold_seed)
+        if not shared:  # PVI's g: its own (shorter) run, as App. A fine-tunes it for 3 epochs
+            g = _fine_tune(base, train_encs, ytr, spec, pad_id, dev, fold_seed, epochs=spec.pvi_epochs)
+            last["logp"] = _log_probs(g, held, pad_id, dev, spec.batch_size)
+            del g
+        g_null = _fine_tune(base, [null] * len(train), ytr, spec, pad_id, dev, fold_seed, epochs=spec.pvi_epochs)
         null_logp = _log_probs(g_null, [null], pad_id, dev, 1)[0]
         del g_null
         null_log2[f] = null_logp / np.log(2.0)

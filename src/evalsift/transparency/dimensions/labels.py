@@ -128,8 +128,9 @@ def pvi(texts: Sequence[Any] | None = None, *, gold: Sequence[Any] | None = None
     training folds (its probability is undefined).
 
     ``classifier``: the paper's model family instead -- a local checkpoint folder (``save_pretrained``,
-    e.g. BERT; nothing is downloaded) or a :class:`~.finetune.FineTunedClassifier` (epochs, batch size,
-    learning rate, max_length). Then ``p_input`` is that encoder fine-tuned on (text, label) and
+    e.g. BERT; nothing is downloaded) or a :class:`~.finetune.FineTunedClassifier` (``pvi_epochs``, default
+    3 as App. A; batch size, learning rate, max_length). Then ``p_input`` is that encoder fine-tuned on
+    (text, label) and
     ``p_null`` the same encoder fine-tuned with the same settings on (the empty string, label), as
     Ethayarajh et al. do (not the class prior), on the same ``folds``/``seed`` splits; the value is
     still PVI in bits, high = easy, not negated (:func:`~.finetune.finetune_dynamics`). ``device``:
@@ -291,9 +292,9 @@ def ambiguity(gold_probs: Any = None, *, probs: Any = None, gold: Sequence[Any] 
       fine-tuned cross-fitted in ``folds`` parts (seeded by ``seed``), each item's gold-label
       probability recorded after every epoch by the model training on the other parts
       (:func:`~.finetune.finetune_dynamics`; the run is shared with ``difficulty(classifier=...)``).
-      The number of epochs is the classifier's (default 3; App. A uses 10), not ``epochs``, which is
-      the TF-IDF path's; ``setting`` must be ``"heldout"``. ``device``: where it runs (``None``: the
-      process default); fp32. Asking for the classifier is asking for its dynamics, so ``gold_probs``,
+      The number of epochs is the classifier's ``epochs`` (default 10, App. A's), not this function's
+      ``epochs``, which is the TF-IDF path's; ``setting`` must be ``"heldout"``. ``device``: where it
+      runs (``None``: the process default); fp32. Asking for the classifier is asking for its dynamics, so ``gold_probs``,
       ``probs`` or ``spans`` passed along with it (a Pool's, by :func:`~.compute.compute_dimensions`)
       are not read.
     - ``gold_probs``: items x epochs (or items x runs) gold-label probabilities, NaN where missing,

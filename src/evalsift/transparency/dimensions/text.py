@@ -191,9 +191,11 @@ class CausalLMScorer:
 
         try:
             import torch  # noqa: F401
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+            from transformers import AutoModelForCausalLM
         except ImportError as e:
             raise missing_dependency(e.name or "transformers", "embed", "The causal-LM perplexity scorer") from None
+        from ...hf_folder import read_model_folder
+
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ParameterError(f"CausalLMScorer: batch_size must be an integer >= 1, got {batch_size!r}.",
                                  field="batch_size")
@@ -202,12 +204,11 @@ class CausalLMScorer:
             raise DataError(f"model_path: {str(p)!r} is not a local model directory (no config.json); give a folder "
                             "written by save_pretrained. Nothing is downloaded.", field="model_path")
         device = resolve_device(device)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(str(p), local_files_only=True)
-            self.model = AutoModelForCausalLM.from_pretrained(str(p), local_files_only=True).float().to(device).eval()
-        except (OSError, ValueError) as e:
-            raise DataError(f"model_path: could not load a causal LM and its tokenizer from {str(p)!r}: {e}",
-                            field="model_path") from None
+        # safetensors only, no auto_map, a causal LM with its language-model head (else: what the folder is)
+        folder = read_model_folder(p, option="model_path", field="model_path")
+        folder.require("causal-lm", instead="perplexity needs a language model's next-token probabilities")
+        self.tokenizer = folder.tokenizer(required=True)
+        self.model = folder.load(AutoModelForCausalLM, purpose="the language-model head").float().to(device).eval()
         cfg = self.model.config
         window = max_length or getattr(cfg, "n_positions", None) or getattr(cfg, "max_position_embeddings", None)
         self.max_length = int(window or 1024)
