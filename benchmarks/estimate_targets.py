@@ -9,9 +9,14 @@ run here on the same held-out splits and seeds).
   coverage of ``mean`` and ``aipw`` (target >= 0.88 at 0.90), overall and on the extrapolation split;
 - WMT23 en-de with MQM and with DA+SQM, and opencompass-irt per benchmark (``--oc-seeds`` seeds): the
   100-item rows.
+- Issue 42's cells: every dataset x split x design-based method x budget >= 50 items, on AlpacaEval,
+  WMT23 en-de MQM and DA+SQM and the whole opencompass-irt matrix (``--cell-seeds`` seeds there):
+  coverage (target >= 0.88 in every cell), width beside it, the binomial standard error of each
+  cell's coverage, and the intervals that are not there (``none``, e.g. regression's with fewer than
+  9 known systems), counted apart from the coverage.
 
     python benchmarks/estimate_targets.py [--seeds 10] [--jobs 2] [--oc-seeds 3] [--skip-opencompass]
-                                          [--out bench-out/estimate_targets.json]
+                                          [--cell-seeds 10] [--cells-only] [--out bench-out/estimate_targets.json]
 
 Data: ``evalsift.io.datasets.data_root()`` (``$EVALSIFT_DATA``, default ``../shared/data``).
 """
@@ -24,6 +29,8 @@ import json
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 if importlib.util.find_spec("evalsift") is None:
@@ -50,6 +57,67 @@ def print_rows(title: str, res: dict, budget: int = 100) -> None:
         print(f"  {sp:<14}{m + (' (peer)' if r['peer'] else ''):<24}{r['mae']:>7.2f}{cov:>10}{wid:>8}")
 
 
+CELL_METHODS = ("mean", "mean@stratified", "aipw", "aipw@stratified", "regression")
+CELL_MIN_BUDGET = 50
+CELL_TARGET = 0.88
+
+
+def coverage_cells(results: dict[str, dict], min_budget: int = CELL_MIN_BUDGET) -> dict:
+    """Issue 42's check over ``{dataset: bench result}``: one row per dataset x split x design-based
+    method x budget >= ``min_budget`` (coverage, its binomial standard error, width, estimates), the
+    smallest coverage, the cells below the target, and every ``none`` count (any method)."""
+    cells, nones = [], []
+    for name, res in results.items():
+        for r in res["table"]:
+            if r.get("none"):
+                nones.append({"data": name, "split": r["split"], "method": r["method"], "budget": r["budget"],
+                              "none": r["none"], "estimates": r["estimates"]})
+            if r["budget"] < min_budget or r["method"].split("@")[0] not in DESIGN_BASED or r["coverage"] is None:
+                continue
+            k = r["estimates"] - (r.get("none") or 0)
+            se = (r["coverage"] * (1 - r["coverage"]) / k) ** 0.5 if k else None
+            cells.append({"data": name, "split": r["split"], "method": r["method"], "budget": r["budget"],
+                          "coverage": r["coverage"], "se": se, "width": r["width"], "estimates": k})
+    worst = min(cells, key=lambda c: c["coverage"]) if cells else None
+    below = [c for c in cells if c["coverage"] < CELL_TARGET]
+    # how many cells would fall below the target by chance alone if every interval covered exactly 0.90
+    # (each cell's count of covering intervals a binomial draw), and each cell's one-sided p-value of
+    # "the coverage is at least 0.90"
+    from scipy.stats import binom
+
+    for c in cells:
+        covered = round(c["coverage"] * c["estimates"])
+        c["p_below_nominal"] = float(binom.cdf(covered, c["estimates"], 0.9))
+    chance = sum(float(binom.cdf(int(np.ceil(CELL_TARGET * c["estimates"])) - 1, c["estimates"], 0.9)) for c in cells)
+    return {"cells": cells, "min_coverage": worst["coverage"] if worst else None, "worst": worst, "below": below,
+            "met": bool(cells) and not below, "none": nones, "below_by_chance": chance,
+            "significant": [c for c in cells if c["p_below_nominal"] < 0.01]}
+
+
+def print_cells(check: dict) -> None:
+    print(f"\nissue 42: coverage of the design-based 90% intervals in every cell at >= {CELL_MIN_BUDGET} items "
+          f"(target >= {CELL_TARGET}); s.e. = the binomial standard error of the cell's coverage")
+    print(f"  {'data':<14}{'split':<15}{'method':<18}{'budget':>7}{'coverage':>10}{'s.e.':>7}{'width':>8}{'n':>6}"
+          f"{'p':>8}")
+    for c in check["cells"]:
+        mark = "  <" if c["coverage"] < CELL_TARGET else ""
+        print(f"  {c['data']:<14}{c['split']:<15}{c['method']:<18}{c['budget']:>7}{c['coverage']:>10.3f}"
+              f"{c['se']:>7.3f}{c['width']:>8.2f}{c['estimates']:>6}{c['p_below_nominal']:>8.3f}{mark}")
+    w = check["worst"]
+    if w:
+        print(f"  smallest coverage {w['coverage']:.3f} ({w['data']} {w['split']} {w['method']} at {w['budget']}); "
+              f"{len(check['below'])} of {len(check['cells'])} cells below {CELL_TARGET}: "
+              f"{'met' if check['met'] else 'MISSED'}")
+        print(f"  if every interval covered exactly 0.90, {check['below_by_chance']:.1f} cells would fall below "
+              f"{CELL_TARGET} by chance (binomial, each cell's size); cells whose coverage is below 0.90 at "
+              f"p < 0.01 (column p: P(so few covering | 0.90)): {len(check['significant'])}"
+              + "".join(f"\n    {c['data']} {c['split']} {c['method']} at {c['budget']}: {c['coverage']:.3f} "
+                        f"(p {c['p_below_nominal']:.4f})" for c in check["significant"]))
+    for nn in check["none"]:
+        print(f"  none: {nn['data']} {nn['split']} {nn['method']} at {nn['budget']}: {nn['none']} of "
+              f"{nn['estimates']} estimates have no interval (left out of the coverage)")
+
+
 def alpaca_targets(res: dict, wall: float) -> dict:
     """The AlpacaEval checks of the issue, from one run."""
     rows = rows_at(res)
@@ -68,6 +136,9 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--oc-seeds", type=int, default=3)
     ap.add_argument("--skip-opencompass", action="store_true")
+    ap.add_argument("--cell-seeds", type=int, default=10, help="seeds of issue 42's opencompass-irt cells")
+    ap.add_argument("--cells-only", action="store_true", help="only issue 42's coverage cells (design-based "
+                                                                "methods and regression)")
     ap.add_argument("--out", default="bench-out/estimate_targets.json")
     args = ap.parse_args()
     root = data_root()
@@ -75,11 +146,30 @@ def main() -> int:
         print(f"real data not found under {root}; set EVALSIFT_DATA to the shared data folder")
         return 1
     out: dict = {}
+    if args.cells_only:
+        cell_res = {}
+        for name, spec, metric, seeds in (("AlpacaEval", "alpaca-eval", None, args.seeds),
+                                          ("WMT23 MQM", "wmt23/en-de", "mqm", args.seeds),
+                                          ("WMT23 DA+SQM", "wmt23/en-de", "da-sqm", args.seeds),
+                                          ("opencompass", "opencompass-irt", None, args.cell_seeds)):
+            t0 = time.perf_counter()
+            res = run_estimate_bench(response_matrix(spec, metric=metric), methods=CELL_METHODS, seeds=seeds,
+                                     jobs=args.jobs, quiet=True)
+            res.pop("records")
+            res["wall_s"] = time.perf_counter() - t0
+            cell_res[name] = res
+            print(f"{name}: {res['systems']} systems x {res['items']} items, {seeds} seeds, "
+                  f"{res['wall_s']:.0f} s", flush=True)
+        out["cells"] = coverage_cells(cell_res)
+        out["cell_runs"] = cell_res
+        print_cells(out["cells"])
+        return _write(out, args.out)
     t0 = time.perf_counter()
     R = response_matrix("alpaca-eval")
     res = run_estimate_bench(R, seeds=args.seeds, jobs=args.jobs, quiet=True)
     wall = time.perf_counter() - t0
     res.pop("records")
+    cell_res = {"AlpacaEval": res}
     out["alpaca"] = {"result": res, "targets": alpaca_targets(res, wall)}
     print_rows("AlpacaEval 2.0", res)
     t = out["alpaca"]["targets"]
@@ -94,6 +184,7 @@ def main() -> int:
                                  quiet=True)
         res.pop("records")
         out[f"wmt23-{metric}"] = res
+        cell_res[f"WMT23 {'MQM' if metric == 'mqm' else 'DA+SQM'}"] = res
         print_rows(f"WMT23 en-de {metric}", res)
     if not args.skip_opencompass:
         R = response_matrix("opencompass-irt")
@@ -103,7 +194,16 @@ def main() -> int:
             res.pop("records")
             out["opencompass"][bench] = res
             print_rows(f"opencompass-irt {bench}", res)
-    path = Path(args.out)
+        res = run_estimate_bench(R, methods=CELL_METHODS, seeds=args.cell_seeds, jobs=args.jobs, quiet=True)
+        res.pop("records")
+        cell_res["opencompass"] = res
+    out["cells"] = coverage_cells(cell_res)
+    print_cells(out["cells"])
+    return _write(out, args.out)
+
+
+def _write(out: dict, where: str) -> int:
+    path = Path(where)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(plain_json(out), indent=2, allow_nan=False))
     print(f"\nwrote {path}")

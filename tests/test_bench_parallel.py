@@ -300,6 +300,18 @@ def test_calibration_journal_round_trips_and_resumes_exactly(tmp_path, data):
     assert n == 2 + 3  # synthetic: 1 gap x 1 tie share x 2 runs; real: 3 pairs x 1 seed
 
 
+def test_estimate_journal_round_trips_and_resumes_exactly(tmp_path):
+    from evalsift.bench.estimate import run_estimate_bench
+    from evalsift.estimate import ResponseMatrix
+
+    rng = np.random.default_rng(1)
+    Y = np.clip(rng.normal(np.linspace(0.2, 0.8, 6)[:, None], 0.2, size=(6, 40)), 0, 1)
+    R = ResponseMatrix(tuple(f"s{k}" for k in range(6)), tuple(map(str, range(40))), Y, "score", "toy")
+    n = _resumes_exactly(tmp_path, lambda journal: run_estimate_bench(
+        R, budgets=(5, 10), methods=("mean", "regression"), seeds=2, quiet=True, journal=journal))
+    assert n == 6 + 1  # 'all': every system held out once; 'extrapolation': the best quarter (6 // 4 = 1)
+
+
 @pytest.mark.parametrize("result", [
     {"$": "pickle", "v": "gASV"},                                                # a tag the codec does not write
     {"$": "t", "v": [{"$": "a", "dtype": "|O", "shape": [1], "b64": "AAAAAAAAAAA="}, []]},  # an object array

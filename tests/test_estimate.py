@@ -49,7 +49,7 @@ def simulate_2pl(S=30, M=400, seed=0, continuous=False, top_shift=0.0):
 def monte_carlo(Y, new, design, methods, *, n=50, draws=300, alpha=0.1):
     """Hold out row ``new`` of ``Y``; ``draws`` independent designs of ``n`` items over the other rows.
     Returns (truth, {method: errors}, {method: covered}, {method: widths})."""
-    known = KnownSystems(np.delete(Y, new, axis=0))
+    known = KnownSystems(np.delete(Y, new, axis=0), bounds=(0.0, 1.0))  # scores in [0, 1] by construction
     y, truth = Y[new], float(Y[new].mean())
     err, cov, wid = defaultdict(list), defaultdict(list), defaultdict(list)
     for d in range(draws):
@@ -205,9 +205,11 @@ def test_extrapolation_aipw_stays_unbiased_while_regression_is_biased_down(conti
 def test_a_constant_judged_sample_still_gets_an_interval_of_positive_width(method):
     Yk = simulate_2pl(S=10, M=300, seed=7)[1:]
     a = select_anchors(Yk, 40, "random", seed=0)
-    e = estimate_score(Yk, np.ones(40), a, method, alpha=0.1)
+    e = estimate_score(KnownSystems(Yk, bounds=(0.0, 1.0)), np.ones(40), a, method, alpha=0.1)
     assert e.value == pytest.approx(1.0)
     assert e.low < e.high  # the 260 unjudged items may hold zeros: the interval cannot be a point
+    e = estimate_score(Yk, np.ones(40), a, method, alpha=0.1)  # no stated range: nothing bounds them
+    assert e.low is None and "no_interval" in e.details
 
 
 # ------------------------------------------------------------------ 3. aipw needs a random design
@@ -545,7 +547,9 @@ def test_bench_estimate_command_on_a_small_long_table(tmp_path, capsys):
     assert len(res["records"]) == (8 + 2) * 2 * 2 * 4
     for r in res["table"]:
         assert r["estimates"] == (8 if r["split"] == "all" else 2) * 2
-        assert (r["coverage"] is None) == r["method"].startswith("gpirt")
+        # regression: at most 7 known systems, fewer than the 9 a 90% conformal interval needs ("none")
+        assert (r["coverage"] is None) == r["method"].startswith(("gpirt", "regression"))
+        assert r["none"] == (r["estimates"] if r["method"].startswith("regression") else 0)
     assert (out / "estimate.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "by_algebra.png").is_file() and (out / "by_geometry.png").is_file()
     assert {g: res["groups"][g]["items"] for g in res["groups"]} == {"algebra": 80, "geometry": 40}
@@ -567,3 +571,13 @@ def test_extrapolation_cases_hold_out_the_best_quarter_against_worse_systems():
         assert len(known) == int((full < full[s]).sum())
     everyone = held_out_cases(R, "all")
     assert len(everyone) == 9 and all(sorted([*k, s]) == list(range(9)) for s, k in everyone)
+
+
+def test_bench_estimate_on_three_systems_is_one_error_line_and_leaves_no_folder(tmp_path, capsys):
+    # demo has 3 systems: each held out leaves 2 known ones, below the 3 a case needs, so every case would be skipped
+    # (it was an internal error in the plot, with zero columns)
+    out = tmp_path / "be"
+    assert main(["bench", "estimate", "--data", "demo", "--seeds", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "needs at least 4 systems" in err and "demo has 3 (A, B, C)" in err and "internal error" not in err
+    assert not out.exists()

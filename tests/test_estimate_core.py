@@ -101,7 +101,7 @@ def test_cochrans_rule_sends_skewed_small_samples_to_the_betting_interval():
     assert not cochran_ok(y, 20) and cochran_ok(np.linspace(0, 1, 50), 50)
     Yk = np.random.default_rng(0).random((10, 300)) ** 4
     a = select_anchors(Yk, 20, "random", seed=0)
-    e = estimate_score(Yk, y, a, "mean")
+    e = estimate_score(KnownSystems(Yk, bounds=(0.0, 1.0)), y, a, "mean")  # the betting interval needs the range
     assert e.details["interval_rule"] == "betting" and e.low >= 0 and e.high <= 1 and e.low <= e.value <= e.high
 
 

@@ -15,7 +15,9 @@ designs are :data:`~evalsift.estimate.DEFAULT_DESIGN`) picks the anchors from th
 score from its anchor scores, and the error against its true mean over all items is recorded with
 whether the interval held it. Reported per split, method and budget: the mean absolute error (in
 points for [0, 1] scores), the mean signed error, the coverage of the ``1 - alpha`` intervals, their
-mean width, and how many estimates there were.
+mean width, and how many estimates there were. An estimate whose method gives intervals but that got
+none (a conformal interval with too few known systems, a judged sample without spread and no stated
+range) counts as ``none``: outside the coverage and the width, counted on its own.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import ParameterError, check_choice
+from ..errors import DataError, ParameterError, check_choice
 from ..estimate import (DEFAULT_DESIGN, DESIGNS, METHODS, PROBABILITY_DESIGNS, KnownSystems, ResponseMatrix,
                         estimate_score, select_anchors)
 from ..progress import progress_bar
@@ -69,10 +71,13 @@ def held_out_cases(R: ResponseMatrix, split: str) -> list[tuple[int, np.ndarray]
 def run_estimate_bench(R: ResponseMatrix, *, budgets: Sequence[int] = (10, 25, 50, 100, 200),
                        methods: Sequence[str] = DEFAULT_METHODS, seeds: int = 10, alpha: float = 0.1,
                        splits: Sequence[str] = SPLITS, quiet: bool | None = None, jobs: int | str | None = 1,
-                       backend: str = "local", ray_address: str | None = None) -> dict[str, Any]:
+                       backend: str = "local", ray_address: str | None = None,
+                       journal: Any = None) -> dict[str, Any]:
     """Run the protocol (module doc) on ``R``; returns a JSON-ready dict with per-cell ``records``
     and the ``table`` of split x method x budget summaries. Held-out cases are independent tasks:
-    ``jobs`` workers (:func:`evalsift.bench.parallel.run_tasks`) give the serial run's numbers."""
+    ``jobs`` workers (:func:`evalsift.bench.parallel.run_tasks`) give the serial run's numbers.
+    ``journal`` (a :class:`~evalsift.bench.parallel.TaskJournal`): cases finished by an earlier run
+    are taken from it, and each is added as it finishes."""
     from .parallel import run_tasks
 
     labels = list(dict.fromkeys(method_label(m) for m in methods))
@@ -86,13 +91,18 @@ def run_estimate_bench(R: ResponseMatrix, *, budgets: Sequence[int] = (10, 25, 5
         raise ParameterError(f"--budgets {dropped}: each must be below the {M} items of the data.", field="budgets")
     for sp in splits:
         check_choice("split", sp, SPLITS)
+    if len(R.systems) < 4:  # a held-out case needs 3 known systems (_run_case); with fewer every case is skipped
+        raise DataError(f"bench estimate needs at least 4 systems (each held out in turn, with at least 3 known "
+                        f"ones); {R.source} has {len(R.systems)} ({', '.join(R.systems)}). Use data with more "
+                        f"systems, or judge the new system's items and run 'evalsift estimate'.", field="data")
     cases = [(sp, s, known) for sp in splits for s, known in held_out_cases(R, sp)]
-    shared = {"Y": R.Y, "systems": R.systems, "scale": R.scale, "budgets": list(budgets), "labels": labels,
+    shared = {"Y": R.Y, "systems": R.systems, "scale": R.scale, "bounds": R.bounds, "budgets": list(budgets),
+              "labels": labels,
               "parsed": parsed, "seeds": int(seeds), "alpha": float(alpha)}
     tasks = [(case_no, sp, int(s), [int(k) for k in known]) for case_no, (sp, s, known) in enumerate(cases)]
     with progress_bar(len(tasks), "estimate bench", quiet) as advance:
         outs = run_tasks(_run_case, tasks, shared=shared, jobs=jobs, backend=backend, ray_address=ray_address,
-                         advance=advance)
+                         advance=advance, journal=journal)
     records = [r for out in outs for r in out["records"]]
     skipped = [out["skipped"] for out in outs if out["skipped"]]
     timing = {k: round(sum(out["timing"][k] for out in outs), 3) for k in ("fit", "select", "estimate")}
@@ -117,7 +127,7 @@ def _run_case(shared: dict[str, Any], task: tuple) -> dict[str, Any]:
                 "skipped": {"split": sp, "system": systems[s], "why": f"only {len(known_rows)} known systems"}}
     designs = sorted({d for _, d in parsed})
     t0 = time.perf_counter()
-    known = KnownSystems(Y[known_rows])
+    known = KnownSystems(Y[known_rows], bounds=shared.get("bounds"))
     if any(e in ("pirt", "gpirt") for e, _ in parsed) or "irt" in designs:
         known.irt
     if any(e == "gpirt" for e, _ in parsed):
@@ -138,8 +148,9 @@ def _run_case(shared: dict[str, Any], task: tuple) -> dict[str, Any]:
                        "error": (e.value - truth) * scale, "n": a.n}
                 if e.low is not None:
                     rec["covered"] = bool(e.low <= truth <= e.high)
-                    w = (e.high - e.low) * scale
-                    rec["width"] = w if np.isfinite(w) else None
+                    rec["width"] = float((e.high - e.low) * scale)
+                elif e.details.get("no_interval"):
+                    rec["interval"] = "none"
                 records.append(rec)
             timing["estimate"] += time.perf_counter() - t1
     return {"records": records, "timing": timing, "skipped": None}
@@ -147,7 +158,8 @@ def _run_case(shared: dict[str, Any], task: tuple) -> dict[str, Any]:
 
 def summarise(records: list[dict[str, Any]], methods: Sequence[str], budgets: Sequence[int],
               splits: Sequence[str] = SPLITS) -> list[dict[str, Any]]:
-    """One row per split, method and budget: mae, bias, coverage, width, estimates."""
+    """One row per split, method and budget: mae, bias, coverage and width (over the estimates with an
+    interval), ``none`` (estimates whose method gives intervals but that got none), estimates."""
     rows = []
     by: dict[tuple, list] = {}
     for r in records:
@@ -163,7 +175,8 @@ def summarise(records: list[dict[str, Any]], methods: Sequence[str], budgets: Se
                 wid = [r["width"] for r in rs if r.get("width") is not None]
                 rows.append({"split": sp, "method": m, "budget": b, "mae": float(np.abs(err).mean()),
                              "bias": float(err.mean()), "coverage": float(np.mean(cov)) if cov else None,
-                             "width": float(np.mean(wid)) if wid else None, "estimates": len(rs),
+                             "width": float(np.mean(wid)) if wid else None,
+                             "none": sum(r.get("interval") == "none" for r in rs), "estimates": len(rs),
                              "peer": PEERS.get(m)})
     return rows
 
@@ -179,13 +192,19 @@ def table_text(res: dict[str, Any]) -> str:
         n_sys = len(res["splits"].get(sp, []))
         lines.append(f"{sp} ({n_sys} held-out system{'s' if n_sys != 1 else ''} x {res['seeds']} seeds); error in "
                      f"{res['unit']}, coverage of {level:.0%} intervals")
-        lines.append(f"  {'method':<26}{'budget':>7}{'MAE':>8}{'bias':>8}{'coverage':>10}{'width':>8}")
+        lines.append(f"  {'method':<26}{'budget':>7}{'MAE':>8}{'bias':>8}{'coverage':>10}{'width':>8}{'none':>6}")
         for r in rows:
             cov = "-" if r["coverage"] is None else f"{r['coverage']:.3f}"
             wid = "-" if r["width"] is None else f"{r['width']:.2f}"
+            none = r.get("none") or 0
             peer = "  (peer)" if r["peer"] else ""
-            lines.append(f"  {r['method']:<26}{r['budget']:>7}{r['mae']:>8.2f}{r['bias']:>+8.2f}{cov:>10}{wid:>8}{peer}")
+            lines.append(f"  {r['method']:<26}{r['budget']:>7}{r['mae']:>8.2f}{r['bias']:>+8.2f}{cov:>10}{wid:>8}"
+                         f"{none if none else '-':>6}{peer}")
         lines.append("")
+    if any(r.get("none") for r in res["table"]):
+        lines.append("none: estimates that got no interval (a conformal interval needs enough known systems; a judged "
+                     "sample without spread, with no stated range, bounds nothing); they are left out of the coverage "
+                     "and width")
     return "\n".join(lines)
 
 

@@ -9,8 +9,9 @@ depends on a model being right, and the assumption is printed with them):
 - ``mean`` -- the design's weighted mean ``sum_i w_i y_i``. With a probability design it is the
   Horvitz-Thompson / stratified mean, and its interval is the stratified-sampling one with the
   finite-pool correction, ``Var = sum_h W_h^2 (1 - n_h / M_h) s_h^2 / n_h``, Student-t with
-  ``n - H`` degrees of freedom. With a deterministic design (``anchor-points``, ``irt``) it is
-  tinyBenchmarks' anchor estimate (Maia Polo et al. 2024, Sec. 3.1) and has no interval.
+  ``n - H`` degrees of freedom where a stricter Cochran rule allows it, else a betting or a
+  bootstrap-t interval (:func:`_design_interval`). With a deterministic design (``anchor-points``,
+  ``irt``) it is tinyBenchmarks' anchor estimate (Maia Polo et al. 2024, Sec. 3.1) and has no interval.
 - ``aipw`` -- prediction-powered (the difference estimator of survey sampling; in the spirit of the
   augmented inverse-propensity-weighted estimator Zhang, Dorner & Hardt 2025 recommend for
   extrapolation): a predictor ``f`` of the new system's score on every item is fitted on the judged
@@ -35,6 +36,10 @@ depends on a model being right, and the assumption is printed with them):
   a 0.05 grid with the smallest mean absolute error there -- tinyBenchmarks chooses ``lam`` on
   held-out training models too. No interval (tinyBenchmarks gives none).
 
+Every estimate and interval is kept inside the score's stated range (:attr:`KnownSystems.bounds`,
+from :attr:`evalsift.estimate.ResponseMatrix.bounds`; never the known systems' span): the true
+score lies in it, so the cut costs no coverage (:func:`_in_range`).
+
 >>> import numpy as np
 >>> from evalsift.estimate.anchors import select_anchors
 >>> rng = np.random.default_rng(0)
@@ -47,6 +52,7 @@ depends on a model being right, and the assumption is printed with them):
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -112,9 +118,12 @@ class Estimate:
 class KnownSystems:
     """The known systems' side of estimation, computed once and shared by every design and method:
     the matrix ``Yk`` (K x M), their full-benchmark means, and (lazily) the 2PL fitted to them and
-    the validation split gp-IRT chooses its weight on."""
+    the validation split gp-IRT chooses its weight on. ``bounds``: the score's stated range
+    ``(low, high)``, None for an open end (e.g. ``(None, 0.0)`` for MQM), or None when none is stated
+    (:attr:`evalsift.estimate.ResponseMatrix.bounds`); estimates are kept inside it, and the betting
+    interval needs both ends."""
 
-    def __init__(self, Yk, seed: int = 0) -> None:
+    def __init__(self, Yk, seed: int = 0, bounds: tuple[float | None, float | None] | None = None) -> None:
         Yk = np.asarray(Yk, dtype=float)
         if Yk.ndim != 2 or Yk.shape[0] < 2 or not np.isfinite(Yk).all():
             raise DataError("estimation needs at least 2 known systems with a score on every item "
@@ -122,11 +131,13 @@ class KnownSystems:
                             field="systems")
         self.Yk = Yk
         self.full = Yk.mean(axis=1)
+        self.bounds = _check_bounds(bounds, Yk)
         self.lo, self.hi = unit_scale(Yk)
         self.seed = int(seed)
         self._irt = None
         self._val: tuple[np.ndarray, Any] | None = None
         self._betting: dict[tuple, tuple[float, float]] = {}
+        self._skew: float | None = None
 
     @property
     def irt(self):
@@ -148,16 +159,33 @@ class KnownSystems:
             self._val = (val, fit)
         return self._val
 
+    @property
+    def skewness(self) -> float:
+        """The median size of the known systems' skewness over all items (their full rows): what a
+        design sample of a new system's scores would show with many items."""
+        if self._skew is None:
+            self._skew = float(np.median([abs(skewness(row)) for row in self.Yk]))
+        return self._skew
+
+    @property
+    def bounded(self) -> bool:
+        """True when the score's range is stated at both ends (what a betting interval needs)."""
+        return self.bounds is not None and None not in self.bounds
+
     def betting_interval(self, y: np.ndarray, pool: int, alpha: float) -> tuple[float, float]:
-        """:func:`evalsift.stats.sequential.win_rate_interval` of ``y`` (remembered: ``mean`` and ``aipw``
-        on the same judged items ask for the same one)."""
+        """:func:`evalsift.stats.sequential.win_rate_interval` of ``y`` mapped to [0, 1] by the stated
+        range :attr:`bounds` (both ends needed), mapped back (remembered: ``mean`` and ``aipw`` on the
+        same judged items ask for the same one)."""
         from ..stats.sequential import win_rate_interval
 
-        key = (np.asarray(y, dtype=float).tobytes(), int(pool), float(alpha))
+        lo, hi = self.bounds
+        u = np.clip((np.asarray(y, dtype=float) - lo) / (hi - lo), 0.0, 1.0)
+        key = (u.tobytes(), int(pool), float(alpha))
         if key not in self._betting:
             if len(self._betting) > 64:
                 self._betting.clear()
-            self._betting[key] = win_rate_interval(y, pool, alpha)
+            a, b = win_rate_interval(u, pool, alpha)
+            self._betting[key] = (lo + (hi - lo) * a, lo + (hi - lo) * b)
         return self._betting[key]
 
     def unit(self, y) -> np.ndarray:
@@ -167,6 +195,35 @@ class KnownSystems:
 
 def _known(known) -> KnownSystems:
     return known if isinstance(known, KnownSystems) else KnownSystems(known)
+
+
+def _check_bounds(bounds, Yk: np.ndarray) -> tuple[float | None, float | None] | None:
+    """``bounds`` as floats (None ends kept), checked: low < high and every known score inside."""
+    if bounds is None:
+        return None
+    lo, hi = (None if b is None else float(b) for b in bounds)
+    if lo is not None and hi is not None and not lo < hi:
+        raise ParameterError(f"bounds {bounds}: the low end must be below the high end", field="bounds")
+    if (lo is not None and Yk.min() < lo) or (hi is not None and Yk.max() > hi):
+        raise DataError(f"the known systems' scores run from {Yk.min():g} to {Yk.max():g}, outside the stated range "
+                        f"{bounds}; state the metric's true range, or none", field="bounds")
+    return (lo, hi)
+
+
+def _in_range(est: Estimate, bounds) -> Estimate:
+    """``est`` with its value and interval kept inside the score's stated range. The full-benchmark mean
+    lies in the range, so cutting an interval there never drops it: the coverage is unchanged and the
+    width can only shrink; moving the value onto the nearest end can only bring it closer. Marks
+    ``clipped`` in the details when anything moved."""
+    if bounds is None:
+        return est
+    lo, hi = (-np.inf if bounds[0] is None else bounds[0]), (np.inf if bounds[1] is None else bounds[1])
+    v = float(np.clip(est.value, lo, hi))
+    low = None if est.low is None else float(np.clip(est.low, lo, hi))
+    high = None if est.high is None else float(np.clip(est.high, lo, hi))
+    if (v, low, high) == (est.value, est.low, est.high):
+        return est
+    return replace(est, value=v, low=low, high=high, details={**est.details, "clipped": True})
 
 
 def estimate_score(known, y, anchors: Anchors, method: str, *, alpha: float = 0.1) -> Estimate:
@@ -185,6 +242,10 @@ def estimate_score(known, y, anchors: Anchors, method: str, *, alpha: float = 0.
         raise DataError(f"the anchors were picked from {anchors.pool_size} items but the known systems have "
                         f"{known.Yk.shape[1]}; select them on the same data", field="pool_size")
     common = dict(alpha=alpha, n=anchors.n, pool_size=anchors.pool_size, design=anchors.design)
+    return _in_range(_estimate(known, y, anchors, method, common), known.bounds)
+
+
+def _estimate(known: KnownSystems, y: np.ndarray, anchors: Anchors, method: str, common: dict) -> Estimate:
     if method == "mean":
         if not anchors.probability_design:
             v = float(anchors.weights @ y)
@@ -216,32 +277,127 @@ def _interval(method: str, v: float, se: float, df: int, kind: str, common: dict
 
 
 # ------------------------------------------------------------------------------ design-based
-def cochran_ok(values, n: int) -> bool:
+def skewness(values) -> float:
+    """The sample skewness ``g1 = m3 / m2^(3/2)`` (0 for a sample without spread)."""
+    v = np.asarray(values, dtype=float)
+    sd = float(np.std(v))
+    if len(v) < 2 or sd <= 1e-12 * max(1.0, float(np.abs(v).max())):
+        return 0.0
+    return float(np.mean((v - v.mean()) ** 3) / sd ** 3)
+
+
+COCHRAN = 25.0  # Cochran's constant: n > 25 g1^2
+
+
+def cochran_ok(values, n: int, skew: float = 0.0) -> bool:
     """Cochran's rule for the normal approximation to a sample mean from a skewed population:
-    ``n > 25 g1^2`` with ``g1`` the sample skewness (Cochran, *Sampling Techniques*, 3rd ed., Sec. 2.15).
-    A sample of one value (or fewer than 3) fails it: it shows nothing of the unjudged items' spread."""
+    ``n > 25 g1^2`` with ``g1`` the sample skewness (Cochran, *Sampling Techniques*, 3rd ed., Sec. 2.15),
+    or ``skew`` when that is larger in size (the stricter rule of :func:`_design_interval`: the known
+    systems' skewness, which a small sample of a heavy-tailed score understates). A sample of one
+    value (or fewer than 3) fails it: it shows nothing of the unjudged items' spread."""
     v = np.asarray(values, dtype=float)
     sd = float(np.std(v))
     if len(v) < 3 or sd <= 1e-12:
         return False  # one value seen: the sample says nothing about the spread of the unjudged items
-    g1 = float(np.mean((v - v.mean()) ** 3) / sd ** 3)
-    return n > 25 * g1 * g1
+    g1 = max(abs(skewness(v)), abs(float(skew)))
+    return n > COCHRAN * g1 * g1
+
+
+BOOTSTRAP_RESAMPLES = 1000
+
+
+@functools.lru_cache(maxsize=512)
+def _resample_counts(n: int, stratum: int, resamples: int) -> np.ndarray:
+    """How often each of ``n`` values is drawn in each of ``resamples`` resamples with replacement
+    (resamples x n, a multinomial draw seeded by ``n`` and the stratum's number): the same for every
+    sample of that size in that stratum, so it is drawn once and reused (the resamples stay
+    independent across strata; a fixed set of resamples is as good a Monte Carlo approximation of the
+    bootstrap distribution as a fresh one). Read-only."""
+    counts = np.random.default_rng([17, n, stratum]).multinomial(n, np.full(n, 1.0 / n), size=resamples)
+    counts = counts.astype(float)
+    counts.setflags(write=False)
+    return counts
+
+
+def bootstrap_t_interval(values, anchors: Anchors, v: float, se: float, alpha: float,
+                         resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
+    """The bootstrap-t interval of a design mean (Efron & Tibshirani, *An Introduction to the
+    Bootstrap*, Ch. 12): the judged ``values`` resampled with replacement within each stratum
+    (``resamples`` times; :func:`_resample_counts`), the studentised deviations
+    ``T* = (mean* - mean) / se*`` of the stratified mean, and ``[v - q_hi se, v - q_lo se]`` with
+    ``q_lo, q_hi`` their ``alpha / 2`` and ``1 - alpha / 2`` quantiles and ``se`` the design's standard
+    error (with the finite-pool correction; the resamples' ``se*`` without it, so the pivot's shape
+    comes from the sample and its scale from the design). A skewed sample gets an interval longer
+    on the side of its tail, which the t interval lacks. ``T*`` is
+    :func:`evalsift.stats.intervals.studentized_t`'s, on the stratified mean's variances (each times
+    ``n``, the per-item scale that function floors at): ``se*`` is floored at ``se0 / sqrt(n)`` with
+    ``se0`` the sample's own, so a resample that repeats one value gives a large finite ``T*``, not an
+    infinite one."""
+    from ..stats.intervals import studentized_t
+
+    values = np.asarray(values, dtype=float)
+    strata, sizes = _strata(anchors)
+    M = anchors.pool_size
+    dev = np.zeros(resamples)
+    var = np.zeros(resamples)
+    var0 = 0.0
+    for k, (h, Mh) in enumerate(sorted(sizes.items())):
+        x = values[strata == h]
+        nh = len(x)
+        if nh == 0 or nh >= Mh:  # a stratum judged whole adds no sampling error
+            continue
+        W = Mh / M
+        xc = x - x.mean()
+        counts = _resample_counts(nh, k, resamples)
+        m = counts @ xc / nh  # each resample's mean, as a deviation from the sample's
+        dev += W * m
+        if nh >= 2:
+            var += W * W * np.maximum(counts @ (xc * xc) / nh - m * m, 0.0) / (nh - 1)  # s*^2 / n_h
+            var0 += W * W * float(np.var(x, ddof=1)) / nh
+    n = anchors.n
+    T = studentized_t(dev, var * n, var0 * n, n)
+    q_lo, q_hi = np.quantile(T, [alpha / 2, 1 - alpha / 2])
+    return v - float(q_hi) * se, v - float(q_lo) * se
 
 
 def _design_interval(method: str, v: float, se: float, df: int, checked, y, anchors: Anchors, known: KnownSystems,
                      common: dict) -> Estimate:
-    """The Student-t interval where Cochran's rule holds for ``checked`` (the values whose mean carries
-    the error); else, for a uniform draw of scores in [0, 1], the betting interval of
-    :func:`evalsift.stats.sequential.win_rate_interval` on the judged scores (valid at every sample size,
-    wider); else the t interval flagged ``normal_doubtful``."""
+    """The design-based interval of ``v`` (standard error ``se``, ``df`` degrees of freedom), by the
+    first rule that applies (``details["interval_rule"]``):
+
+    1. ``t``: Student-t, where the stricter Cochran rule holds for ``checked`` (the values whose mean
+       carries the error): ``n > 25 g1^2`` with ``g1`` the larger of their sample skewness and the
+       known systems' (:attr:`KnownSystems.skewness`);
+    2. ``betting``: where Cochran's rule fails on the sample itself, for a uniform draw of scores whose
+       range is stated at both ends, the betting interval of
+       :func:`evalsift.stats.sequential.win_rate_interval` on the judged scores (valid at every sample
+       size, wider);
+    3. ``bootstrap-t``: otherwise (stratified draws, a range open at one end such as MQM's, or a
+       sample that passes Cochran's rule while the known systems' skewness fails it), the stratified
+       bootstrap-t of :func:`bootstrap_t_interval`.
+
+    A sample without spread in any stratum (``se`` 0) gets the betting interval where rule 2 allows
+    it and no interval otherwise (``details["no_interval"]`` says why): nothing in it bounds the
+    unjudged items."""
     est = _interval(method, v, se, df, "design-based", common)
-    if cochran_ok(checked, anchors.n):
+    uniform = anchors.strata is None
+    alpha = common["alpha"]
+    if not se > 0:
+        if uniform and known.bounded:
+            lo, hi = known.betting_interval(y, anchors.pool_size, alpha)
+            return replace(est, low=min(lo, v), high=max(hi, v), details={**est.details, "interval_rule": "betting"})
+        why = ("every judged score is the same" + (" within each stratum" if not uniform else "")
+               + (", and a stratified draw has no betting interval" if known.bounded else
+                  ", and the data states no range for the score, so nothing bounds the unjudged items"))
+        return replace(est, low=None, high=None, details={**est.details, "no_interval": why})
+    sample_ok = cochran_ok(checked, anchors.n)
+    if sample_ok and cochran_ok(checked, anchors.n, known.skewness):
         return replace(est, details={**est.details, "interval_rule": "t"})
-    in_unit = known.lo == 0.0 and known.hi == 1.0 and float(np.min(y)) >= 0 and float(np.max(y)) <= 1
-    if anchors.strata is None and in_unit:
-        lo, hi = known.betting_interval(y, anchors.pool_size, common["alpha"])
+    if not sample_ok and uniform and known.bounded:
+        lo, hi = known.betting_interval(y, anchors.pool_size, alpha)
         return replace(est, low=min(lo, v), high=max(hi, v), details={**est.details, "interval_rule": "betting"})
-    return replace(est, details={**est.details, "interval_rule": "t", "normal_doubtful": True})
+    lo, hi = bootstrap_t_interval(checked, anchors, v, se, alpha)
+    return replace(est, low=min(lo, v), high=max(hi, v), details={**est.details, "interval_rule": "bootstrap-t"})
 
 
 def _strata(anchors: Anchors) -> tuple[np.ndarray, dict[int, int]]:
@@ -353,9 +509,16 @@ def _regression(known: KnownSystems, y, anchors: Anchors, common: dict) -> Estim
     v = float(fit.predict(y[None, :])[0])
     r = np.sort(np.abs(fit.loo))
     k = int(np.ceil((1 - common["alpha"]) * (K + 1)))
-    q = float(r[k - 1]) if k <= K else float("inf")
+    details = {"ridge_alpha": fit.alpha, "known": K}
+    if k > K:  # the conformal quantile is beyond the largest residual: the interval is the whole line
+        need = next(k2 for k2 in range(K + 1, 10 ** 6) if np.ceil((1 - common["alpha"]) * (k2 + 1)) <= k2)
+        return Estimate("regression", value=v, low=None, high=None, kind="model-based",
+                        assumption=ASSUMPTIONS["regression"], **common,
+                        details={**details, "no_interval": f"a {1 - common['alpha']:.0%} conformal interval needs at "
+                                                           f"least {need} known systems; there are {K}"})
+    q = float(r[k - 1])
     return Estimate("regression", value=v, low=v - q, high=v + q, kind="model-based",
-                    assumption=ASSUMPTIONS["regression"], details={"ridge_alpha": fit.alpha, "known": K}, **common)
+                    assumption=ASSUMPTIONS["regression"], details=details, **common)
 
 
 def fit_abilities(irt, items: np.ndarray, Yu: np.ndarray, iters: int = 30) -> tuple[np.ndarray, np.ndarray]:

@@ -12,6 +12,14 @@ A system's **full-benchmark score** is its mean over the matrix's items. Items s
 left out when the matrix is built (the count is in :attr:`ResponseMatrix.notes`), except for the
 systems named in ``keep_partial`` (a new system judged on a few items only).
 
+**The score's range** (:attr:`ResponseMatrix.bounds`) is what the data's format or the metric's
+definition states, never what the scores happen to span (a new system may score beyond every known
+one): AlpacaEval's preferences lie in [1, 2] (so a cell in [0, 1]), opencompass-irt's cells are
+correct/incorrect ([0, 1]), WMT's MQM is a weighted error count with 0 for a perfect segment (at
+most 0, no lower end) and DA+SQM a 0-100 slider (:data:`NATURAL_RANGES`). Anything else has no
+stated range (``bounds`` None): its intervals are not clipped, and :attr:`ResponseMatrix.notes`
+says so.
+
 >>> R = response_matrix("demo", metric="human")
 >>> R.Y.shape, R.systems, R.unit
 ((3, 300), ('A', 'B', 'C'), 'human')
@@ -28,6 +36,14 @@ import numpy as np
 from ..errors import DataError, suggest
 
 ALPACA_TABLE = "preferences_all_annotators.csv.gz"
+# (format, metric) -> (lowest, highest) score the metric can take; None: no end on that side. Metric None:
+# every metric of that format. Only ranges the format or the metric's definition states.
+NATURAL_RANGES: dict[tuple[str, str | None], tuple[float | None, float | None]] = {
+    ("alpaca", None): (0.0, 1.0),       # preference in [1, 2], the cell is preference - 1
+    ("opencompass", None): (0.0, 1.0),  # correct (1) or not (0)
+    ("mtme", "mqm"): (None, 0.0),       # MQM: minus the weighted errors; 0 is a perfect segment
+    ("mtme", "da-sqm"): (0.0, 100.0),   # DA+SQM: a 0-100 slider
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,6 +53,8 @@ class ResponseMatrix:
 
     ``scale``: 100 when every score lies in [0, 1] (then scores, errors and widths are reported in
     points: a win rate or an accuracy in percent), else 1 (the metric's own unit, e.g. MQM).
+    ``bounds``: the score's stated range (module doc), ``(low, high)`` with None for an open end, or
+    None when the data states none.
     """
 
     systems: tuple[str, ...]
@@ -46,6 +64,7 @@ class ResponseMatrix:
     source: str
     columns: dict[str, np.ndarray] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    bounds: tuple[float | None, float | None] | None = None
 
     @property
     def scale(self) -> float:
@@ -86,13 +105,13 @@ class ResponseMatrix:
         i = self.index(system)
         keep = [k for k in range(len(self.systems)) if k != i]
         return (ResponseMatrix(tuple(self.systems[k] for k in keep), self.item_ids, self.Y[keep], self.metric,
-                               self.source, self.columns, self.notes), self.Y[i])
+                               self.source, self.columns, self.notes, self.bounds), self.Y[i])
 
     def rows(self, systems: Iterable[str]) -> "ResponseMatrix":
         """The matrix of ``systems`` only (in that order)."""
         idx = [self.index(s) for s in systems]
         return ResponseMatrix(tuple(self.systems[k] for k in idx), self.item_ids, self.Y[idx], self.metric,
-                              self.source, self.columns, self.notes)
+                              self.source, self.columns, self.notes, self.bounds)
 
     def group(self, column: str, value: Any) -> "ResponseMatrix":
         """The items whose ``column`` equals ``value``; DataError naming the columns or values otherwise."""
@@ -104,7 +123,8 @@ class ResponseMatrix:
                             f"Values: {', '.join(values[:30])}.", field=column)
         return ResponseMatrix(self.systems, tuple(np.asarray(self.item_ids, dtype=object)[mask]), self.Y[:, mask],
                               self.metric, f"{self.source} [{column}={value}]",
-                              {k: np.asarray(v, dtype=object)[mask] for k, v in self.columns.items()}, self.notes)
+                              {k: np.asarray(v, dtype=object)[mask] for k, v in self.columns.items()}, self.notes,
+                              self.bounds)
 
     def groups(self, column: str) -> list[str]:
         """The values of ``column``, in first-seen order."""
@@ -151,7 +171,8 @@ def _from_alpaca(table: Path, config: str | None, spec: str) -> ResponseMatrix:
     if "dataset" in pool_cols:
         by_id = dict(zip(data.pool.item_ids, pool_cols["dataset"]))
         cols["dataset"] = np.array([by_id.get(i, "") for i in items], dtype=object)
-    return ResponseMatrix(tuple(systems), tuple(items), Y, config or ALPACA_CONFIG, spec, cols)
+    return ResponseMatrix(tuple(systems), tuple(items), Y, config or ALPACA_CONFIG, spec, cols,
+                          bounds=NATURAL_RANGES[("alpaca", None)])
 
 
 def _metric_of(pool, metric: str | None) -> str:
@@ -174,13 +195,15 @@ def response_matrix(data: Any, *, metric: str | None = None, keep_partial: Itera
     for some system are left out, except that a system in ``keep_partial`` may lack any (module doc).
     """
     keep_partial = set(keep_partial)
+    fmt = None
     if isinstance(data, (str, Path)):
         table = _alpaca_table(str(data))
         if table is not None:
             R = _from_alpaca(table, metric if metric not in (None, "gpt4_turbo_pref") else None, str(data))
             return _complete(R, keep_partial)
-        from ..io import load
+        from ..io import load, resolve
 
+        fmt = resolve(str(data))[0]
         data = load(str(data), include_refs=include_refs)
     pool = data
     m = _metric_of(pool, metric)
@@ -191,8 +214,24 @@ def response_matrix(data: Any, *, metric: str | None = None, keep_partial: Itera
         if len(col) == pool.n_items and (not isinstance(col, np.ndarray) or col.ndim == 1):
             if all(isinstance(v, (str, int, np.integer)) for v in list(col)[:50]):
                 cols[f] = np.asarray(list(col), dtype=object)
-    R = ResponseMatrix(tuple(pool.systems), tuple(pool.item_ids), Y, m, pool.name, cols)
+    R = ResponseMatrix(tuple(pool.systems), tuple(pool.item_ids), Y, m, pool.name, cols,
+                       bounds=natural_range(fmt, m, pool.is_human(m)))
     return _complete(R, keep_partial)
+
+
+def natural_range(fmt: str | None, metric: str, human: bool = True) -> tuple[float | None, float | None] | None:
+    """The stated range of ``metric`` read in format ``fmt`` (:data:`NATURAL_RANGES`), or None. A
+    metric's score file (mt-metrics-eval ``metric-scores``) is not a human score of that name."""
+    if fmt is None:
+        return None
+    if (fmt, None) in NATURAL_RANGES:
+        return NATURAL_RANGES[(fmt, None)]
+    return NATURAL_RANGES.get((fmt, metric)) if human else None
+
+
+def _range_text(bounds) -> str:
+    lo, hi = bounds
+    return f"[{'-inf' if lo is None else f'{lo:g}'}, {'inf' if hi is None else f'{hi:g}'}]"
 
 
 def _complete(R: ResponseMatrix, keep_partial: set[str]) -> ResponseMatrix:
@@ -210,10 +249,21 @@ def _complete(R: ResponseMatrix, keep_partial: set[str]) -> ResponseMatrix:
         raise DataError(f"{R.source}: no item has a {R.metric} score for every system; name a metric every system "
                         "has with --metric.", field="metric")
     notes = list(R.notes)
+    bounds = R.bounds
+    if bounds is not None:
+        v = R.Y[np.isfinite(R.Y)]
+        lo, hi = bounds
+        if (lo is not None and v.size and v.min() < lo) or (hi is not None and v.size and v.max() > hi):
+            notes.append(f"some {R.metric} scores lie outside the metric's range {_range_text(bounds)} "
+                         f"(from {v.min():g} to {v.max():g}), so intervals are not kept inside it")
+            bounds = None
+    else:
+        notes.append(f"the data states no range for {R.metric}, so intervals are not kept inside one (only "
+                     "AlpacaEval, opencompass-irt and WMT's MQM and DA+SQM have a stated range)")
     if not ok.all():
         notes.append(f"{int((~ok).sum())} of {R.n_items} items lack a {R.metric} score for some system and are left "
                      f"out ({int(ok.sum())} items remain)")
     if empty:
         raise DataError(f"{R.source}: systems {empty} have no score at all.", field="systems")
     return ResponseMatrix(R.systems, tuple(np.asarray(R.item_ids, dtype=object)[ok]), R.Y[:, ok], R.metric, R.source,
-                          {k: v[ok] for k, v in R.columns.items()}, tuple(notes))
+                          {k: v[ok] for k, v in R.columns.items()}, tuple(notes), bounds)
