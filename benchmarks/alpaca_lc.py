@@ -8,7 +8,10 @@ length_controlled=True)``, instruction difficulty estimated from these preferenc
 Then the summary -- max |WR diff|, median and max |LC diff|, Spearman correlation of the LC rankings --
 the correlation of our fitted per-model GLM coefficients with AlpacaEval's published ones
 (``leaderboards/lc_weights__...csv``), and how much the difficulty estimate moves LC (difficulty
-estimated vs difficulty 0).
+estimated vs difficulty 0). Last, the time of the command a user runs -- ``evalsift winrate --data
+alpaca-eval/preferences --baseline gpt4_1106_preview --length-controlled`` (and with ``--by dataset``), each
+in a fresh process -- in wall-clock seconds and CPU seconds, with its ratio to the 40 s target (58 models on
+2 idle cores; on a loaded machine the wall time says more about the load than about the command).
 
 The published leaderboard: ``leaderboards/src__alpaca_eval__leaderboards__data_AlpacaEval_2__
 weighted_alpaca_eval_gpt4_turbo_leaderboard.csv`` when present (first column = AlpacaEval's results
@@ -18,7 +21,7 @@ weighted_alpaca_eval_gpt4_turbo_leaderboard.csv`` (display names; matched throug
 matched to the leaderboard through their ``model_dir`` (equal to the generator for every model but
 ``example``, whose folder is ``NullModel``). The published weights are matched the same way.
 
-    python benchmarks/alpaca_lc.py [--out bench-out/alpaca_lc.json]
+    python benchmarks/alpaca_lc.py [--out bench-out/alpaca_lc.json] [--no-command]
 
 Data: ``evalsift.io.datasets.data_root()`` (``$EVALSIFT_DATA``, default ``../shared/data``).
 """
@@ -29,8 +32,12 @@ import argparse
 import csv
 import importlib.util
 import json
+import os
 import re
+import resource
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -52,6 +59,29 @@ WEIGHTS = f"lc_weights__{CONFIG}__baseline_{BASELINE}.csv"
 ADVERSARIAL = "gpt4_gamed"
 COEFS = {"length": "np.tanh(std_delta_len)", "difficulty": "instruction_difficulty",
          "intercept": "not_gamed_baseline.astype(float)"}
+#: the command's time target (docs/winrate.md; issue 42): 58 models on 2 idle cores
+TARGET_S = 40.0
+
+
+def time_command(extra: list[str]) -> dict:
+    """Wall-clock and CPU seconds of ``evalsift winrate ... --length-controlled`` (plus ``extra``) in a fresh
+    process, as a user runs it (progress off, output to a temporary folder)."""
+    out = tempfile.mkdtemp(prefix="alpaca-lc-")
+    argv = [sys.executable, "-m", "evalsift.cli", "--quiet", "winrate", "--data", "alpaca-eval/preferences",
+            "--baseline", BASELINE, "--length-controlled", *extra, "--out", out]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "EVALSIFT_QUIET": "1"})
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"command": "evalsift winrate --data alpaca-eval/preferences --baseline " + BASELINE
+                       + " --length-controlled" + "".join(" " + x for x in extra),
+            "wall_s": wall, "cpu_s": cpu, "target_s": TARGET_S, "ratio_to_target": wall / TARGET_S,
+            "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+            "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
 
 
 def _float(x: str) -> float | None:
@@ -118,6 +148,7 @@ def pearson(a, b) -> float:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", metavar="FILE.json", help="also write the numbers as JSON")
+    ap.add_argument("--no-command", action="store_true", help="skip timing the evalsift winrate command")
     args = ap.parse_args(argv)
     root = data_root()
     if root is None or not (root / "alpaca-eval" / "preferences_all_annotators.csv.gz").is_file():
@@ -151,7 +182,8 @@ def main(argv=None) -> int:
                      "lc_diff": o["length_controlled_winrate"] - p["lc"],
                      "lc_ours_difficulty0": z["length_controlled_winrate"],
                      "lc_diff_difficulty0": z["length_controlled_winrate"] - p["lc"],
-                     "lc_se_published": p["lc_se"], "lc_se_ours": o["lc_standard_error"]})
+                     "lc_se_published": p["lc_se"], "lc_se_ours": o["lc_standard_error"],
+                     "lc_prediction_sem_ours": o["lc_prediction_sem"]})
     print(f"AlpacaEval 2.0 ({CONFIG}, baseline {BASELINE}): {len(comp.models)} models in the preferences, "
           f"{len(listed)} listed in {lb_file}" + (f"; not listed: {', '.join(unlisted)}" if unlisted else ""))
     print(f"{est.verdicts}; GLM {est.difficulty['glm_variant']}; instruction difficulty: {est.difficulty['how']}")
@@ -192,10 +224,14 @@ def main(argv=None) -> int:
     print(f"  max |SE diff| {summary['max_abs_se_diff']:.4f}; Spearman(published LC, our raw WR) "
           f"{summary['wr_spearman_with_published_lc']:.3f}")
     ratio = [r["lc_se_ours"] / r["lc_se_published"] for r in rows if r["lc_se_published"]]
+    sem_ratio = [r["lc_prediction_sem_ours"] / r["lc_se_published"] for r in rows if r["lc_se_published"]]
     if ratio:
         summary["lc_se_ratio"] = {"models": len(ratio), "min": float(min(ratio)), "max": float(max(ratio))}
-        print(f"  LC standard error, ours / published, on the {len(ratio)} models the leaderboard gives it for: "
-              f"{min(ratio):.2f} to {max(ratio):.2f}")
+        summary["lc_prediction_sem_ratio"] = {"models": len(sem_ratio), "min": float(min(sem_ratio)),
+                                              "max": float(max(sem_ratio))}
+        print(f"  LC standard error / the published one, on the {len(ratio)} models the leaderboard gives it for: "
+              f"ours (delta method on the fit) {min(ratio):.2f} to {max(ratio):.2f}; AlpacaEval's definition (the "
+              f"predictions' sem) computed here {min(sem_ratio):.2f} to {max(sem_ratio):.2f}")
     adv = [r for r in rows if r["model"] != ADVERSARIAL]
     if len(adv) < len(rows):
         a_d = np.array([r["lc_diff"] for r in adv])
@@ -249,6 +285,16 @@ def main(argv=None) -> int:
         print(f"\n{agree['file']} lists {agree['models_matched']} of these models (matched by its samples URL); its "
               f"values differ from {lb_file} by at most {agree['max_abs_difference']:.2g}")
     print(f"\n{time.time() - t0:.0f} s (difficulty estimate {t_diff:.0f} s)")
+    if not args.no_command:
+        timings = []
+        print("\nthe command, in a fresh process each:")
+        for extra in ([], ["--by", "dataset"]):
+            t = time_command(extra)
+            timings.append(t)
+            print(f"  {t['command']}: {t['wall_s']:.1f} s wall ({t['cpu_s']:.1f} s CPU), ratio to the {TARGET_S:.0f} s "
+                  f"target {t['ratio_to_target']:.2f} ({'met' if t['wall_s'] <= TARGET_S else 'MISSED'}); "
+                  f"{t['cores']} cores, load average {t['load_average']:.1f}")
+        summary["command_timings"] = timings
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,18 @@ printed as surely best (rank-set 1-1) when it is not the best. Targets are put o
 lowest per-model interval coverage, mean rank-set size; synthetic leagues against the true strengths,
 Chatbot Arena against the full fit.
 
+``scores`` (issue 42): the printed scores at 100, 200, 500 human battles (``--budgets``), the plain fit
+(``--estimator mle``, the default before) beside the default now (``auto``: below 400 human battles per
+model on average, the empirical-Bayes shrunk scores, :func:`evalsift.arena.bt.shrinkage_prior`), on the
+same draws. Synthetic: 20 models, strengths drawn normal (sd 0.6) for each draw, battles over random
+pairs (no ties), against the true strengths; Chatbot Arena: ``n`` of its 17,942 human battles drawn
+uniformly, against the fit of all of them; Chatbot Arena with GPT-4 (``gpt-4-0125-preview``) as a judge
+on every battle (PPI++). Per cell: the *leader's* signed error (the model in the first row; its mean over
+draws +- its standard error, and that ratio), the RMSE over all models, how often the first row is a
+model marked few-battle or unresolved (``?``: rank-set wider than half the board), joint rank-set
+coverage, mean and lowest per-model interval coverage, and draws that print a model surely best (rank-set
+1-1) when it is not. Targets are put on each board's scale first, as above.
+
 ``heats``: ``--stop top-k:1`` on dead heats of 20 models (any stop names a wrong best), at alpha 0.01,
 0.05, 0.1, 0.2, ``--draws`` leagues each, looks after 100, 200, 400, ... up to 6,400 human battles.
 Synthetic: the 20 strengths drawn as above with the best duplicated (two models level at the top);
@@ -27,6 +39,7 @@ Reported: the share of leagues that stop (wrong stops), beside alpha + 2 standar
     python benchmarks/arena_small.py few [--draws 200]
     EVALSIFT_DATA=../shared/data python benchmarks/arena_small.py budgets [--draws 200]
     python benchmarks/arena_small.py heats [--draws 500] [--alphas 0.01,0.05,0.1,0.2] [--which synthetic,arena]
+    EVALSIFT_DATA=../shared/data python benchmarks/arena_small.py scores [--draws 200] [--budgets 100,200,500]
 """
 
 from __future__ import annotations
@@ -173,6 +186,69 @@ def budgets(root: Path, draws: int, alpha: float) -> str:
     return "\n".join(lines)
 
 
+def _score_cell(L, target) -> dict:
+    """One draw's figures for one board (see ``scores``)."""
+    t = on_scale(target, L)
+    top = int(L.order()[0])
+    r = ranks(t)
+    rs = L.rank_set
+    return {"lead": float(L.fit.scores[top] - t[top]), "sq": float(np.mean((L.fit.scores - t) ** 2)),
+            "top_few": bool(L.few_mask()[top]), "top_unresolved": bool(not L.resolved()[top]),
+            "top_under5": bool(L.human_battles()[top] < 5),
+            "joint": bool(np.all((rs[:, 0] <= r) & (r <= rs[:, 1]))),
+            "inside": (L.interval[:, 0] <= t) & (t <= L.interval[:, 1]),
+            "wrong_best": bool(np.any((rs[:, 1] == 1) & (r != 1)))}
+
+
+def scores(root: Path, draws: int, alpha: float, budgets=(100, 200, 500), which=("synthetic", "arena", "arena+judge"),
+           estimators=("mle", "auto")) -> str:
+    arena, ref = arena_reference(root)
+    judged = None
+    if arena is not None and "arena+judge" in which:
+        judged = read_battles(str(root / "arena-ppr" / "human.jsonl"),
+                              [str(root / "arena-ppr" / "gpt-4-0125-preview.jsonl")])
+    names = {"mle": "before (--estimator mle)", "auto": "after (default: auto)"}
+    lines = [f"### The printed scores at small budgets, 20 models (alpha {alpha}; {draws} draws per cell): the leader's "
+             "(first row's) mean signed error in Elo +- its s.e. (and that ratio) / RMSE over all models / the share of "
+             "draws whose first row is a few-battle model, one with under 5 battles, one marked unresolved (?) / joint rank-set coverage / mean / lowest interval coverage / "
+             "draws printing a wrong model surely best", "",
+             "| data | human battles | estimator | leader's signed error (Elo) | ratio | RMSE | first row few / < 5 battles / ? | "
+             "joint | mean / lowest coverage | wrong surely-best |", "|---|---|---|---|---|---|---|---|---|---|"]
+    titles = {"synthetic": "synthetic (normal strengths)", "arena": "Chatbot Arena", "arena+judge": "Chatbot Arena + GPT-4 judge"}
+    for data in which:
+        if data != "synthetic" and arena is None:
+            lines.append(f"| {titles[data]} | - | - | not run: no arena-ppr under {root} | | | | | | |")
+            continue
+        for n in budgets:
+            got = {e: [] for e in estimators}
+            t0 = time.time()
+            for s in range(draws):
+                if data == "synthetic":
+                    bt, beta = synthetic(5000 + s, n)
+                    target, kw = centred(beta), {}
+                else:
+                    bt, target, kw = (arena if data == "arena" else judged), ref, {"human_budget": n}
+                try:
+                    boards = {e: leaderboard(bt, alpha=alpha, seed=s, estimator=e, **kw) for e in estimators}
+                except Exception:  # noqa: BLE001 - a draw that leaves a model without battles (refused)
+                    continue
+                for e, L in boards.items():
+                    got[e].append(_score_cell(L, target))
+            for e in estimators:
+                rows = got[e]
+                lead = np.array([x["lead"] for x in rows])
+                se = lead.std(ddof=1) / np.sqrt(len(lead))
+                per = np.mean([x["inside"] for x in rows], axis=0)
+                lines.append(f"| {titles[data]} | {n} | {names.get(e, e)} | {lead.mean():+.1f} +- {se:.1f} | "
+                             f"{lead.mean() / se:+.2f} | {np.sqrt(np.mean([x['sq'] for x in rows])):.1f} | "
+                             f"{np.mean([x['top_few'] for x in rows]):.2f} / {np.mean([x['top_under5'] for x in rows]):.2f} / "
+                             f"{np.mean([x['top_unresolved'] for x in rows]):.2f} | "
+                             f"{np.mean([x['joint'] for x in rows]):.3f} | {per.mean():.3f} / {per.min():.2f} | "
+                             f"{sum(x['wrong_best'] for x in rows)} of {len(rows)} |")
+                print(lines[-1], f"({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+    return "\n".join(lines)
+
+
 def heat_arena(root: Path, seed: int) -> Battles:
     """Chatbot Arena with gpt-4's battles split at random between two copies ('gpt-4 (a)', 'gpt-4 (b)') and
     llama-13b left out: 20 models, a dead heat at the top."""
@@ -226,7 +302,9 @@ def heats(root: Path, draws: int, alphas, which, budget: int = 6400, floors=(0, 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=["few", "budgets", "heats"])
+    ap.add_argument("what", choices=["few", "budgets", "heats", "scores"])
+    ap.add_argument("--budgets", default="100,200,500", help="scores: the human battles")
+    ap.add_argument("--data", default="synthetic,arena,arena+judge", help="scores: synthetic, arena, arena+judge")
     ap.add_argument("--draws", type=int, default=200)
     ap.add_argument("--alpha", type=float, default=0.1)
     ap.add_argument("--alphas", default="0.01,0.05,0.1,0.2", help="heats: the levels")
@@ -239,6 +317,8 @@ def main() -> int:
     t0 = time.time()
     text = (few(root, args.draws, args.alpha) if args.what == "few" else
             budgets(root, args.draws, args.alpha) if args.what == "budgets" else
+            scores(root, args.draws, args.alpha, [int(b) for b in args.budgets.split(",")], args.data.split(","))
+            if args.what == "scores" else
             heats(root, args.draws, [float(a) for a in args.alphas.split(",")], args.which.split(","),
                   floors=[int(f) for f in args.floors.split(",")]))
     text += f"\n\n({time.time() - t0:.0f} s; command: python benchmarks/arena_small.py {' '.join(sys.argv[1:])})"

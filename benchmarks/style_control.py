@@ -29,8 +29,27 @@ length,markdown --style-missing drop`` reads them: the board (controlled and raw
 answer length, and AlpacaEval's published raw and length-controlled win rates beside it. The terminal
 board of the default config is saved to ``--board`` (default bench-out/style_board.txt).
 
+``fastchat`` (issue 42): evalsift's style control beside FastChat's, both on the same battles written two
+ways -- with fixed sides (the lower-numbered model always first, as a file sorted by model writes them; or
+AlpacaEval's baseline always first) and with random sides (a battle written the other way round swaps the
+sides, the verdict and the counts: the same battle). FastChat's ``compute_style_control``
+(``fastchat/serve/monitor/rating_systems.py``) is reimplemented here from its definition: the features
+``(c_a - c_b) / (c_a + c_b + 1)`` *centred* by their mean over the battles and divided by their standard
+deviation, a logistic regression on ``ln 10 (r_a - r_b) + z . gamma`` with an L2 penalty of 0.5 on every
+parameter, fitted by L-BFGS (its 100-iteration cap raised to 2,000 so both fits converge), ratings
+``400 r + 1000``, here centred on 1000 as evalsift centres its scores. Printed per league: the largest move
+of any model's score between the two writings (evalsift's features are not centred, so a swapped battle
+flips its features with its strength difference and nothing moves; FastChat's mean moves with the sides,
+and its centring acts as a fixed first-side advantage), the largest difference between the two methods'
+scores with the fixed sides, and the mean of the length feature there before centring. Synthetic leagues as
+``synthetic`` (10 models, 6,000 battles); real: AlpacaEval's weighted GPT-4 Turbo preferences with the
+outputs of ``alpaca-eval/model_outputs`` (9 models), the baseline first in every battle as AlpacaEval
+writes it, so the length feature's mean is far from 0 and FastChat's centring moves the baseline against
+the others.
+
     python benchmarks/style_control.py synthetic [--leagues 40]
     EVALSIFT_DATA=../shared/data python benchmarks/style_control.py real
+    EVALSIFT_DATA=../shared/data python benchmarks/style_control.py fastchat [--leagues 20]
     python benchmarks/style_control.py all
 """
 
@@ -187,9 +206,103 @@ def real(board_path: Path) -> dict:
     return out
 
 
+FASTCHAT_ORDER = ("length", "headers", "lists", "bold")  # STYLE_CONTROL_ELEMENTS_V1's order (tokens, header, list, bold)
+
+
+def fastchat_style_scores(battles) -> np.ndarray:
+    """FastChat's ``compute_style_control`` on ``battles`` (with style counts), from its definition (module doc):
+    the scores, centred on 1000."""
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    K = battles.K
+    cols = []
+    for f in FASTCHAT_ORDER:
+        c = battles.style[f]
+        d = (c[:, 0] - c[:, 1]) / (c[:, 0] + c[:, 1] + 1.0)
+        sd = d.std()
+        cols.append((d - d.mean()) / sd if sd > 0 else np.zeros_like(d))
+    z = np.column_stack(cols)
+    a, b, y = battles.a, battles.b, battles.y
+    alpha, reg = np.log(10.0), 0.5
+
+    def loss(theta):
+        r, g = theta[:K], theta[K:]
+        eta = alpha * (r[a] - r[b]) + z @ g
+        p = expit(eta)
+        value = float(np.sum(np.logaddexp(0, eta) - y * eta)) + reg / 2 * float(theta @ theta)
+        err = y - p
+        grad = reg * theta
+        np.add.at(grad, a, -alpha * err)
+        np.add.at(grad, b, alpha * err)
+        grad[K:] -= z.T @ err
+        return value, grad
+
+    res = minimize(loss, np.zeros(K + z.shape[1]), jac=True, method="L-BFGS-B",
+                   options={"maxiter": 2000, "gtol": 1e-8})
+    scores = 400.0 * res.x[:K] + 1000.0
+    return scores - scores.mean() + 1000.0
+
+
+def evalsift_style_scores(battles) -> np.ndarray:
+    """``evalsift arena --style-control length,markdown --estimator mle``'s scores on ``battles``."""
+    from evalsift.arena.bt import fit_bt, independent_covariates
+
+    cov, _ = independent_covariates(style_covariates(battles, parse_style("length,markdown")), battles.a, battles.b,
+                                    battles.K)
+    return fit_bt(battles, covariates=cov).scores
+
+
+def swapped(battles, which: np.ndarray):
+    """The same battles with those at ``which`` written the other way round (sides, verdict and counts)."""
+    a, b, y = battles.a.copy(), battles.b.copy(), battles.y.copy()
+    a[which], b[which], y[which] = battles.b[which], battles.a[which], 1.0 - battles.y[which]
+    style = {k: v.copy() for k, v in battles.style.items()}
+    for v in style.values():
+        v[which] = v[which][:, ::-1]
+    return replace(battles, a=a, b=b, y=y, style=style)
+
+
+def fastchat(leagues: int) -> dict:
+    print("fastchat: the same battles written two ways; Elo, scores centred on 1000")
+    print(f"{'data':<34} {'evalsift moves':>14} {'FastChat moves':>14} {'evalsift vs FastChat':>20} {'mean length feat.':>17}")
+    out = {"synthetic": []}
+
+    def row(name, battles, other):
+        e0, e1 = evalsift_style_scores(battles), evalsift_style_scores(other)
+        f0, f1 = fastchat_style_scores(battles), fastchat_style_scores(other)
+        c = battles.style["length"]
+        mean_len = float(np.mean((c[:, 0] - c[:, 1]) / (c[:, 0] + c[:, 1] + 1.0)))
+        r = {"evalsift_moves": float(np.abs(e1 - e0).max()), "fastchat_moves": float(np.abs(f1 - f0).max()),
+             "methods_differ": float(np.abs(e0 - f0).max()), "mean_length_feature": mean_len}
+        print(f"{name:<34} {r['evalsift_moves']:>14.2f} {r['fastchat_moves']:>14.2f} {r['methods_differ']:>20.2f} "
+              f"{mean_len:>+17.3f}", flush=True)
+        return r
+
+    for s in range(leagues):
+        battles, _, _, _ = league(5000 + s, 10, 6000)
+        # the same battles with the lower-numbered model always written first (a file sorted by model name)
+        out["synthetic"].append(row(f"synthetic {s}: sorted vs random sides", swapped(battles, battles.a > battles.b),
+                                    battles))
+    root = Path(os.environ.get("EVALSIFT_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+    if (root / "alpaca-eval").is_dir():
+        from evalsift.arena.battles import read_battles
+        from evalsift.arena.style import missing_text
+
+        os.environ.setdefault("EVALSIFT_DATA", str(root))
+        battles = read_battles("alpaca-eval/preferences", texts=True, outputs="alpaca-eval")
+        battles = battles.keep(~missing_text(battles))
+        out["alpaca"] = row("AlpacaEval: baseline first vs random", battles,
+                            swapped(battles, np.random.default_rng(0).random(battles.n) < 0.5))
+    for key in ("evalsift_moves", "fastchat_moves", "methods_differ"):
+        v = [r[key] for r in out["synthetic"]]
+        print(f"synthetic, {key}: median {np.median(v):.2f}, largest {np.max(v):.2f} Elo")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("part", choices=["synthetic", "real", "all"])
+    ap.add_argument("part", choices=["synthetic", "real", "fastchat", "all"])
     ap.add_argument("--leagues", type=int, default=40)
     ap.add_argument("--board", default="bench-out/style_board.txt")
     ap.add_argument("--out", default="bench-out/style_control.json")
@@ -199,6 +312,8 @@ def main() -> int:
         result["synthetic"] = synthetic(args.leagues)
     if args.part in ("real", "all"):
         result["real"] = real(Path(args.board))
+    if args.part in ("fastchat", "all"):
+        result["fastchat"] = fastchat(min(args.leagues, 20))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1, default=float) + "\n")
     print(f"wrote {args.out}")

@@ -22,7 +22,8 @@ def write_jsonl(path: Path, rows) -> Path:
 
 def mt_bench(tmp_path: Path, seed: int = 0, n_questions: int = 24):
     """FastChat's layout: data/mt_bench/question.jsonl and data/mt_bench/model_judgment/gpt-4_single.jsonl
-    (rows as FastChat's gen_judgment writes them), with a few -1 grades and one rerun row."""
+    (rows as FastChat's gen_judgment writes them), with a few -1 grades and one rerun row appended. Returns
+    (path, questions, every row of the file: what show_result.py averages, the rerun included)."""
     rng = random.Random(seed)
     questions = [{"question_id": 81 + q, "category": CATEGORIES[q % 8],
                   "turns": [f"question {81 + q}, first turn", f"question {81 + q}, second turn"]}
@@ -41,9 +42,9 @@ def mt_bench(tmp_path: Path, seed: int = 0, n_questions: int = 24):
                 rows.append({"question_id": q["question_id"], "model": model, "judge": ["gpt-4", prompt],
                              "user_prompt": "[Instruction] ...", "judgment": f"Rating: [[{score}]]", "score": score,
                              "turn": turn, "tstamp": 1687221890.0 + len(rows)})
-    rerun = dict(rows[5], score=1, tstamp=1687229999.0)  # FastChat appends a rerun; the later row stands
+    rerun = dict(rows[5], score=1, tstamp=1687229999.0)  # FastChat appends a rerun; show_result counts both rows
     path = write_jsonl(root / "model_judgment" / "gpt-4_single.jsonl", rows + [rerun])
-    return path, questions, rows[:5] + [rerun] + rows[6:]
+    return path, questions, rows + [rerun]
 
 
 def fastchat_pairs(tmp_path: Path, seed: int = 0, n_questions: int = 40) -> tuple[Path, list[dict]]:
@@ -71,6 +72,40 @@ def fastchat_pairs(tmp_path: Path, seed: int = 0, n_questions: int = 40) -> tupl
     return write_jsonl(tmp_path / "model_judgment" / "gpt-4_pair.jsonl", rows), rows
 
 
+
+
+def mt_bench_pairs(folder: Path, seed: int = 0, n_questions: int = 16, reruns: int = 3) -> tuple[Path, list[dict]]:
+    """gpt-4_pair.jsonl as FastChat's gen_judgment writes it for MT-Bench: 3 models, every pair, both turns, each
+    judged with the prompt FastChat picks -- pair-v2 for turn 1 and pair-v2-multi-turn for turn 2, the
+    pair-math-v1 prompts for math, reasoning and coding questions (categories as :data:`CATEGORIES` by question,
+    as in :func:`mt_bench`) -- some games 'error', and ``reruns`` rows of an earlier question judged again and
+    appended at the end (FastChat appends when a judgment is rerun). Returns (path, every row)."""
+    rng = random.Random(seed)
+    strength = {"gpt-4": 1.2, "gpt-3.5-turbo": 0.4, "vicuna-13b-v1.3": -0.3}
+    names = list(strength)
+    rows = []
+    for turn in (1, 2):
+        for q in range(81, 81 + n_questions):
+            math_q = CATEGORIES[(q - 81) % 8] in ("math", "reasoning", "coding")
+            prompt = ("pair-math-v1" if math_q else "pair-v2") + ("-multi-turn" if turn == 2 else "")
+            for i in range(3):
+                for k in range(i + 1, 3):
+                    m1, m2 = names[i], names[k]
+                    p = 1 / (1 + math.exp(-(strength[m1] - strength[m2])))
+                    games = []
+                    for first in (True, False):
+                        u = rng.random()
+                        bias = 0.15 if first else -0.15
+                        games.append("error" if u < 0.03 else "tie" if u < 0.15 else
+                                     "model_1" if rng.random() < min(max(p + bias, 0), 1) else "model_2")
+                    rows.append({"question_id": q, "model_1": m1, "model_2": m2, "g1_winner": games[0],
+                                 "g2_winner": games[1], "judge": ["gpt-4", prompt], "g1_user_prompt": "...",
+                                 "g1_judgment": "[[A]]", "g2_user_prompt": "...", "g2_judgment": "[[B]]",
+                                 "turn": turn, "tstamp": 1687221890.0 + len(rows)})
+    for r in range(reruns):  # rows against gpt-3.5-turbo: 3q (gpt-4 vs it) and 3q + 2 (it vs vicuna), judged again
+        again = dict(rows[3 * r + 2 * (r % 2)], g1_winner="model_2", g2_winner="model_2", tstamp=1687229999.0 + r)
+        rows.append(again)
+    return write_jsonl(folder / "model_judgment" / "gpt-4_pair.jsonl", rows), rows
 
 
 def arena_battles(path: Path, seed: int = 0, n: int = 600) -> Path:

@@ -8,7 +8,6 @@ import numpy as np
 from evalsift.arena import Battles, fit_bt, ranks, read_battles
 from evalsift.arena.bt import ELO, FEW, few_battle_floor
 from evalsift.arena.leaderboard import leaderboard, write_leaderboard
-from evalsift.cli import main
 
 from _data import need
 

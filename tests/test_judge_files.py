@@ -55,7 +55,9 @@ def test_arena_battles_map_onto_judgments(tmp_path):
         ("1", "X", "Y", "a"), ("2", "Y", "X", "b"), ("4", "X", "Z", "tie"), ("5", "Z", "X", "tie"), ("7", "Y", "X", "a")]
     j = data.judgments[3]
     assert (j.annotator, j.kind, j.shown_order, j.status) == ("human", "human", "ab", "done")
-    assert j.detail == {"source": str(path), "line": 4, "winner": "tie (bothbad)", "question_id": "q5"}
+    # no judge column: the kind ("human") is the file name's, and the detail says so
+    assert j.detail == {"source": str(path), "line": 4, "winner": "tie (bothbad)", "question_id": "q5",
+                        "kind_from": "name"}
     # each battle is an item of its own pair only
     assert list(data.pool.metadata["_systems"]) == [("X", "Y"), ("X", "Y"), ("X", "Z"), ("X", "Z"), ("X", "Y")]
     assert detect_format(path) == "pairwise" and looks_pairwise(path)
@@ -102,7 +104,7 @@ def test_arena_json_list_with_lmsys_conversations(tmp_path):
     assert (j0.annotator, j0.kind, j0.verdict) == ("arena_user_9", "human", "b")
     assert (j1.annotator, j1.kind) == ("gpt-4-judge", "llm")
     assert j0.detail == {"source": str(path), "line": 2, "winner": "model_b", "question_id": "abc", "turn": 2,
-                         "language": "English", "anony": True}
+                         "language": "English", "anony": True, "kind_from": "judge"}
     starts = [k for k, text in enumerate(path.read_text().splitlines(), 1) if text == " {"]  # indent=1: elements
     assert [j0.detail["line"], j1.detail["line"]] == starts  # the lines where the objects start
     assert "_systems" not in data.pool.metadata  # question_id + turn: items are not battles by id
@@ -261,7 +263,8 @@ def test_fastchat_rows_give_two_judgments(tmp_path):
     assert got[6] == ("83-t1", "gpt-4", "vicuna", None, "error", "ab", "gpt-4/pair-v2 (g1)")
     assert all(j.kind == "llm" for j in data.judgments)
     assert data.judgments[6].detail["reason"] == "FastChat recorded no verdict for game 1 (g1_winner 'error')"
-    assert data.judgments[5].detail == {"source": str(path), "line": 3, "game": "g2", "winner": "model_2", "turn": 2}
+    assert data.judgments[5].detail == {"source": str(path), "line": 3, "game": "g2", "winner": "model_2", "turn": 2,
+                                        "kind_from": "cell", "judge_model": "gpt-4", "judge_prompt": "pair-v2"}
     o = JudgmentsOracle(data)
     # agreeing games: that verdict; disagreeing: a tie (two annotators, a split); one error: the other game
     assert list(o.verdicts(data.pool, [0, 2], "gpt-4", "vicuna")) == ["a", "b"]
@@ -327,7 +330,8 @@ def test_alpaca_annotations(tmp_path):
     assert [j.shown_order for j in data.judgments][-2:] == ["ab", "ba"]
     j = data.judgments[4]
     assert (j.a, j.b, j.annotator, j.kind) == ("base", "m", "weighted_alpaca_eval_gpt4_turbo", "llm")
-    assert j.detail == {"source": str(path), "line": 2 + 4 * 11, "preference": 1.2, "dataset": "helpful_base"}
+    assert j.detail == {"source": str(path), "line": 2 + 4 * 11, "preference": 1.2, "dataset": "helpful_base",
+                        "kind_from": "judge"}
     assert list(data.pool.inputs)[:2] == ["i1", "i2"] and data.pool.outputs["m"][0] == "m on i1"
     # an index column names the items instead
     indexed = read_pairwise(json_list(tmp_path / "indexed.json", [annotation("i1", "b", "m", 1, index=0),
@@ -495,4 +499,5 @@ def test_real_arena_contract_command(capsys, monkeypatch, tmp_path, where):
         d = json.loads(out)
         assert code == 0 and d["labels_used"] == 481 and d["win_rate_a"] == pytest.approx(0.4272349, abs=1e-6)
         assert (d["wins_a"], d["wins_b"], d["ties"]) == (120, 190, 171)
-    assert os.getcwd() == str(folder if where == "data folder" else tmp_path)
+    # the command did not change the working folder (compared resolved: ../shared may be a symbolic link)
+    assert Path(os.getcwd()).resolve() == (folder if where == "data folder" else tmp_path).resolve()

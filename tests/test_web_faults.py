@@ -203,7 +203,7 @@ def test_undo_and_reload_over_http(tmp_path):
         # the next item is the one alice was holding (b), not a new one
         assert call("GET", f"{srv.url}/api/v1/next", tok["alice"])[1]["assignment_id"] == b["assignment_id"]
         st = call("GET", f"{srv.url}/api/v1/projects/{pid}/status", admin)[1]
-        assert st["judgments"] == {"done": 1, "skipped": 0, "undone": 1, "total": 1}
+        assert st["judgments"] == {"done": 1, "skipped": 0, "undone": 1, "total": 1, "extra": 0}
         assert [p for p in st["progress"] if p["name"] == "alice"][0]["judged"] == 1
     rows = Store(db).judgment_rows(pid)
     assert [(r["id"], r["retracted_at"] is not None) for r in rows] == [(first["id"], True), (second["id"], False)]

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -138,3 +137,44 @@ def test_a_replay_with_another_pair_is_refused(tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", "--data", str(out), "--a", "A", "--b", "C", "--oracle", f"judgments:{out}"]) == 2
     assert "compares A and B" in capsys.readouterr().err
+
+
+def test_another_replay_form_of_a_live_export_is_refused_naming_the_one_that_replays(tmp_path, capsys):
+    """issue 42: for a ``--design neyman`` project, ``compare --data demo --oracle judgments:<export>`` printed
+    "B wins ... risk 0.0000" where the admin page said 0.9461: a Session of compare's own over the demo data,
+    finding verdicts on the exported items only. Now that form is refused, naming the replay that gives the
+    admin page's decision; that one equals it (two people answering at once, so draws were made ahead)."""
+    from evalsift.io import make_demo_pool
+
+    db = tmp_path / "w.db"
+    assert main(["annotate", "new", "--db", str(db), "--name", "ny", "--pairwise", "--data", "demo", "--a", "A",
+                 "--b", "B", "--proxy", "metric:token_f1", "--design", "neyman", "--max-labels", "30", "--json"]) == 0
+    pid = json.loads(capsys.readouterr().out)["project"]
+    pool = make_demo_pool()
+    human = {iid: pool.score("human", "A")[k] - pool.score("human", "B")[k] for k, iid in enumerate(pool.item_ids)}
+    work = Workspace(Store(db))
+    people = [{"id": work.store.add_annotator(pid, n)[0], "project_id": pid, "name": n} for n in ("alice", "bob")]
+    for _ in range(12):  # both ask, then both answer
+        held = [(p, work.next_for(p)) for p in people]
+        for p, a in held:
+            if not a.get("done"):
+                d = human[a["item_id"]]
+                first_is_a = work.store.assignment(a["assignment_id"])["shown_order"] == "ab"
+                work.submit(p, a["assignment_id"], answer="0" if d == 0 else "1" if (d > 0) == first_is_a else "2")
+    live = work.status(pid)["decision"]
+    assert work.store.draws(pid)  # some draws were made ahead of the decision
+    out = tmp_path / "ny.jsonl"
+    assert main(["annotate", "export", "--db", str(db), "--project", "ny", "--out", str(out)]) == 0
+    capsys.readouterr()
+    for extra in ([], ["--proxy", "metric:token_f1", "--design", "neyman"]):
+        assert main(["compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", f"judgments:{out}", *extra]) == 2
+        err = capsys.readouterr().err
+        assert "is the export of live annotation project 'ny'" in err
+        assert f"replays as: evalsift compare --data {out} --a A --b B --oracle judgments:{out}" in err
+        assert "its neyman design and the draws it made" in err and f"move {out}.project.json aside" in err
+    assert main(["compare", "--data", str(out), "--a", "A", "--b", "B", "--oracle", f"judgments:{out}", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["winner"], got["labels_used"], got["risk"], got["wins_a"], got["wins_b"]) == \
+        (live["winner"], live["labels_used"], live["risk"], live["wins_a"], live["wins_b"])
+    Path(f"{out}.project.json").rename(tmp_path / "aside.json")  # the verdicts as plain recorded data: allowed
+    assert main(["compare", "--data", "demo", "--a", "A", "--b", "B", "--oracle", f"judgments:{out}"]) == 0

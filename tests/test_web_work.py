@@ -132,7 +132,7 @@ def test_someone_elses_assignment_is_refused(tmp_path):
     a = work.next_for(alice)
     with pytest.raises(PermissionError):
         work.submit(bob, a["assignment_id"], answer="1")
-    with pytest.raises(ParameterError, match="answer must be 1"):
+    with pytest.raises(ParameterError, match="verdict must be 1"):
         work.submit(alice, a["assignment_id"], answer="left")
     first = work.submit(alice, a["assignment_id"], answer="1", idempotency_key="k")
     assert work.submit(alice, a["assignment_id"], answer="1", idempotency_key="k") == first

@@ -57,14 +57,21 @@ def test_baseline_on_either_side_is_oriented_to_the_model():
     # AlpacaEval's scale: 1 = generator_1 (a) wins, 2 = generator_2 (b) wins; 0 and 1.5 are draws
     js = [judgment(1, "base", "M", 1.8), judgment(2, "M", "base", 1.3), judgment(3, "M", "base", 0),
           judgment(4, "base", "M", verdict="a"), judgment(5, "M", "base", verdict="a"),
-          judgment(6, "N", "base", verdict="tie"), judgment(6, "base", "N", 1.0)]  # a later judgment counts
+          judgment(6, "N", "base", verdict="tie"), judgment(6, "base", "N", 1.0)]  # N judged twice on item 6
     comp = baseline_comparisons(data_of(js), "base")
     assert list(comp.models["M"].preference) == pytest.approx([0.8, 0.7, 0.5, 0.0, 1.0])
-    assert list(comp.models["N"].preference) == [0.0]
-    assert any("later one counts" in n for n in comp.notes)
+    # every row counts by default, as FastChat's show_result.py counts them: a tie (0.5) and a loss (0.0)
+    assert list(comp.models["N"].preference) == [0.5, 0.0]
+    assert any("each counts" in n and "--repeats last" in n for n in comp.notes)
+    last = baseline_comparisons(data_of(js), "base", repeats="last")
+    assert list(last.models["N"].preference) == [0.0] and any("later one counts" in n for n in last.notes)
     board = winrate_board(data_of(js), "base")
     m = {e["model"]: e for e in board.boards[0]["models"]}
-    assert m["M"]["win_rate"] == pytest.approx(60.0) and m["N"]["win_rate"] == 0.0
+    # M: (0.8 + 0.7 + 0.5 + 0 + 1) / 5 = 0.6; N: (0.5 + 0) / 2 = 0.25, or 0 with the later row only
+    assert m["M"]["win_rate"] == pytest.approx(60.0) and m["N"]["win_rate"] == pytest.approx(25.0)
+    assert winrate_board(data_of(js), "base", repeats="last").boards[0]["models"][-1]["win_rate"] == 0.0
+    with pytest.raises(ParameterError, match="all or last"):
+        baseline_comparisons(data_of(js), "base", repeats="first")
     # the same comparisons, the baseline always first, give the same board
     flipped = [judgment(1, "base", "M", 1.8), judgment(2, "base", "M", 1.7), judgment(3, "base", "M", 1.5),
                judgment(4, "base", "M", 1.0), judgment(5, "base", "M", 2.0)]
@@ -110,7 +117,9 @@ def test_length_controlled_recovers_the_quality_a_length_biased_judge_hides():
     lc = length_controlled_win_rate(board.comparisons.models["concise"].preference,
                                     board.comparisons.models["concise"].delta_len, difficulty)
     assert lc["length_controlled_winrate"] == pytest.approx(truth["concise"], abs=1.5)
-    assert lc["lc_standard_error"] == pytest.approx(100 * lc["controlled"].std(ddof=1) / math.sqrt(400))
+    # AlpacaEval's lc_standard_error: the sem of the predictions alone; ours adds the fit's uncertainty
+    assert lc["lc_prediction_sem"] == pytest.approx(100 * lc["controlled"].std(ddof=1) / math.sqrt(400))
+    assert lc["lc_standard_error"] > lc["lc_prediction_sem"]
 
 
 def test_glm_fits_the_slope_and_intercept_and_gives_up_on_one_sided_data():

@@ -378,7 +378,7 @@ class Session:
         if self.sampling == "uniform":
             return self.selector.select(k)
         while len(self._draws) < min(k, self.pool.n_items):
-            items, values = self.verdict_pairs() if hasattr(self, "_set") else ([], [])
+            items, values = self._drawn_verdicts()
             f = self.control.predict(np.array(items, dtype=int), np.array(values, dtype=float))
             cand = np.ones(self.pool.n_items, dtype=bool)
             cand[self._draws] = False
@@ -394,6 +394,37 @@ class Session:
         return Selection(items=picked, item_ids=tuple(self.pool.item_ids[i] for i in picked),
                          method=f"{base.method}+{self.sampling}", params={**base.params, "explore": self.explore},
                          seed=base.seed, budget=k)
+
+    def _drawn_verdicts(self) -> tuple[list[int], list[float]]:
+        """(items, values) of the items drawn so far that have a verdict, in draw order: what the next draw
+        learns from (the decision set's, and those of items drawn ahead of it and judged already)."""
+        votes = self._votes
+        pairs = [(i, VALUES[v]) for i in self._draws if (x := votes.get(i)) is not None and (v := x.combined) is not None]
+        return [i for i, _ in pairs], [y for _, y in pairs]
+
+    def draw_ahead(self, total: int) -> int:
+        """Active or neyman sampling: make the draws up to ``total`` now (at most ``max_labels`` and the pool),
+        ahead of the decision set, so that several people can judge at once; returns the number of draws in
+        all. A draw made ahead uses the verdicts of the items drawn before it that have one so far (fewer than
+        the draw would see later); the anytime rule weights each verdict by the probabilities its draw was
+        made with, so the guarantee holds. The decision still reads the verdicts in draw order. A Session
+        that drew ahead depends on when it did, so the caller records each call (the annotation app stores
+        them and replays them). Nothing is drawn for a uniform order (its order is fixed) or once decided."""
+        if self.sampling == "uniform" or self.done:
+            return len(self._draws)
+        self._select(min(int(total), self.max_labels))
+        return len(self._draws)
+
+    def ahead(self) -> list[int]:
+        """Items drawn beyond the current decision set (active or neyman sampling), in draw order."""
+        return [int(i) for i in self._draws[len(self._set.items):]] if self.sampling != "uniform" else []
+
+    def draw_probability(self, item: int) -> float | None:
+        """The probability ``item`` (a position in the pool) was drawn with (active or neyman sampling); None for
+        a uniform order or an item not drawn."""
+        if self.sampling == "uniform" or int(item) not in self._drawn_with:
+            return None
+        return float(self._draw_probs(int(item))[int(item)])
 
     def _draw_probs(self, item: int) -> np.ndarray | None:
         """The probabilities ``item`` was drawn with (active or neyman sampling), None for a uniform order."""

@@ -41,15 +41,67 @@ def add_verdicts_from(p: argparse.ArgumentParser) -> None:
                         "cell, or an annotator named after a known LLM family)")
 
 
+#: where a recorded judgment's kind came from (``detail["kind_from"]``, set by the judge-file readers): the file's
+#: own fields, or -- ``name`` -- only the file's name, a guess
+KIND_FROM = {"kind": "its kind column", "judge": "its judge/annotator field",
+             "cell": "FastChat's [judge model, prompt] cell", "name": "the file name"}
+_STATED = {k: v for k, v in KIND_FROM.items() if k != "name"}
+
+
+def _whose(kind: str) -> str:
+    return "a judge's" if source_of(kind) == "judge" else "people's"
+
+
+def _listing(names: Iterable[str], limit: int = 3) -> str:
+    names = list(names)
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def source_notes(data: Any, source: str | None) -> list[str]:
+    """What to say about whose verdicts ``data`` holds before ``source`` (``--verdicts-from``) is applied: with no
+    ``source``, the judgments whose kind only the file's name gave (no kind, judge or annotator field: a guess);
+    with one, the judgments whose kind the file's own fields state otherwise (``--verdicts-from`` overrides
+    them). Judgments without ``detail["kind_from"]`` (evalsift's own records, tables with a kind column) say
+    nothing."""
+    guessed: dict[tuple[str, str, str], int] = {}
+    stated: dict[tuple[str, str, str], Counter] = {}
+    for j in data.judgments:
+        d = j.detail if isinstance(getattr(j, "detail", None), dict) else {}
+        how = d.get("kind_from")
+        if how is None or getattr(j, "status", "done") != "done":
+            continue
+        where = str(d.get("source") or getattr(data, "source", ""))
+        if source is None and how == "name":
+            key = (where, j.annotator, j.kind)
+            guessed[key] = guessed.get(key, 0) + 1
+        elif source is not None and how in _STATED and source_of(j.kind) != source:
+            stated.setdefault((where, _STATED[how], j.kind), Counter())[j.annotator] += 1
+    notes = []
+    for (where, annotator, kind), n in guessed.items():
+        notes.append(f"{where}: no field of the file says who judged (no kind, judge or annotator column), so its "
+                     f"{n} verdict(s) are labelled {_whose(kind)} from the file name {annotator!r} alone; say "
+                     "--verdicts-from human or --verdicts-from judge if that is wrong")
+    for (where, how, kind), who in stated.items():
+        notes.append(f"--verdicts-from {source} overrides {where}: {how} makes {sum(who.values())} verdict(s) "
+                     f"{_whose(kind)} ({_listing(who)}); they are counted as "
+                     f"{'people' if source == 'human' else 'a judge'}'s")
+    return notes
+
+
 def with_source(data: Any, source: str | None) -> Any:
     """``data`` (a :class:`~evalsift.io.pairwise_data.PairwiseData`) with every judgment's kind set to
     ``source``'s (``human`` -> ``human``; ``judge`` -> ``llm`` unless it is already ``metric``); unchanged for
-    None."""
-    if source is None:
-        return data
-    if source not in SOURCES:
+    None. Either way, :func:`source_notes` are issued as data warnings (``note:`` lines on the command line): a
+    label that only the file's name gave, or a ``--verdicts-from`` that contradicts the file's own fields."""
+    if source is not None and source not in SOURCES:
         from .errors import ParameterError
         raise ParameterError(f"--verdicts-from {source!r}: use human or judge", field="verdicts_from")
+    from .io._common import warn_data
+
+    for text in source_notes(data, source):
+        warn_data(text)
+    if source is None:
+        return data
 
     def kind(j):
         if source == "human":
@@ -58,6 +110,18 @@ def with_source(data: Any, source: str | None) -> Any:
 
     return replace(data, judgments=tuple(replace(j, kind=kind(j)) if j.kind != kind(j) else j
                                          for j in data.judgments))
+
+
+#: how repeated judgments (or grades) of the same thing count: every one (FastChat's show_result), or the later one
+REPEATS = ("all", "last")
+
+
+def add_repeats(p: argparse.ArgumentParser, what: str) -> None:
+    """``--repeats all|last``: how a judgment (or grade) repeated in the data counts -- ``what`` says of what."""
+    p.add_argument("--repeats", choices=REPEATS, default="all", metavar="all|last",
+                   help=f"{what} recorded more than once (FastChat appends a rerun's rows): all counts every row, "
+                        "as FastChat's show_result.py does; last counts the later row only. A note says "
+                        "how many there were either way")
 
 
 def describe_judgments(judgments: Iterable[Any]) -> dict[str, Any]:

@@ -21,9 +21,14 @@ a win, 1/2 for a tie, 0 for a loss.
   fitted to the continuous preferences (each instruction counts as a win with weight ``p`` and a loss
   with weight ``1 - p``: the cross-entropy with soft labels), L1-penalised, its strength ``C`` chosen
   among ``logspace(-4, 4, 10)`` by 5-fold cross-validated soft-label log loss. The length-controlled
-  win rate is 100 x the mean over the instructions of the GLM's prediction with ``delta`` = 0, and its
-  standard error 100 x the standard error of those predictions (AlpacaEval's ``lc_standard_error``:
-  the spread of the predictions over the instructions, not the uncertainty of the fit).
+  win rate is 100 x the mean over the instructions of the GLM's prediction with ``delta`` = 0. Its
+  standard error (:func:`lc_standard_error`) is evalsift's own: the delta method on the fit (sandwich
+  form, clustered by instruction), the uncertainty of the fitted coefficients plus the spread of the
+  predictions over the instructions -- within 6 % of a bootstrap over instructions on AlpacaEval's
+  models (``docs/winrate.md``). AlpacaEval's ``lc_standard_error`` is the standard error of the
+  predictions alone (``lc_prediction_sem`` here): it leaves the fit out, so it is 0 whenever the
+  predictions do not vary (one model's annotations, no difficulty term) and 3-10 times smaller than the
+  bootstrap's spread on the leaderboard.
 - :func:`estimate_difficulty`: the instruction difficulties. AlpacaEval downloads a fixed table of them
   (fitted once, by its authors, from the leaderboard models of early 2024); evalsift cannot, so it fits
   them from the comparisons at hand the way that table was made: one joint logistic GLM over every
@@ -57,6 +62,7 @@ import numpy as np
 
 from .errors import DataError, ParameterError, suggest
 from .io.pairwise_data import group_of
+from .progress import progress_bar
 from .verdicts import describe_source, source_of, verdicts_line
 
 #: the candidate L1 strengths (AlpacaEval's LogisticRegressionCV default grid)
@@ -73,9 +79,9 @@ FEW_MODELS = 10
 # ---------------------------------------------------------------------------------------- the comparisons
 @dataclass(frozen=True)
 class ModelComparisons:
-    """One model against the baseline: per instruction, the model's preference (probability of beating the
-    baseline, in [0, 1]), the characters of both outputs (None when the data has no lengths) and the
-    ``--by`` group (None without one)."""
+    """One model against the baseline: per comparison (an instruction; one repeated in the data appears again with
+    ``repeats="all"``), the model's preference (probability of beating the baseline, in [0, 1]), the characters
+    of both outputs (None when the data has no lengths) and the ``--by`` group (None without one)."""
 
     model: str
     item_ids: tuple[str, ...]
@@ -109,6 +115,7 @@ class Comparisons:
     left_out: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     verdicts: dict[str, Any] = field(default_factory=dict)
+    annotators: tuple[str, ...] = ()  # the annotators counted (one judge's prompts: several); ``annotator`` joins them
 
 
 def verdicts_text(annotator: str, kind: str) -> str:
@@ -121,33 +128,67 @@ def verdicts_text(annotator: str, kind: str) -> str:
     return verdicts_line(describe_source(source_of(kind), [annotator]))
 
 
-def pick_annotator(annotators: Sequence[str], wanted: str | None) -> str:
-    """The annotator to count: ``wanted`` (exactly, else the one annotator whose name contains it, any case),
-    or the data's only one. No annotator, an unknown one, or an ambiguous choice is a ParameterError
-    listing the annotators.
+def _judge_key(j: Any) -> tuple[str, str | None] | None:
+    """The judge a judgment's annotator is one prompt of: ``(judge model, game)`` for FastChat's ``[judge model,
+    prompt]`` cell (``gpt-4/pair-v2`` and ``gpt-4/pair-v2-multi-turn`` are both judge ``gpt-4``), else None."""
+    d = j.detail if isinstance(getattr(j, "detail", None), Mapping) else {}
+    model = d.get("judge_model")
+    return None if model is None else (str(model), d.get("game"))
 
-    >>> pick_annotator(["weighted_alpaca_eval_gpt4_turbo (recorded)"], "weighted_alpaca_eval_gpt4_turbo")
-    'weighted_alpaca_eval_gpt4_turbo (recorded)'
+
+def pick_annotators(annotators: Sequence[str], wanted: str | None,
+                    judges: Mapping[str, tuple[str, str | None] | None] | None = None) -> list[str]:
+    """The annotators to count: ``wanted`` (exactly; or the judge model of FastChat prompts, e.g. ``gpt-4``; or
+    the annotators whose name contains it, any case, when they are one), else the data's only annotator -- where
+    an annotator is one judge under several prompts (``judges``: annotator -> :func:`_judge_key`, the same key for
+    all of them), all of them, as FastChat's ``show_result.py`` counts every prompt of its judge file (turn 1's
+    ``pair-v2``, turn 2's ``pair-v2-multi-turn``, the math prompts). No annotator, an unknown one, or an ambiguous
+    choice is a ParameterError listing the annotators.
+
+    >>> pick_annotators(["weighted_alpaca_eval_gpt4_turbo (recorded)"], "weighted_alpaca_eval_gpt4_turbo")
+    ['weighted_alpaca_eval_gpt4_turbo (recorded)']
+    >>> key = ("gpt-4", None)
+    >>> pick_annotators(["gpt-4/pair-v2", "gpt-4/pair-v2-multi-turn"], None,
+    ...                 {"gpt-4/pair-v2": key, "gpt-4/pair-v2-multi-turn": key})
+    ['gpt-4/pair-v2', 'gpt-4/pair-v2-multi-turn']
     """
     names = list(dict.fromkeys(annotators))
+    judges = dict(judges or {})
     listing = ", ".join(names) or "(none)"
+
+    def one_judge(group: list[str]) -> bool:
+        keys = {judges.get(a) for a in group}
+        return len(keys) == 1 and None not in keys
+
     if wanted is None:
-        if len(names) == 1:
-            return names[0]
+        if len(names) == 1 or (names and one_judge(names)):
+            return names
         if not names:
             raise DataError("the data holds no pairwise verdicts to count")
         raise ParameterError(f"the data holds the verdicts of {len(names)} annotators; pick one with --annotator NAME. "
                              f"Annotators: {listing}", field="annotator")
     if wanted in names:
-        return wanted
+        return [wanted]
+    by_model = [a for a in names if judges.get(a) is not None and judges[a][0] == wanted]
+    if by_model and one_judge(by_model):
+        return by_model
     hits = [a for a in names if wanted.lower() in a.lower()]
-    if len(hits) == 1:
-        return hits[0]
+    if len(hits) == 1 or (hits and one_judge(hits)):
+        return hits
     if hits:
         raise ParameterError(f"--annotator {wanted!r} is ambiguous: it matches {', '.join(hits)}; give the full name",
                              field="annotator")
     raise ParameterError(f"Unknown annotator '{wanted}'.{suggest(wanted, names)} Annotators: {listing}",
                          field="annotator")
+
+
+def pick_annotator(annotators: Sequence[str], wanted: str | None) -> str:
+    """The one annotator to count (:func:`pick_annotators` without judges: exactly one name).
+
+    >>> pick_annotator(["weighted_alpaca_eval_gpt4_turbo (recorded)"], "weighted_alpaca_eval_gpt4_turbo")
+    'weighted_alpaca_eval_gpt4_turbo (recorded)'
+    """
+    return pick_annotators(annotators, wanted)[0]
 
 
 def _lengths(pool: Any) -> Any:
@@ -182,15 +223,19 @@ def _preference(j: Any, baseline: str) -> float | None:
 
 
 def baseline_comparisons(data: Any, baseline: str, *, annotator: str | None = None,
-                         by: str | None = None) -> Comparisons:
+                         by: str | None = None, repeats: str = "all") -> Comparisons:
     """Every model's comparisons with ``baseline`` in ``data`` (a :class:`~evalsift.io.pairwise_data.PairwiseData`)
-    by one annotator (:func:`pick_annotator`), oriented from the model's side whichever side the baseline was
-    judged on. One comparison per model and instruction: a later judgment of the same annotator replaces an
-    earlier one (a note says how many). Models without a verdict against the baseline are left out (named in
-    ``left_out`` and a note). An unknown baseline is a ParameterError naming it and listing the models.
+    by one annotator (:func:`pick_annotators`: one name, or one judge under several prompts), oriented from the
+    model's side whichever side the baseline was judged on. A judgment repeated for the same model, instruction
+    and annotator (FastChat appends a rerun's rows) counts as one more comparison with ``repeats="all"`` (what
+    ``show_result.py`` counts), or replaces the earlier one with ``"last"``; a note says how many either way.
+    Models without a verdict against the baseline are left out (named in ``left_out`` and a note). An unknown
+    baseline is a ParameterError naming it and listing the models.
     """
-    from .verdicts import describe_judgments
+    from .verdicts import REPEATS, describe_judgments
 
+    if repeats not in REPEATS:
+        raise ParameterError(f"repeats {repeats!r}: use all or last", field="repeats")
     judgments = [j for j in data.judgments if not getattr(j, "is_score", False)]
     systems = list(data.pool.systems)
     if baseline not in systems:
@@ -198,17 +243,22 @@ def baseline_comparisons(data: Any, baseline: str, *, annotator: str | None = No
                              f"{', '.join(systems) or '(none)'}", field="baseline")
     with_baseline = [j for j in judgments if baseline in (j.a, j.b)]
     # which annotator: among those who judged the baseline (any, when one is named: a wrong name is then unknown)
-    who = pick_annotator([j.annotator for j in (with_baseline if annotator is None else judgments)], annotator)
-    mine = [j for j in with_baseline if j.annotator == who]
+    pool_of = with_baseline if annotator is None else judgments
+    judges = {j.annotator: _judge_key(j) for j in pool_of}
+    who = pick_annotators([j.annotator for j in pool_of], annotator, judges)
+    chosen = set(who)
+    mine = [j for j in with_baseline if j.annotator in chosen]
+    shown = ", ".join(who)
     if not mine:
-        raise DataError(f"annotator {who!r} judged no comparison with the baseline {baseline!r}; judged against it by: "
-                        f"{', '.join(dict.fromkeys(j.annotator for j in with_baseline)) or '(nobody)'}",
+        raise DataError(f"annotator {shown!r} judged no comparison with the baseline {baseline!r}; judged against it "
+                        f"by: {', '.join(dict.fromkeys(j.annotator for j in with_baseline)) or '(nobody)'}",
                         field="baseline")
     group = group_of(data, by, mine) if by else None
     length = _lengths(data.pool)
     index = {iid: k for k, iid in enumerate(data.pool.item_ids)}
-    rows: dict[str, dict[str, tuple[float, str | None]]] = {}
-    replaced = 0
+    rows: dict[str, list[tuple[str, float, str | None]]] = {}
+    last: dict[tuple[str, str, str], int] = {}
+    repeated = 0
     no_verdict = 0
     for j in mine:
         model = j.b if j.a == baseline else j.a
@@ -218,34 +268,48 @@ def baseline_comparisons(data: Any, baseline: str, *, annotator: str | None = No
         if p is None:
             no_verdict += 1
             continue
-        per = rows.setdefault(model, {})
-        replaced += j.item_id in per
-        per[j.item_id] = (p, group(j) if group else None)
+        per = rows.setdefault(model, [])
+        entry = (j.item_id, p, group(j) if group else None)
+        key = (model, j.item_id, j.annotator)
+        if key in last:
+            repeated += 1
+            if repeats == "last":
+                per[last[key]] = entry
+                continue
+        last[key] = len(per)
+        per.append(entry)
     notes: list[str] = []
-    if replaced:
-        notes.append(f"{replaced} repeated judgment(s) of the same model, instruction and annotator: the later one "
-                     "counts")
+    if len(who) > 1:
+        notes.append(f"counting the verdicts of one judge under its {len(who)} prompts together ({shown}), as "
+                     "FastChat's show_result.py does (both turns of MT-Bench); --annotator NAME counts one prompt, "
+                     "--by turn gives a board per turn")
+    if repeated:
+        notes.append(f"{repeated} repeated judgment(s) of the same model, instruction and annotator (a rerun's rows): "
+                     + ("each counts, as FastChat's show_result.py counts every row; --repeats last keeps the later "
+                        "one only" if repeats == "all" else "the later one counts (--repeats last); FastChat's "
+                        "show_result.py counts every row (--repeats all)"))
     if no_verdict:
         notes.append(f"{no_verdict} judgment(s) without a verdict (errors, skips) are not counted")
     models: dict[str, ModelComparisons] = {}
     for model in [s for s in systems if s in rows]:
         per = rows[model]
-        ids = tuple(per)
-        pref = np.array([per[i][0] for i in ids], float)
+        ids = tuple(e[0] for e in per)
+        pref = np.array([e[1] for e in per], float)
         lm = [length(index[i], model) if i in index else None for i in ids]
         lb = [length(index[i], baseline) if i in index else None for i in ids]
         have = all(v is not None for v in lm) and all(v is not None for v in lb)
         models[model] = ModelComparisons(
             model=model, item_ids=ids, preference=pref,
             len_model=np.array(lm, float) if have else None, len_baseline=np.array(lb, float) if have else None,
-            groups=tuple(per[i][1] for i in ids) if group else None)
+            groups=tuple(e[2] for e in per) if group else None)
     left = tuple(s for s in systems if s != baseline and s not in models)
     if left:
-        notes.append(f"left out, with no verdict of {who} against {baseline}: {', '.join(left)}")
+        notes.append(f"left out, with no verdict of {shown} against {baseline}: {', '.join(left)}")
     kinds = {j.kind for j in mine}
     kind = "human" if kinds == {"human"} else ("metric" if kinds == {"metric"} else "llm")
-    return Comparisons(baseline=baseline, annotator=who, kind=kind, source=str(getattr(data, "source", "")),
-                       models=models, by=by, left_out=left, notes=tuple(notes), verdicts=describe_judgments(mine))
+    return Comparisons(baseline=baseline, annotator=shown, kind=kind, source=str(getattr(data, "source", "")),
+                       models=models, by=by, left_out=left, notes=tuple(notes), verdicts=describe_judgments(mine),
+                       annotators=tuple(who))
 
 
 # ---------------------------------------------------------------------------------------- the win rate
@@ -280,12 +344,16 @@ def _l1_kwargs() -> dict[str, Any]:
     return {"l1_ratio": 1.0} if (major, minor) >= (1, 8) else {"penalty": "l1"}
 
 
-def _fit_l1(X: Any, p: np.ndarray, C: float, weight: np.ndarray | None, seed: int) -> np.ndarray | None:
-    """Coefficients of the L1-penalised logistic regression of soft labels ``p`` on ``X`` (no free intercept):
-    minimise ||w||_1 + C * sum_i weight_i * CE(p_i, sigmoid(x_i w)). Each row enters twice, as a win with weight
-    ``weight * p`` and as a loss with weight ``weight * (1 - p)``. None when every label is on one side."""
+#: liblinear's L1-regularised logistic regression (its solver 6, newGLMNET), as sklearn's ``LogisticRegression(
+#: solver="liblinear", penalty="l1")`` runs it: tolerance, iteration cap
+_LIBLINEAR_L1LR, _TOL, _MAX_ITER = 6, 1e-4, 100
+
+
+def _soft_problem(X: Any, p: np.ndarray, weight: np.ndarray | None) -> tuple[Any, np.ndarray, np.ndarray] | None:
+    """The soft-label problem as liblinear takes it: every row twice, as a win with weight ``weight * p`` and as a
+    loss with weight ``weight * (1 - p)``, rows of weight 0 dropped; ``(X, y, sample_weight)``, or None when every
+    label left is on one side."""
     import scipy.sparse as sp
-    from sklearn.linear_model import LogisticRegression
 
     w = np.ones(len(p)) if weight is None else np.asarray(weight, float)
     sw = np.concatenate([w * p, w * (1 - p)])
@@ -294,9 +362,59 @@ def _fit_l1(X: Any, p: np.ndarray, C: float, weight: np.ndarray | None, seed: in
     if len(np.unique(y[keep])) < 2:
         return None
     Xd = sp.vstack([X, X], format="csr") if sp.issparse(X) else np.vstack([X, X])
-    model = LogisticRegression(solver="liblinear", C=C, fit_intercept=False, random_state=seed, **_l1_kwargs())
-    model.fit(Xd[keep], y[keep], sample_weight=sw[keep])
+    return Xd[keep], y[keep], sw[keep]
+
+
+def _liblinear() -> Any:
+    """sklearn's compiled liblinear wrapper when it is the one this code was checked against, else None."""
+    try:
+        from sklearn.svm import _liblinear as lib
+    except ImportError:  # pragma: no cover - sklearn moved it
+        return None
+    if not hasattr(lib, "train_wrap"):  # pragma: no cover
+        return None
+    if hasattr(lib, "set_verbosity_wrap"):
+        lib.set_verbosity_wrap(0)  # as sklearn sets it before each fit: liblinear prints nothing
+    return lib
+
+
+def _solve_l1(problem: tuple[Any, np.ndarray, np.ndarray], C: float, seed: int) -> np.ndarray:
+    """Coefficients of liblinear's L1-penalised logistic regression (no intercept) on a :func:`_soft_problem`.
+
+    The compiled solver is called as ``LogisticRegression(solver="liblinear", penalty="l1", C=C,
+    fit_intercept=False, random_state=seed).fit(X, y, sample_weight=...)`` calls it -- the same arguments, so the
+    same coefficients to the last bit (``tests/test_winrate_lc.py`` checks it) -- without sklearn's per-fit input
+    validation, which took most of the time of the thousands of small fits a leaderboard needs. Where that
+    wrapper is missing or refuses the call (another sklearn), the estimator itself is used."""
+    import scipy.sparse as sp
+
+    X, y, sw = problem
+    lib = _liblinear()
+    if lib is not None:
+        sparse = sp.issparse(X)
+        Xc = X if sparse else np.ascontiguousarray(X, dtype=np.float64)
+        seed_int = np.random.RandomState(seed).randint(np.iinfo("i").max)  # what sklearn passes for an int seed
+        try:
+            raw, _ = lib.train_wrap(Xc, np.require(y.astype(np.float64), requirements="W"), sparse, _LIBLINEAR_L1LR,
+                                    _TOL, -1.0, float(C), np.ones(2), _MAX_ITER, seed_int, 0.1,
+                                    np.ascontiguousarray(sw, dtype=np.float64))
+            return np.asarray(raw, float).reshape(-1)[: X.shape[1]]
+        except (TypeError, ValueError):  # pragma: no cover - another sklearn's signature
+            pass
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression(solver="liblinear", C=C, fit_intercept=False, random_state=seed, tol=_TOL,
+                               max_iter=_MAX_ITER, **_l1_kwargs())
+    model.fit(X, y, sample_weight=sw)
     return model.coef_[0].astype(float)
+
+
+def _fit_l1(X: Any, p: np.ndarray, C: float, weight: np.ndarray | None, seed: int) -> np.ndarray | None:
+    """Coefficients of the L1-penalised logistic regression of soft labels ``p`` on ``X`` (no free intercept):
+    minimise ||w||_1 + C * sum_i weight_i * CE(p_i, sigmoid(x_i w)). Each row enters twice, as a win with weight
+    ``weight * p`` and as a loss with weight ``weight * (1 - p)``. None when every label is on one side."""
+    problem = _soft_problem(X, p, weight)
+    return None if problem is None else _solve_l1(problem, C, seed)
 
 
 def _soft_log_likelihood(p: np.ndarray, q: np.ndarray, weight: np.ndarray | None) -> float:
@@ -305,21 +423,69 @@ def _soft_log_likelihood(p: np.ndarray, q: np.ndarray, weight: np.ndarray | None
     return float((ll if weight is None else ll * weight).mean())
 
 
+#: from this many rows (the soft-label problem's, doubled) the cross-validation's fits run on worker processes
+#: (the joint difficulty fit of a leaderboard is far above it; one model's fit far below)
+_PARALLEL_ROWS = 20000
+
+
+#: at most this many worker processes for one cross-validation (the folds' problems are copied to each)
+MAX_JOBS = 4
+
+
+def _workers(jobs: int | str | None) -> int:
+    """Worker processes for the cross-validation's fits: ``jobs`` (1: none, in this process; 0, ``"auto"`` or None:
+    the cores this process may use), at most :data:`MAX_JOBS`."""
+    from .bench.parallel import resolve_jobs
+
+    return max(1, min(MAX_JOBS, resolve_jobs(jobs)))
+
+
+def _fold_fit(shared: tuple[list[Any], Sequence[float], int], task: tuple[int, int]) -> np.ndarray:
+    """One cross-validation fit, in a worker of :func:`evalsift.bench.parallel.run_tasks`: fold ``task[0]``'s
+    problem at strength ``Cs[task[1]]``."""
+    problems, Cs, seed = shared
+    f, c = task
+    return _solve_l1(problems[f], Cs[c], seed)
+
+
 def _cv_fit(X: Any, p: np.ndarray, weight: np.ndarray | None = None, *, Cs: Sequence[float] = CS,
-            n_splits: int = N_SPLITS, seed: int = SEED) -> tuple[np.ndarray | None, float | None]:
+            n_splits: int = N_SPLITS, seed: int = SEED, jobs: int | str | None = 1,
+            advance: Any = None) -> tuple[np.ndarray | None, float | None]:
     """(coefficients, chosen C): the C of ``Cs`` with the best soft-label log likelihood summed over ``n_splits``
-    folds of the rows (sklearn's GroupKFold, one group per row), refitted on every row."""
+    folds of the rows (sklearn's GroupKFold, one group per row), refitted on every row. The folds' fits are
+    independent and each seeds liblinear itself, so with ``jobs`` other than 1 a large problem (from
+    :data:`_PARALLEL_ROWS` rows) runs them on worker processes (:func:`evalsift.bench.parallel.run_tasks`; not
+    threads -- liblinear's random state is one per process), with the same result as one after the other.
+    Worker processes are started afresh (``spawn``): a script that asks for them needs the usual ``if __name__ ==
+    "__main__":`` guard. ``advance(n)``: called as fits finish (a progress bar)."""
     from sklearn.model_selection import GroupKFold
 
     n = len(p)
+    step = advance or (lambda k=1: None)
     if np.all(p >= 1) or np.all(p <= 0):  # every row a sure win, or every one a sure loss: nothing to fit
         return None, None
     k = min(n_splits, n)
     if k >= 2:
+        folds = [(_soft_problem(X[train], p[train], None if weight is None else weight[train]), test)
+                 for train, test in GroupKFold(n_splits=k).split(np.zeros(n), groups=np.arange(n))]
+        tasks = [(f, c) for f in range(len(folds)) for c in range(len(Cs)) if folds[f][0] is not None]
+        step(len(folds) * len(Cs) - len(tasks))  # folds with every label on one side: nothing to fit
+        shared = ([f[0] for f in folds], tuple(Cs), seed)
+        workers = 1 if jobs == 1 or 2 * n < _PARALLEL_ROWS or len(tasks) <= 1 else _workers(jobs)
+        if workers > 1:
+            from .bench.parallel import run_tasks
+
+            coefs = run_tasks(_fold_fit, tasks, shared=shared, jobs=min(workers, len(tasks)), advance=step)
+        else:
+            coefs = []
+            for task in tasks:
+                coefs.append(_fold_fit(shared, task))
+                step(1)
+        fitted = dict(zip(tasks, coefs))
         scores = np.zeros(len(Cs))
-        for train, test in GroupKFold(n_splits=k).split(np.zeros(n), groups=np.arange(n)):
-            for c, C in enumerate(Cs):
-                coef = _fit_l1(X[train], p[train], C, None if weight is None else weight[train], seed)
+        for f, (problem, test) in enumerate(folds):  # summed fold by fold: the same floating-point sums as ever
+            for c in range(len(Cs)):
+                coef = fitted.get((f, c))
                 if coef is None:
                     scores[c] = -np.inf
                     continue
@@ -328,7 +494,15 @@ def _cv_fit(X: Any, p: np.ndarray, weight: np.ndarray | None = None, *, Cs: Sequ
         best = float(Cs[int(np.argmax(scores))])
     else:
         best = float(Cs[-1])
-    return _fit_l1(X, p, best, weight, seed), best
+    coef = _fit_l1(X, p, best, weight, seed)
+    step(1)
+    return coef, best
+
+
+def cv_fits(n_rows: int, Cs: Sequence[float] = CS, n_splits: int = N_SPLITS) -> int:
+    """How many fits :func:`_cv_fit` runs on ``n_rows`` rows (its progress steps)."""
+    k = min(n_splits, n_rows)
+    return (k * len(Cs) if k >= 2 else 0) + 1
 
 
 @dataclass(frozen=True)
@@ -367,6 +541,28 @@ def _standardised(delta_len: np.ndarray) -> tuple[np.ndarray, float]:
     return (np.tanh(d / sd) if sd > 0 else np.zeros(len(d))), sd
 
 
+def _length_design(preference: Sequence[float], delta_len: Sequence[float], difficulty: Sequence[float] | None,
+                   anchors: Sequence[tuple[Sequence[float], Sequence[float], Sequence[float]]],
+                   anchor_weight: float) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
+    """``(X, p, weight, sd)`` of one model's length GLM: the model's rows (``tanh(delta / sd)``, difficulty, 1)
+    first, then each anchor's rows (its own ``tanh``, difficulty, 0) at weight ``anchor_weight / len(anchors)``;
+    ``weight`` None without anchors."""
+    p = np.asarray(preference, float)
+    diff = np.zeros(len(p)) if difficulty is None else np.asarray(difficulty, float)
+    z, sd = _standardised(delta_len)
+    X = np.column_stack([z, diff, np.ones(len(p))])
+    weight = None
+    if anchors:
+        parts, prefs, weights = [X], [p], [np.ones(len(p))]
+        for ap, ad, adiff in anchors:
+            az, _ = _standardised(ad)
+            parts.append(np.column_stack([az, np.asarray(adiff, float), np.zeros(len(az))]))
+            prefs.append(np.asarray(ap, float))
+            weights.append(np.full(len(az), anchor_weight / len(anchors)))
+        X, p, weight = np.vstack(parts), np.concatenate(prefs), np.concatenate(weights)
+    return X, p, weight, sd
+
+
 def fit_length_glm(preference: Sequence[float], delta_len: Sequence[float], difficulty: Sequence[float] | None = None,
                    *, anchors: Sequence[tuple[Sequence[float], Sequence[float], Sequence[float]]] = (),
                    anchor_weight: float = REGULARIZE_TO_BASELINE, Cs: Sequence[float] = CS, n_splits: int = N_SPLITS,
@@ -388,48 +584,115 @@ def fit_length_glm(preference: Sequence[float], delta_len: Sequence[float], diff
     >>> round(glm.length, 1), round(glm.intercept, 1)
     (-1.5, 0.4)
     """
-    p = np.asarray(preference, float)
-    diff = np.zeros(len(p)) if difficulty is None else np.asarray(difficulty, float)
-    z, sd = _standardised(delta_len)
-    X = np.column_stack([z, diff, np.ones(len(p))])
-    weight = None
-    if anchors:
-        parts, prefs, weights = [X], [p], [np.ones(len(p))]
-        for ap, ad, adiff in anchors:
-            az, _ = _standardised(ad)
-            parts.append(np.column_stack([az, np.asarray(adiff, float), np.zeros(len(az))]))
-            prefs.append(np.asarray(ap, float))
-            weights.append(np.full(len(az), anchor_weight / len(anchors)))
-        X, p, weight = np.vstack(parts), np.concatenate(prefs), np.concatenate(weights)
+    X, p, weight, sd = _length_design(preference, delta_len, difficulty, anchors, anchor_weight)
     coef, C = _cv_fit(X, p, weight, Cs=Cs, n_splits=n_splits, seed=seed)
     if coef is None:
         return None
     return LengthGLM(length=float(coef[0]), difficulty=float(coef[1]), intercept=float(coef[2]), C=C, sd=sd)
 
 
+@dataclass(frozen=True)
+class LCInfluence:
+    """What the standard error of a length-controlled win rate needs (:func:`lc_standard_error`), for one model:
+    per instruction the controlled prediction ``q0`` and its gradient ``dq0`` in the fitted coefficients (the
+    active ones: non-zero, and always the model's intercept), ``G`` = H^-1 psi^T (the Hessian of the fit's
+    log likelihood and each row's score: the model's rows, then the anchors'), and ``clusters``: the rows that
+    are one instruction's (a repeated judgment of the same instruction is one cluster)."""
+
+    q0: np.ndarray
+    dq0: np.ndarray
+    G: np.ndarray
+    clusters: np.ndarray
+
+
+def _lc_influence(glm: LengthGLM, X: np.ndarray, p: np.ndarray, weight: np.ndarray | None, diff: np.ndarray,
+                  item_ids: Sequence[str] | None) -> LCInfluence:
+    """The pieces of :class:`LCInfluence` for a fitted GLM on design ``X`` (:func:`_length_design`)."""
+    coef = np.array([glm.length, glm.difficulty, glm.intercept])
+    active = sorted(set(np.flatnonzero(coef != 0).tolist()) | {2})
+    n = len(diff)
+    w = np.ones(len(p)) if weight is None else np.asarray(weight, float)
+    q = _sigmoid(X @ coef)
+    Xa = X[:, active]
+    psi = (w * (p - q))[:, None] * Xa
+    H = (Xa * (w * q * (1 - q))[:, None]).T @ Xa
+    G = np.linalg.pinv(H) @ psi.T
+    X0 = np.column_stack([np.zeros(n), diff, np.ones(n)])
+    q0 = _sigmoid(X0 @ coef)
+    dq0 = (q0 * (1 - q0))[:, None] * X0[:, active]
+    if item_ids is None:
+        model_clusters = np.arange(n)
+    else:
+        first: dict[str, int] = {}
+        model_clusters = np.array([first.setdefault(i, len(first)) for i in item_ids])
+    top = int(model_clusters.max()) + 1 if n else 0
+    clusters = np.concatenate([model_clusters, top + np.arange(len(p) - n)])
+    return LCInfluence(q0=q0, dq0=dq0, G=G, clusters=clusters)
+
+
+def lc_standard_error(influence: LCInfluence | None, mask: np.ndarray | None = None) -> float | None:
+    """100 x the standard error of a length-controlled win rate (the mean of ``q0`` over the instructions in
+    ``mask``, all by default), by the delta method on the fit (M-estimation, the sandwich form): per
+    instruction ``i``, its influence ``(q0_i - LC) / n + grad(LC)^T H^-1 psi_i`` -- the spread of the
+    predictions over the instructions plus what instruction ``i``'s comparison moved the fitted coefficients
+    by -- summed within an instruction, squared and added up, times ``n / (n - 1)``. With no length and no
+    difficulty term this is the raw win rate's standard error. The instruction difficulties count as known (as
+    AlpacaEval's fixed table does), and the L1 strength as chosen. None below two instructions or without a
+    fit."""
+    if influence is None:
+        return None
+    n_all = len(influence.q0)
+    m = np.ones(n_all, bool) if mask is None else np.asarray(mask, bool)
+    k = int(m.sum())
+    if k < 2:
+        return None
+    u = influence.dq0[m].mean(axis=0) @ influence.G
+    u[:n_all][m] += (influence.q0[m] - influence.q0[m].mean()) / k
+    sums = np.bincount(influence.clusters, weights=u)
+    clusters_in = len(np.unique(influence.clusters[:n_all][m]))
+    factor = clusters_in / (clusters_in - 1) if clusters_in > 1 else 1.0
+    return float(100 * math.sqrt(float((sums ** 2).sum()) * factor))
+
+
 def length_controlled_win_rate(preference: Sequence[float], delta_len: Sequence[float],
-                               difficulty: Sequence[float] | None = None, **fit: Any) -> dict[str, Any]:
+                               difficulty: Sequence[float] | None = None, *,
+                               item_ids: Sequence[str] | None = None, **fit: Any) -> dict[str, Any]:
     """A model's length-controlled win rate (Dubois et al. 2024, Sec. 3): 100 x the mean over its instructions
-    of the fitted GLM's prediction with the length difference set to zero; ``lc_standard_error`` = 100 x the
-    standard error of those predictions (AlpacaEval's). With every preference 1 (or 0) the GLM cannot be
-    fitted and the raw win rate stands (``glm`` None). ``fit``: options of :func:`fit_length_glm`."""
+    of the fitted GLM's prediction with the length difference set to zero. ``lc_standard_error``: its standard
+    error by the delta method (:func:`lc_standard_error`: the fit's uncertainty and the spread over the
+    instructions); ``lc_prediction_sem``: AlpacaEval's ``lc_standard_error``, 100 x the standard error of the
+    predictions alone (``pd.Series(pred).sem()``; 0 whenever the predictions do not vary, e.g. with no
+    difficulty term). With every preference 1 (or 0) the GLM cannot be fitted and the raw win rate stands
+    (``glm`` None; both errors are then the raw one's). ``item_ids``: the instructions (a repeated one is one
+    cluster of the standard error). ``fit``: options of :func:`fit_length_glm`."""
     p = np.asarray(preference, float)
     diff = np.zeros(len(p)) if difficulty is None else np.asarray(difficulty, float)
     glm = fit_length_glm(p, delta_len, diff, **fit)
-    q = glm.controlled(diff) if glm is not None else p.copy()
+    influence = None
+    if glm is not None:
+        q = glm.controlled(diff)
+        X, pp, weight, _ = _length_design(p, delta_len, diff, fit.get("anchors", ()),
+                                          fit.get("anchor_weight", REGULARIZE_TO_BASELINE))
+        influence = _lc_influence(glm, X, pp, weight, diff, item_ids)
+    else:
+        q = p.copy()
+    sem = float(100 * q.std(ddof=1) / math.sqrt(len(q))) if len(q) > 1 else None
     return {"length_controlled_winrate": float(100 * q.mean()) if len(q) else None,
-            "lc_standard_error": float(100 * q.std(ddof=1) / math.sqrt(len(q))) if len(q) > 1 else None,
-            "glm": glm, "controlled": q}
+            "lc_standard_error": lc_standard_error(influence) if influence is not None else sem,
+            "lc_prediction_sem": sem, "glm": glm, "controlled": q, "influence": influence}
 
 
 def estimate_difficulty(comparisons: Comparisons | Mapping[str, ModelComparisons], *, Cs: Sequence[float] = CS,
-                        n_splits: int = N_SPLITS, seed: int = SEED) -> dict[str, Any]:
+                        n_splits: int = N_SPLITS, seed: int = SEED, quiet: bool | None = None,
+                        jobs: int | str | None = 1) -> dict[str, Any]:
     """Per-instruction difficulties from the comparisons at hand, fitted as AlpacaEval's authors fitted theirs
     (see the module doc): one joint L1-penalised logistic GLM over every model with lengths -- per-model
     intercepts, per-model slopes on ``tanh(delta / sd_model(delta))``, an effect per instruction (the first
     instruction seen is the reference, 0) and a shared constant -- with C cross-validated. Comparisons with an
     empty model output are left out. Returns ``{"difficulty": {item_id: value}, "C": chosen C, "rows": n,
-    "models": m}``; instructions no model with lengths was compared on get 0.
+    "models": m}``; instructions no model with lengths was compared on get 0. ``jobs``: worker processes for the
+    cross-validation's fits (:func:`_cv_fit`; the same result); a progress bar unless ``quiet``
+    (:func:`evalsift.progress.progress_bar`).
     """
     import scipy.sparse as sp
 
@@ -462,7 +725,9 @@ def estimate_difficulty(comparisons: Comparisons | Mapping[str, ModelComparisons
     if r == 0:
         return {"difficulty": {i: 0.0 for i in items}, "C": None, "rows": 0, "models": M}
     X = sp.csr_matrix((vals, (rows, cols)), shape=(r, 2 * M + nI))
-    coef, C = _cv_fit(X, np.asarray(prefs, float), Cs=Cs, n_splits=n_splits, seed=seed)
+    with progress_bar(cv_fits(r, Cs, n_splits), f"instruction difficulty (joint GLM, {M} models)", quiet) as advance:
+        coef, C = _cv_fit(X, np.asarray(prefs, float), Cs=Cs, n_splits=n_splits, seed=seed, jobs=jobs,
+                          advance=advance)
     effects = np.zeros(nI)
     if coef is not None:
         effects[1:] = coef[2 * M: 2 * M + nI - 1]
@@ -499,6 +764,13 @@ class WinRateBoard:
                             " / sqrt(n) (Dubois et al. 2024, Sec. 2)",
                 "length_controlled_winrate": "100 x mean over instructions of the per-model logistic GLM's preference "
                                              "with the length difference set to 0 (Dubois et al. 2024, Sec. 3)"
+                if self.length_controlled else None,
+                "lc_standard_error": "100 x the standard error of the length-controlled win rate by the delta method "
+                                     "on the GLM's fit (sandwich; the fit's uncertainty plus the spread over the "
+                                     "instructions, clustered by instruction; difficulties taken as known)"
+                if self.length_controlled else None,
+                "lc_prediction_sem": "AlpacaEval's lc_standard_error: 100 x sd(ddof=1) / sqrt(n) of the GLM's "
+                                     "predictions alone (0 when they do not vary)"
                 if self.length_controlled else None},
             "difficulty": ({k: v for k, v in self.difficulty.items() if k != "difficulty"} | {
                 "values": self.difficulty.get("difficulty")} if self.difficulty else None),
@@ -515,6 +787,7 @@ class WinRateBoard:
                 if self.length_controlled:
                     row["length_controlled_winrate"] = m.get("length_controlled_winrate")
                     row["lc_standard_error"] = m.get("lc_standard_error")
+                    row["lc_prediction_sem"] = m.get("lc_prediction_sem")
                 row.update({"n": m["n"], "n_wins": m["n_wins"], "n_wins_base": m["n_wins_base"],
                             "n_draws": m["n_draws"],
                             "avg_length": m["avg_length"], "baseline": self.comparisons.baseline,
@@ -553,7 +826,8 @@ class WinRateBoard:
         return _board_html(self)
 
 
-def _resolve_difficulty(comparisons: Comparisons, difficulty: Any, fit: dict[str, Any]) -> dict[str, Any]:
+def _resolve_difficulty(comparisons: Comparisons, difficulty: Any, fit: dict[str, Any],
+                        quiet: bool | None = None, jobs: int | str | None = 1) -> dict[str, Any]:
     if isinstance(difficulty, Mapping) and isinstance(difficulty.get("difficulty"), Mapping):
         est = dict(difficulty)  # what estimate_difficulty returned
     elif isinstance(difficulty, Mapping):
@@ -562,7 +836,7 @@ def _resolve_difficulty(comparisons: Comparisons, difficulty: Any, fit: dict[str
     elif difficulty == "zero":
         return {"how": "zero (no difficulty term)", "difficulty": {}}
     elif difficulty == "estimate":
-        est = estimate_difficulty(comparisons, **fit)
+        est = estimate_difficulty(comparisons, quiet=quiet, jobs=jobs, **fit)
     else:
         est = None
     if est is not None:
@@ -575,6 +849,7 @@ def _resolve_difficulty(comparisons: Comparisons, difficulty: Any, fit: dict[str
 
 def winrate_board(data: Any, baseline: str, *, annotator: str | None = None, length_controlled: bool = False,
                   by: str | None = None, difficulty: Any = "estimate", regularize: bool = True,
+                  repeats: str = "all", quiet: bool | None = None, jobs: int | str | None = 1,
                   **fit: Any) -> WinRateBoard:
     """Every model's win rate against ``baseline`` (:func:`win_rate`; Dubois et al. 2024, Sec. 2) and, with
     ``length_controlled``, its length-controlled win rate (:func:`length_controlled_win_rate`; Sec. 3), overall and per
@@ -585,12 +860,17 @@ def winrate_board(data: Any, baseline: str, *, annotator: str | None = None, len
     ``regularize``: when the data holds the baseline's own gamed versions (``<baseline>_verbose``,
     ``<baseline>_concise``), their comparisons regularise every model's fit as in AlpacaEval
     (:func:`fit_length_glm`'s ``anchors``); without them the fit is AlpacaEval's unregularised variant.
-    Boards rank by the length-controlled win rate when there is one, else by the win rate.
+    ``repeats``: how a repeated judgment counts (:func:`baseline_comparisons`).
+    Boards rank by the length-controlled win rate when there is one, else by the win rate. The fits show
+    progress bars unless ``quiet`` (:func:`evalsift.progress.progress_bar`; ``EVALSIFT_QUIET``). ``jobs``: worker
+    processes for the joint difficulty fit (:func:`estimate_difficulty`; 1, the default: none; the same result
+    either way; a script asking for more needs an ``if __name__ == "__main__":`` guard).
     """
-    comp = baseline_comparisons(data, baseline, annotator=annotator, by=by)
+    comp = baseline_comparisons(data, baseline, annotator=annotator, by=by, repeats=repeats)
     notes: list[str] = []
     diff_info = None
     controlled: dict[str, np.ndarray] = {}
+    influences: dict[str, LCInfluence | None] = {}
     glms: dict[str, dict[str, Any]] = {}
     if length_controlled:
         no_len = [m for m, mc in comp.models.items() if mc.len_model is None]
@@ -600,7 +880,7 @@ def winrate_board(data: Any, baseline: str, *, annotator: str | None = None, len
                             "len_output_2), or a file with the outputs' texts", field="length")
         if no_len:
             notes.append(f"no output lengths for {', '.join(no_len)}: no length-controlled win rate for them")
-        diff_info = _resolve_difficulty(comp, difficulty, fit)
+        diff_info = _resolve_difficulty(comp, difficulty, fit, quiet, jobs)
         values = diff_info["difficulty"]
         if diff_info.get("models") is not None and diff_info["models"] < FEW_MODELS:
             notes.append(f"the instruction difficulties are estimated from {diff_info['models']} model(s) only; with "
@@ -616,15 +896,19 @@ def winrate_board(data: Any, baseline: str, *, annotator: str | None = None, len
                                     f"{REGULARIZE_TO_BASELINE})" if anchors else
                                     "length_controlled_noreg (no gamed versions of the baseline "
                                     f"{'used' if gamed else 'in the data'})")
-        for model, mc in comp.models.items():
-            if mc.len_model is None:
-                continue
-            dv = np.array([values.get(i, 0.0) for i in mc.item_ids], float)
-            res = length_controlled_win_rate(mc.preference, mc.delta_len, dv, anchors=anchors, **fit)
-            controlled[model] = res["controlled"]
-            glms[model] = res["glm"].to_dict() if res["glm"] is not None else None
-            if res["glm"] is None:
-                notes.append(f"{model}: every preference is the same; its length-controlled win rate is the raw one")
+        fitted = [(model, mc) for model, mc in comp.models.items() if mc.len_model is not None]
+        with progress_bar(len(fitted), "length-controlled GLMs (per model)", quiet) as advance:
+            for model, mc in fitted:
+                dv = np.array([values.get(i, 0.0) for i in mc.item_ids], float)
+                res = length_controlled_win_rate(mc.preference, mc.delta_len, dv, anchors=anchors,
+                                                 item_ids=mc.item_ids, **fit)
+                controlled[model] = res["controlled"]
+                influences[model] = res["influence"]
+                glms[model] = res["glm"].to_dict() if res["glm"] is not None else None
+                if res["glm"] is None:
+                    notes.append(f"{model}: every preference is the same; its length-controlled win rate is the raw "
+                                 "one")
+                advance(1)
     groups: list[str | None] = [None]
     if by:
         seen: dict[str, None] = {}
@@ -645,8 +929,11 @@ def winrate_board(data: Any, baseline: str, *, annotator: str | None = None, len
             if length_controlled:
                 q = controlled.get(model)
                 e["length_controlled_winrate"] = float(100 * q[mask].mean()) if q is not None else None
-                e["lc_standard_error"] = (float(100 * q[mask].std(ddof=1) / math.sqrt(mask.sum()))
-                                          if q is not None and mask.sum() > 1 else None)
+                sem = (float(100 * q[mask].std(ddof=1) / math.sqrt(mask.sum()))
+                       if q is not None and mask.sum() > 1 else None)
+                inf = influences.get(model)
+                e["lc_standard_error"] = lc_standard_error(inf, mask) if inf is not None else sem
+                e["lc_prediction_sem"] = sem
             entries.append(e)
         key = "length_controlled_winrate" if length_controlled else "win_rate"
         entries.sort(key=lambda e: (-(e[key] if e[key] is not None else -np.inf), -e["win_rate"], e["model"]))
@@ -716,18 +1003,18 @@ Sec. 2).</p>
 def write_board(board: WinRateBoard, out: str | Path) -> dict[str, Path]:
     """Write ``results.json``, ``leaderboard.csv`` (one row per group and model, with ``group`` and ``verdicts``
     columns) and ``leaderboard.html`` into folder ``out``; their paths."""
-    from .io._common import json_default, plain_json
+    from .io._common import atomic_file, json_default, plain_json, write_atomic
 
     out = Path(out)
     paths = {"results": out / "results.json", "csv": out / "leaderboard.csv", "html": out / "leaderboard.html"}
-    paths["results"].write_text(json.dumps(plain_json(board.to_dict()), indent=2, default=json_default,
-                                           allow_nan=False) + "\n", encoding="utf-8")
+    write_atomic(paths["results"], json.dumps(plain_json(board.to_dict()), indent=2, default=json_default,
+                                              allow_nan=False) + "\n")  # each file whole or not at all
     rows = board.csv_rows()
     fields = list(rows[0]) if rows else ["group", "rank", "model", "win_rate", "standard_error", "verdicts"]
-    with paths["csv"].open("w", newline="", encoding="utf-8") as f:
+    with atomic_file(paths["csv"], newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         for r in rows:
             w.writerow({k: ("" if v is None else (f"{v:.6g}" if isinstance(v, float) else v)) for k, v in r.items()})
-    paths["html"].write_text(board.html(), encoding="utf-8")
+    write_atomic(paths["html"], board.html())
     return paths

@@ -22,6 +22,15 @@ the few-battle floor; the fit's ``coef``/``cov`` are the strengths' part, ``gamm
 covariates'. Continuous covariates make every battle its own row (no counting), and the win matrix is
 then the one at equal style (``z = 0``).
 
+**Small samples** (:func:`shrinkage_prior`, ``--estimator shrunk``; the default below 400 human battles per
+model): the strengths as draws from a normal about their mean whose spread the battles choose (empirical
+Bayes: the Laplace marginal likelihood, with the verdicts' dispersion -- a tie counts half, so a verdict
+varies less than a win-or-loss -- in a quasi-likelihood); the scores are the posterior means
+(:func:`_posterior_mean`), the fit's intervals and rank-sets are kept. At a few hundred battles the
+maximum-likelihood scores of the models that come out on top sit far above their strengths (the winner's
+curse); a posterior mean does not, whatever model is picked, when the prior fits. Collinear covariates are
+merged or dropped by :func:`independent_covariates`; the fits refuse them.
+
 **Intervals.** ``sandwich``: ``H^+ M H^+``, ``H`` the Hessian of the summed loss, ``M`` the sum of the
 battles' outer score products (robust to a misspecified model; the Moore-Penrose inverse gives the
 covariance of the centred strengths); ``bootstrap``: percentile intervals of ``B`` replicates.
@@ -96,6 +105,7 @@ class BTFit:
     gamma: np.ndarray | None = None  # ... coefficients (log-odds per unit of each covariate) ...
     gamma_cov: np.ndarray | None = None  # ... and their covariance (p x p)
     full_cov: np.ndarray | None = None  # with covariates: the covariance of (strengths, coefficients)
+    prior: dict | None = None  # a posterior mode: the strengths' prior ({precision, tau, dispersion}: shrinkage_prior)
 
     def gamma_intervals(self, alpha: float) -> np.ndarray:
         """Normal ``1 - alpha`` intervals of the covariates' coefficients (p x 2)."""
@@ -237,21 +247,25 @@ def _eta(theta: np.ndarray, a: np.ndarray, b: np.ndarray, z: np.ndarray | None, 
 
 
 def _newton(a, b, W, T, K: int, beta0: np.ndarray | None = None, *, unit: float = 1.0, tol: float = 1e-10,
-            max_iter: int = 200, z: np.ndarray | None = None) -> np.ndarray:
+            max_iter: int = 200, z: np.ndarray | None = None, prior: float | None = None) -> np.ndarray:
     """Minimise ``sum_r [W_r * softplus(eta_r) - T_r * eta_r] + unit * RIDGE/2 |theta|^2`` with
     ``eta_r = beta_a - beta_b`` (plus ``z_r . gamma`` with covariates ``z``; ``theta = (beta, gamma)``):
     the logistic loss of rows with total weight ``W_r`` and weighted target sum ``T_r`` (``unit``: the
-    weight of one battle, so the ridge is worth the same whatever the weights' scale). Newton steps,
-    each at most 2 in any coordinate (a separated start cannot overshoot). Returns ``theta``, ``beta`` centred."""
+    weight of one battle, so the ridge is worth the same whatever the weights' scale). ``prior``: the
+    strengths' ridge instead of ``RIDGE`` (a Gaussian prior toward their mean, precision ``prior`` in
+    battles: :func:`shrinkage_prior`); the covariates keep ``RIDGE``. Newton steps, each at most 2 in any
+    coordinate (a separated start cannot overshoot). Returns ``theta``, ``beta`` centred."""
     from scipy.special import expit
 
-    ridge = RIDGE * unit
     D = K + (0 if z is None else z.shape[1])
+    ridge = np.full(D, RIDGE * unit)
+    if prior is not None:
+        ridge[:K] = float(prior) * unit
     beta = np.zeros(D) if beta0 is None else beta0.copy()
     for _ in range(max_iter):
         p = expit(_eta(beta, a, b, z, K))
         g = _gxv(a, b, W * p - T, K, z) + ridge * beta
-        H = _gxx(a, b, W * p * (1 - p), K, z) + ridge * np.eye(D)
+        H = _gxx(a, b, W * p * (1 - p), K, z) + np.diag(ridge)
         step = np.linalg.solve(H, g)
         big = np.max(np.abs(step))
         if big > 2.0:
@@ -270,7 +284,10 @@ def _pinv(H: np.ndarray, K: int | None = None) -> np.ndarray:
     K = D if K is None else K
     J = np.zeros((D, D))
     J[:K, :K] = 1.0 / K
-    return np.linalg.inv(H + J) - J  # (H + vv^T)^-1 - vv^T, v = (1_K, 0) / sqrt K: exact when H v = 0
+    try:
+        return np.linalg.inv(H + J) - J  # (H + vv^T)^-1 - vv^T, v = (1_K, 0) / sqrt K: exact when H v = 0
+    except np.linalg.LinAlgError:  # singular beyond the shift (never for checked designs): the general inverse
+        return np.linalg.pinv(H, hermitian=True)
 
 
 def _check(battles: Battles) -> None:
@@ -306,9 +323,119 @@ def _unit(rows: _Rows) -> float:
     return float((rows.count * rows.weight).sum() / max(rows.count.sum(), 1.0))
 
 
-def _fit_rows(rows: _Rows, K: int, beta0=None) -> np.ndarray:
+def _fit_rows(rows: _Rows, K: int, beta0=None, prior: float | None = None) -> np.ndarray:
     W = rows.count * rows.weight
-    return _newton(rows.a, rows.b, W, W * rows.t[:, 0], K, beta0, unit=_unit(rows), z=rows.z)
+    return _newton(rows.a, rows.b, W, W * rows.t[:, 0], K, beta0, unit=_unit(rows), z=rows.z, prior=prior)
+
+
+# ---------------------------------------------------------------------------------------------- small samples
+#: the prior variances (log-odds squared) :func:`shrinkage_prior` weighs: strengths' spreads of 0.03 to 5 log-odds
+PRIOR_GRID = np.exp(np.linspace(math.log(1e-3), math.log(25.0), 25))
+
+
+def _evidence(rows: _Rows, W: np.ndarray, theta: np.ndarray, K: int, t2: float) -> float:
+    """The Laplace approximation to the log marginal likelihood of the rows (weights ``W`` per row, already
+    divided by the dispersion) under strengths ``N(0, t2)`` about their mean, at the posterior mode ``theta``:
+    ``-loss - |beta|^2 / (2 t2) - (K - 1)/2 log t2 - 1/2 log det'(H + prior)``, ``det'`` without the
+    strengths' common shift (an eigenvalue ``1 / t2`` of the penalised Hessian, removed exactly)."""
+    from scipy.special import expit
+
+    eta = _eta(theta, rows.a, rows.b, rows.z, K)
+    pen = np.full(len(theta), RIDGE)
+    pen[:K] = 1.0 / t2
+    loss = float(np.sum(W * (np.logaddexp(0.0, eta) - rows.t[:, 0] * eta))) + 0.5 * float(np.sum(pen * theta ** 2))
+    p = expit(eta)
+    _, logdet = np.linalg.slogdet(_gxx(rows.a, rows.b, W * p * (1 - p), K, rows.z) + np.diag(pen))
+    return -loss - 0.5 * (K - 1) * math.log(t2) - 0.5 * (logdet + math.log(t2))
+
+
+def _posterior_mean(a, b, W, K: int, theta: np.ndarray, z, unit: float, prior: float, phi: float) -> np.ndarray:
+    """The posterior mean from the posterior mode ``theta`` of the objective ``sum_r W_r [softplus(eta_r) - T_r
+    eta_r] + unit prior / 2 |beta|^2`` (covariates: ``RIDGE``) read as ``phi`` times a negative log-posterior
+    in battles of weight ``unit``: to second order (Laplace), ``mean = mode - 1/2 A^-1 sum_r w_r p_r (1 - p_r)
+    (1 - 2 p_r) x_r (x_r^T A^-1 x_r)``, ``w = W / (unit phi)`` and ``A = sum_r w_r p_r (1 - p_r) x_r x_r^T +
+    prior / phi`` the posterior precision. The logistic curve flattens away from 1/2, so the posterior of a
+    strong model leans up: its mean sits above its mode. The mean, not the mode, is what a model picked
+    for its high score is worth on average under the prior (the winner's curse cancels for posterior
+    means, whatever the pick)."""
+    from scipy.special import expit
+
+    w = np.asarray(W, float) / (unit * phi)
+    eta = _eta(theta, a, b, z, K)
+    p = expit(eta)
+    D = len(theta)
+    pen = np.full(D, RIDGE / phi)
+    pen[:K] = prior / phi
+    A = _gxx(a, b, w * p * (1 - p), K, z) + np.diag(pen)
+    Ai = np.linalg.inv(A)
+    X = np.zeros((len(a), D))
+    X[np.arange(len(a)), a] += 1.0
+    X[np.arange(len(a)), b] -= 1.0
+    if z is not None:
+        X[:, K:] = z
+    q = np.einsum("ij,jk,ik->i", X, Ai, X)
+    shift = -0.5 * Ai @ (X.T @ (w * p * (1 - p) * (1 - 2 * p) * q))
+    out = theta + shift
+    out[:K] -= out[:K].mean()
+    return out
+
+
+def shrinkage_prior(rows: _Rows, K: int, *, rounds: int = 4) -> dict:
+    """The empirical-Bayes prior of the small-sample estimator (``--estimator shrunk``): the strengths as
+    draws from ``N(mean, tau^2)``, ``tau^2`` the one under which the human verdicts are likeliest (the
+    Laplace approximation to the marginal likelihood, :func:`_evidence`, maximised over
+    :data:`PRIOR_GRID` and refined by a parabola through the best three), with the verdicts'
+    *dispersion* ``phi`` taken into account: a tie counts half, so a verdict varies less than the
+    ``p (1 - p)`` of a win-or-loss (Chatbot Arena's ties, 30% of its battles, give ``phi`` about 0.65),
+    and the quasi-likelihood divides the log-likelihood by ``phi``. A verdict ``y`` in [0, 1] with mean
+    ``p`` has variance ``p (1 - p) - E[y (1 - y)]`` exactly (a tie: ``y (1 - y) = 1/4``), so ``phi = 1 -
+    sum w y (1 - y) / sum w p (1 - p)``: the numerator is read off the verdicts (0 without ties, whatever
+    the fit), only the denominator needs the fit; kept in ``[0.05, 1]``. ``phi`` and ``tau^2`` are found
+    in turn until ``phi`` settles (``rounds`` at most). Each draw counts with its weight scaled to
+    average one (draws with unequal probabilities).
+
+    Returns ``{"precision", "tau", "dispersion"}``: ``precision = phi / tau^2`` is the ridge on the
+    strengths (per battle) that makes the maximum-likelihood fit the posterior mode
+    (:func:`_newton`'s ``prior``); :func:`_posterior_mean` moves the mode to the posterior mean.
+
+    >>> from evalsift.arena.battles import Battles
+    >>> rng = np.random.default_rng(0)
+    >>> beta = np.linspace(-1, 1, 8)                        # a spread of 0.65 log-odds
+    >>> a = rng.integers(8, size=4000); b = (a + rng.integers(1, 8, size=4000)) % 8
+    >>> y = (rng.random(4000) < 1 / (1 + np.exp(beta[b] - beta[a]))).astype(float)
+    >>> pr = shrinkage_prior(_rows(a, b, y[:, None]), 8)
+    >>> 0.45 < pr["tau"] < 0.95, pr["dispersion"] > 0.9   # no ties: phi near 1
+    (True, True)
+    """
+    from scipy.special import expit
+
+    W0 = rows.count * rows.weight / _unit(rows)  # per battle, the weights averaging one
+    y = rows.t[:, 0]
+    phi, t2 = 1.0, 1.0
+    G = len(PRIOR_GRID)
+    window = range(G)  # the first round weighs the whole grid; later ones the neighbourhood of its best
+    for r in range(rounds):
+        W = W0 / phi
+        vals, fits, theta = {}, {}, None
+        for k in window:  # warm starts, from the strongest pull to the weakest
+            theta = _newton(rows.a, rows.b, W, W * y, K, theta, z=rows.z, prior=1.0 / PRIOR_GRID[k], tol=1e-8)
+            vals[k], fits[k] = _evidence(rows, W, theta, K, PRIOR_GRID[k]), theta
+        k = max(vals, key=vals.get)
+        lt = math.log(PRIOR_GRID[k])
+        if k - 1 in vals and k + 1 in vals:  # the parabola through the best three (equal steps in log tau^2)
+            lo, mid, hi = vals[k - 1], vals[k], vals[k + 1]
+            curv = lo - 2 * mid + hi
+            if curv < 0:
+                lt += math.log(PRIOR_GRID[1] / PRIOR_GRID[0]) * min(max(0.5 * (lo - hi) / curv, -1.0), 1.0)
+        t2 = math.exp(lt)
+        window = range(max(k - 3, 0), min(k + 4, G))
+        theta = _newton(rows.a, rows.b, W, W * y, K, fits[k], z=rows.z, prior=1.0 / t2)
+        p = expit(_eta(theta, rows.a, rows.b, rows.z, K))
+        new = min(max(1.0 - float(np.sum(W0 * y * (1 - y))) / max(float(np.sum(W0 * p * (1 - p))), 1e-300), 0.05), 1.0)
+        if abs(new - phi) < 1e-3 or r == rounds - 1:  # settled (tau^2 is the one fitted at this phi)
+            break
+        phi = new
+    return {"precision": phi / t2, "tau": math.sqrt(t2), "dispersion": phi}
 
 
 def _sandwich(rows: _Rows, beta: np.ndarray, K: int) -> np.ndarray:
@@ -330,7 +457,10 @@ def _split(models, theta: np.ndarray, cov: np.ndarray, K: int, covariates, **kw)
                  gamma_cov=cov[K:, K:].copy(), full_cov=cov, **kw)
 
 
-def _check_covariates(covariates, n: int, ties: str = "half") -> None:
+def _check_covariates(covariates, n: int, ties: str = "half", a=None, b=None, K: int = 0, at=None) -> None:
+    """Covariates that fit: ties half, one row per battle, and (given the fitted battles' ``a``, ``b`` and their
+    positions ``at``) none that is a combination of the models and the others (:func:`independent_covariates`
+    says which and merges or drops them)."""
     if covariates is None:
         return
     if ties != "half":
@@ -340,6 +470,95 @@ def _check_covariates(covariates, n: int, ties: str = "half") -> None:
     if covariates.z.shape != (n, covariates.p):
         raise ParameterError(f"covariates: {covariates.z.shape} for {n} battles and {covariates.p} names",
                              field="covariates")
+    if a is not None:
+        plan = _dependence(covariates, a, b, K, at)
+        bad = [covariates.names[j] for j, (how, _) in enumerate(plan) if how != "keep"]
+        if bad:
+            raise ParameterError(f"covariates {', '.join(bad)} cannot be told apart from the models' strengths and the "
+                                 "other covariates in these battles (a combination of them in every battle): merge or "
+                                 "drop them first, as evalsift.arena.bt.independent_covariates does (the leaderboard "
+                                 "does it for you, with a note)", field="covariates")
+
+
+#: a covariate whose variation left after the models and the covariates before it is below this share of its own
+#: is collinear with them (its coefficient's variance would be over a million times an independent one's)
+COLLINEAR = 1e-6
+
+
+def _dependence(covariates: Covariates, a, b, K: int, at=None) -> list[tuple[str, int | None]]:
+    """Per covariate, in order: ``("keep", None)``; ``("merge", k)``: the same as covariate ``k`` (kept) up to a
+    factor in every battle; ``("models", None)``: fixed by which two models meet; ``("combination", None)``: a
+    combination of the models and the covariates kept before it; ``("flat", None)``: zero in every battle. On
+    the battles at positions ``at`` (default all) with model indices ``a``, ``b``."""
+    z = covariates.z if at is None else covariates.take(at)
+    a, b = np.asarray(a, int), np.asarray(b, int)
+    G = _gxx(a, b, np.ones(len(a)), K, z)
+    out: list[tuple[str, int | None]] = []
+    kept: list[int] = []
+
+    def left(j: int, among: list[int]) -> float:
+        """The share of covariate ``j``'s sum of squares not explained by the models and covariates ``among``."""
+        A = list(range(K)) + [K + k for k in among]
+        g = G[A, K + j]
+        return float((G[K + j, K + j] - g @ _pinv(G[np.ix_(A, A)], K) @ g) / G[K + j, K + j])
+
+    for j in range(covariates.p):
+        if G[K + j, K + j] <= 0:
+            out.append(("flat", None))
+            continue
+        if left(j, kept) > COLLINEAR:
+            kept.append(j)
+            out.append(("keep", None))
+            continue
+        same = [k for k in kept if abs(G[K + j, K + k]) >= (1 - 1e-9) * math.sqrt(G[K + j, K + j] * G[K + k, K + k])]
+        out.append(("merge", same[0]) if same else ("models", None) if left(j, []) <= COLLINEAR else
+                   ("combination", None))
+    return out
+
+
+def independent_covariates(covariates: Covariates, a, b, K: int, at=None) -> tuple[Covariates, str | None]:
+    """``covariates`` with those that cannot be told apart merged or dropped, and one sentence saying which
+    and why (None when all are independent). On the battles at positions ``at`` (default all), whose model
+    indices are ``a`` and ``b``: a covariate that is a multiple of one kept before it in every battle (one
+    model writes headers, bold and lists together, as many of each) is *merged* into it -- one column named
+    ``headers+bold+lists`` whose coefficient is their joint effect; one fixed by which two models meet (only
+    one model writes it, always alike) or a combination of the models and the covariates kept before it is
+    *dropped*: its effect is already in the models' strengths, and no fit can separate them. A DataError
+    when none is left. The kept columns are unchanged, so the fit is the one on the covariates kept.
+
+    >>> from evalsift.arena.battles import Battles
+    >>> z = np.array([[1.0, 2.0], [-1.0, -2.0], [0.5, 1.0], [0.0, 0.0]])   # the second is twice the first
+    >>> cov, why = independent_covariates(Covariates(("headers", "bold"), z), [0, 1, 0, 2], [1, 2, 2, 1], 3)
+    >>> cov.names, cov.z.shape
+    (('headers+bold',), (4, 1))
+    """
+    plan = _dependence(covariates, a, b, K, at)
+    if all(how == "keep" for how, _ in plan):
+        return covariates, None
+    names = {j: [covariates.names[j]] for j, (how, _) in enumerate(plan) if how == "keep"}
+    for j, (how, k) in enumerate(plan):
+        if how == "merge":
+            names[k].append(covariates.names[j])
+    keep = [j for j, (how, _) in enumerate(plan) if how == "keep"]
+    parts = []
+    for j in keep:
+        if len(names[j]) > 1:
+            together = ", ".join(names[j][:-1]) + " and " + names[j][-1]
+            parts.append(f"{together} differ in the same proportion in every battle, so their effects cannot be told "
+                         f"apart: fitted as one feature, {'+'.join(names[j])}, whose coefficient is their joint effect")
+    why = {"models": "fixed by which two models meet (the same for a model in every battle it has), so its effect "
+                     "is already in the models' strengths", "flat": "the same for both answers in every battle",
+           "combination": "in every battle a combination of the models and the features kept before it, so its "
+                          "effect cannot be told apart from theirs"}
+    for how in ("models", "combination", "flat"):
+        gone = [covariates.names[j] for j, (h, _) in enumerate(plan) if h == how]
+        if gone:
+            parts.append(f"left out {', '.join(gone)}: {'each is ' if len(gone) > 1 else ''}{why[how]}")
+    message = "style features: " + "; ".join(parts)
+    if not keep:
+        raise DataError(f"--style-control: nothing is left to control for in these battles ({'; '.join(parts)}); "
+                        "ask for another feature (length, markdown) or leave --style-control out", field="style_control")
+    return Covariates(tuple("+".join(names[j]) for j in keep), covariates.z[:, keep], note=covariates.note), message
 
 
 def fit_bt(battles: Battles, *, weighted: bool = True, ties: str = "half", covariates: Covariates | None = None) -> BTFit:
@@ -362,6 +581,7 @@ def fit_bt(battles: Battles, *, weighted: bool = True, ties: str = "half", covar
     if ties == "davidson":
         return fit_davidson(battles, weighted=weighted)
     _check(battles)
+    _check_covariates(covariates, battles.n, ties, battles.a, battles.b, battles.K)
     rows = _rows(battles.a, battles.b, battles.y[:, None], 1.0 / battles.prob if weighted else None,
                  z=None if covariates is None else covariates.z)
     beta = _fit_rows(rows, battles.K)
@@ -447,7 +667,7 @@ def bootstrap_bt(battles: Battles, B: int = 1000, *, seed: int = 0, weighted: bo
     replacement (a multinomial redraw of the counted rows), each refitted from the full fit. With
     ``covariates``: ``B x (K + p)``, the covariates' coefficients after the strengths."""
     _check(battles)
-    _check_covariates(covariates, battles.n)
+    _check_covariates(covariates, battles.n, "half", battles.a, battles.b, battles.K)
     rows = _rows(battles.a, battles.b, battles.y[:, None], 1.0 / battles.prob if weighted else None,
                  z=None if covariates is None else covariates.z)
     return _redraws(rows, battles.K, B, np.random.default_rng(seed))
@@ -584,9 +804,10 @@ def _ppi_lam(lab: _Rows, all_rows: _Rows, beta: np.ndarray, K: int, stratified: 
     return np.clip(res.x, 0.0, 1.0)
 
 
-def _ppi_fit(lab: _Rows, all_rows: _Rows, lam: np.ndarray, K: int, beta0=None) -> np.ndarray:
+def _ppi_fit(lab: _Rows, all_rows: _Rows, lam: np.ndarray, K: int, beta0=None, prior: float | None = None) -> np.ndarray:
     """Minimise the PPI objective (module doc) for fixed ``lam``: the human battles weighted by the
-    inverse of their draw probability, so their part estimates the sum over all battles."""
+    inverse of their draw probability, so their part estimates the sum over all battles (``prior``: the
+    strengths' ridge per human battle, :func:`_newton`)."""
     L = float(lam.sum())
     f_lab = lab.t[:, 1:] @ lam  # sum_k lam_k f_k per row
     f_all = all_rows.t @ lam
@@ -594,7 +815,7 @@ def _ppi_fit(lab: _Rows, all_rows: _Rows, lam: np.ndarray, K: int, beta0=None) -
     T = np.concatenate([lab.count * lab.weight * (lab.t[:, 0] - f_lab), all_rows.count * f_all])
     z = None if lab.z is None else np.concatenate([lab.z, all_rows.z])
     return _newton(np.concatenate([lab.a, all_rows.a]), np.concatenate([lab.b, all_rows.b]), W, T, K, beta0,
-                   unit=_unit(lab), z=z)
+                   unit=_unit(lab), z=z, prior=prior)
 
 
 def _ppi_cov(lab: _Rows, all_rows: _Rows, lam: np.ndarray, beta: np.ndarray, K: int,
@@ -763,7 +984,8 @@ def _drawn(battles: Battles, labelled: np.ndarray, prob, verdicts) -> Battles:
 
 def fit_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], *, prob: np.ndarray | None = None,
                lam: Sequence[float] | None = None, weighted: bool = True, verdicts: np.ndarray | None = None,
-               strata: np.ndarray | None = None, covariates: Covariates | None = None) -> BTFit:
+               strata: np.ndarray | None = None, covariates: Covariates | None = None,
+               prior: float | str | None = None) -> BTFit:
     """Prediction-powered Bradley-Terry (module doc): the human verdicts of the battles at positions
     ``labelled`` (drawn from all; a position may repeat when draws were with replacement), each draw
     weighted by ``1 / prob`` (``prob``: per draw, default the battles' own ``prob``; ``n / N`` for a
@@ -774,12 +996,18 @@ def fit_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], *,
     ``strata``: each draw's stratum, for a stratified draw (``prob`` then ``n_h / N_h``): the variance
     is the stratified one, centred within each stratum (:mod:`evalsift.arena.design`).
     ``covariates`` (:class:`Covariates` on all ``N`` battles): fitted beside the strengths (style control);
-    the judges' part uses the same covariates of every battle."""
+    the judges' part uses the same covariates of every battle.
+    ``prior``: the strengths' ridge instead of the weak default (precision per human battle), or
+    ``"empirical"``: the one :func:`shrinkage_prior` finds in the human draws (``--estimator shrunk``;
+    with judges its precision scaled by the PPI variance over the people-only one). The estimate is then
+    the posterior mode under that prior -- for ``"empirical"`` the posterior mean
+    (:func:`_posterior_mean`) -- the judges' weights still chosen at the unpenalised pilot fit; the
+    fit's ``prior`` says which, and the covariance is the sandwich there."""
     labelled = np.asarray(labelled, dtype=int)
     lab_b = _drawn(battles, labelled, prob, verdicts)
     _check(lab_b)
     _check(battles)
-    _check_covariates(covariates, battles.n)
+    _check_covariates(covariates, battles.n, "half", lab_b.a, lab_b.b, battles.K, labelled)
     Fm = _judge_matrix(battles, judges)
     K, n, N = battles.K, len(labelled), battles.n
     w_lab = 1.0 / lab_b.prob if weighted else None
@@ -788,8 +1016,19 @@ def fit_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], *,
     z_lab, z_all = (None, None) if covariates is None else (covariates.take(labelled), covariates.z)
     lab = _rows(lab_b.a, lab_b.b, np.column_stack([lab_b.y, Fm[labelled]]), w_lab, strata, z=z_lab)
     beta = _fit_rows(lab, K)
-    st = strata is not None
     out = dict(n_human=n, n_all=N)
+    if isinstance(prior, str):
+        check_choice("prior", prior, ("empirical",), where="fit_bt_ppi")
+        out["prior"] = shrinkage_prior(lab, K)
+        prior = out["prior"]["precision"]
+    elif prior is not None:
+        out["prior"] = {"precision": float(prior)}
+    if prior is not None and not judges:
+        beta = _fit_rows(lab, K, beta, prior=prior)
+        if "tau" in out["prior"]:  # the empirical prior: the posterior mean
+            beta = _posterior_mean(lab.a, lab.b, lab.count * lab.weight, K, beta, lab.z, _unit(lab), prior,
+                                   out["prior"]["dispersion"])
+    st = strata is not None
     if not judges:
         if not st:
             return _split(battles.models, beta, _sandwich(lab, beta, K), K, covariates, method="mle", **out)
@@ -801,7 +1040,20 @@ def fit_bt_ppi(battles: Battles, labelled: np.ndarray, judges: Sequence[str], *,
     if len(lam_v) != len(judges) or (lam_v < 0).any() or lam_v.sum() > 1 + 1e-12:
         raise ParameterError(f"lam must give each of the {len(judges)} judge(s) a weight >= 0, summing to <= 1; "
                              f"got {list(lam_v)}", field="lam")
-    beta = _ppi_fit(lab, all_rows, lam_v, K, beta)
+    if prior is not None and "tau" in out.get("prior", {}):
+        # the judges make the estimate surer than the people alone, so the prior pulls less: its precision
+        # scaled by the PPI variance over the people-only one (traces at the pilot fit, the same Hessian)
+        tr = lambda lv: float(np.trace(_ppi_cov(lab, all_rows, lv, beta, K, st)[:K, :K]))  # noqa: E731
+        ratio = min(max(tr(lam_v) / max(tr(np.zeros_like(lam_v)), 1e-300), 0.0), 1.0)
+        out["prior"] = {**out["prior"], "precision": out["prior"]["precision"] * ratio, "judges_variance_ratio": ratio}
+        prior = out["prior"]["precision"]
+    beta = _ppi_fit(lab, all_rows, lam_v, K, beta, prior=prior)
+    if prior is not None and "tau" in out["prior"]:  # the empirical prior: the posterior mean (of the PPI objective)
+        L = float(lam_v.sum())
+        W = np.concatenate([lab.count * lab.weight * (1.0 - L), all_rows.count * L])
+        z = None if lab.z is None else np.concatenate([lab.z, all_rows.z])
+        beta = _posterior_mean(np.concatenate([lab.a, all_rows.a]), np.concatenate([lab.b, all_rows.b]), W, K, beta, z,
+                               _unit(lab), prior, out["prior"]["dispersion"])
     return _split(battles.models, beta, _ppi_cov(lab, all_rows, lam_v, beta, K, st), K, covariates, method="ppi",
                   lam={j: float(x) for j, x in zip(judges, lam_v)}, **out)
 
@@ -844,9 +1096,33 @@ def _pairs(K: int):
 def rank_sets(coef: np.ndarray, *, alpha: float, cov: np.ndarray | None = None, draws: np.ndarray | None = None,
               seed: int = 0, sims: int = 20000, stepdown: bool = True) -> tuple[np.ndarray, float]:
     """Simultaneous ``1 - alpha`` rank-sets (K x 2: best and worst rank, 1 = best) from the strengths
+    ``coef`` and either their covariance ``cov`` or bootstrap ``draws``: the ranks :func:`sure_pairs`'s
+    claims leave open. Returns ``(rank_sets, c)``, ``c`` the critical value of the last step.
+
+    >>> rs, c = rank_sets(np.array([2.0, 0.0, -2.0]), alpha=0.05, cov=np.eye(3) * 0.01)
+    >>> rs.tolist()                    # far apart, tightly known: each rank is certain
+    [[1, 1], [2, 2], [3, 3]]
+    """
+    above, c = sure_pairs(coef, alpha=alpha, cov=cov, draws=draws, seed=seed, sims=sims, stepdown=stepdown)
+    return rank_sets_of(above), c
+
+
+def rank_sets_of(above: np.ndarray) -> np.ndarray:
+    """The rank-sets (K x 2) that the claims ``above[x, y]`` ("x is surely stronger than y") leave open."""
+    K = len(above)
+    best = 1 + above.sum(axis=0)  # models surely above each
+    worst = K - above.sum(axis=1)  # models surely below each
+    return np.column_stack([best, worst]).astype(int)
+
+
+def sure_pairs(coef: np.ndarray, *, alpha: float, cov: np.ndarray | None = None, draws: np.ndarray | None = None,
+               seed: int = 0, sims: int = 20000, stepdown: bool = True) -> tuple[np.ndarray, float]:
+    """Simultaneous ``1 - alpha`` rank-sets (K x 2: best and worst rank, 1 = best) from the strengths
     ``coef`` and either their covariance ``cov`` (the null distribution simulated from the normal) or
     bootstrap ``draws`` (B x K; the replicates' deviations, standardised by their spread). Returns
     ``(rank_sets, c)``, ``c`` the critical value of the last step.
+
+    The claims behind the rank-sets: ``(above, c)``, ``above[x, y]`` when ``x`` is surely stronger than ``y``.
 
     Every ordered pair ``(i, j)`` is a one-sided hypothesis "``i`` is not stronger than ``j``", rejected
     when ``d_ij - c * se_ij > 0``; ``c`` is the ``1 - alpha`` quantile of the largest standardised
@@ -855,12 +1131,7 @@ def rank_sets(coef: np.ndarray, *, alpha: float, cov: np.ndarray | None = None, 
     ``stepdown`` (default) then removes what was rejected and recomputes ``c`` over the rest until no
     new pair is rejected: the step-down procedure of Mogstad, Romano, Shaikh & Wilhelm (2024, Review of
     Economic Studies, Sec. 3.2), which keeps the familywise error at ``alpha``, so the rank-sets still
-    hold for every model at once, and is never wider than the single step.
-
-    >>> rs, c = rank_sets(np.array([2.0, 0.0, -2.0]), alpha=0.05, cov=np.eye(3) * 0.01)
-    >>> rs.tolist()                    # far apart, tightly known: each rank is certain
-    [[1, 1], [2, 2], [3, 3]]
-    """
+    hold for every model at once, and is never wider than the single step."""
     K = len(coef)
     i, j = _pairs(K)
     i, j = np.concatenate([i, j]), np.concatenate([j, i])  # every ordered pair: "i above j" is the claim
@@ -898,9 +1169,31 @@ def rank_sets(coef: np.ndarray, *, alpha: float, cov: np.ndarray | None = None, 
             break
     above = np.zeros((K, K), bool)  # above[x, y]: x is surely stronger than y
     above[i[~standing], j[~standing]] = True
-    best = 1 + above.sum(axis=0)  # models surely above each
-    worst = K - above.sum(axis=1)  # models surely below each
-    return np.column_stack([best, worst]).astype(int), c
+    return above, c
+
+
+def claimed_order(score: np.ndarray, above: np.ndarray | None = None) -> np.ndarray:
+    """Model indices strongest first by ``score`` (ties by index), never placing a model above one that the
+    claims ``above`` (:func:`sure_pairs`) put surely above it: the model taken next is the highest-scoring
+    of those with nothing surely above them left. With scores that agree with the claims (the fit's own)
+    it is the order by score; a shrunk score (``--estimator shrunk``) may not, and its order then keeps
+    every rank inside its rank-set.
+
+    >>> above = np.zeros((3, 3), bool); above[1, 0] = True        # 1 is surely above 0
+    >>> claimed_order(np.array([0.5, 0.4, 0.0]), above).tolist()  # 0 scores higher, but cannot lead
+    [1, 0, 2]
+    """
+    score = np.asarray(score, float)
+    order = np.argsort(-score, kind="stable")
+    if above is None or not above.any():
+        return order
+    left = list(order)
+    out = []
+    while left:
+        pick = next(m for m in left if not any(above[o, m] for o in left))
+        out.append(pick)
+        left.remove(pick)
+    return np.array(out, dtype=int)
 
 
 def ranks(coef: np.ndarray) -> np.ndarray:
@@ -911,5 +1204,6 @@ def ranks(coef: np.ndarray) -> np.ndarray:
     return r
 
 
-__all__ = ["BASE", "BTFit", "Covariates", "ELO", "FEW", "FEW_SIDE", "RIDGE", "TIES", "bootstrap_bt", "fit_davidson", "bootstrap_bt_ppi", "anchor_draws", "few_battle_floor", "fit_bt", "fit_bt_ppi", "rank_sets",
-           "ranks"]
+__all__ = ["BASE", "BTFit", "COLLINEAR", "Covariates", "ELO", "FEW", "FEW_SIDE", "PRIOR_GRID", "RIDGE", "TIES",
+           "bootstrap_bt", "fit_davidson", "bootstrap_bt_ppi", "anchor_draws", "few_battle_floor", "fit_bt", "fit_bt_ppi",
+           "claimed_order", "independent_covariates", "rank_sets", "rank_sets_of", "ranks", "shrinkage_prior", "sure_pairs"]

@@ -35,12 +35,12 @@ def leaderboard_html(board: Any) -> str:
         left = max(100 * (m["interval"][0] - lo) / span, 0.0)
         width = max(min(100 * (m["interval"][1] - lo) / span, 100.0) - left, 0.3)
         dot = 100 * (m["score"] - lo) / span
-        rows.append(f"<tr><td>{m['rank']}</td><td>{esc(m['name'])}</td><td class=num>{m['score']:.1f}</td>"
+        rows.append(f"<tr><td>{m['rank']}{'' if m['resolved'] else '?'}</td><td>{esc(m['name'])}</td><td class=num>{m['score']:.1f}</td>"
                     f"<td class=num>[{m['interval'][0]:.1f}, {m['interval'][1]:.1f}]</td>"
                     f"<td class=bar><div class=track><div class=ci style='left:{left:.2f}%;width:{width:.2f}%'></div>"
                     f"<div class=dot style='left:{dot:.2f}%'></div></div></td>"
                     f"<td>{m['rank_set'][0]}&ndash;{m['rank_set'][1]}</td><td class=num>{m['human_battles']}{'*' if m['few_battles'] else ''}</td>"
-                    + (f"<td class=num>{m['raw']['rank']}</td><td class=num>{m['raw']['score']:.1f}</td>"
+                    + (f"<td class=num>{m['raw']['rank']}{'' if m['raw']['resolved'] else '?'}</td><td class=num>{m['raw']['score']:.1f}</td>"
                        f"<td class=num>[{m['raw']['interval'][0]:.1f}, {m['raw']['interval'][1]:.1f}]</td>"
                        f"<td>{m['raw']['rank_set'][0]}&ndash;{m['raw']['rank_set'][1]}</td>" if "raw" in m else "")
                     + "</tr>")
@@ -78,7 +78,11 @@ def leaderboard_html(board: Any) -> str:
         raw_head = "<th>raw rank</th><th>raw score</th><th>raw interval</th><th>raw rank-set</th>"
     notes = "".join(f"<p class=note>Note: {esc(n)}.</p>" for n in getattr(board, "notes", []))
     estimator = (" Scores bias-corrected (the maximum-likelihood fit less its first-order bias)."
-                 if board.estimator == "bias-corrected" else "")
+                 if board.estimator == "bias-corrected" else
+                 " Scores shrunk toward the models' mean (empirical Bayes; the note below says why)."
+                 if board.estimator == "shrunk" else "")
+    marks = "".join(f"<p id={key} class=note>{esc(text)}.</p>" for key, text in
+                    (("unresolved", board.unresolved_text()), ("shrunk", board.shrinkage_text())) if text)
     return board._words(f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>evalsift leaderboard</title>
 <style>
@@ -103,7 +107,7 @@ rank-sets hold simultaneously with probability {1 - d['alpha']:.0%}.{estimator}<
 {''.join(rows)}
 </tbody></table>
 {f'<p id=few class=note>* {esc(board.few_note())}.</p>' if board.few_note() else ''}
-{style}{notes}
+{marks}{style}{notes}
 {f'<h2>Judges</h2><ul>{judges}</ul>' if judges else ''}
 <h2>Predicted win rates (row beats column) and human battles per pair</h2>
 <table id=heatmap><tr><th></th>{head}</tr>{''.join(heat)}</table>

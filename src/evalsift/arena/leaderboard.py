@@ -19,10 +19,20 @@ them) and returns a :class:`Leaderboard`: per model the Bradley-Terry score on t
   bootstrap rank-sets, ``B`` replicates); the rank-sets are step-down max-|t| sets either way.
 - ``ties="half"`` (a tie is half a win: Chatbot Arena's and FastChat's count) or ``"davidson"``
   (Davidson's tie-aware model, :func:`~evalsift.arena.bt.fit_davidson`; the human battles alone).
-- ``estimator="mle"`` (the maximum-likelihood fit, as Chatbot Arena publishes it) or
+- ``estimator="mle"`` (the maximum-likelihood fit, as Chatbot Arena publishes it),
   ``"bias-corrected"`` (ours: the fit less its first-order bias, :func:`~evalsift.arena.bt.curvature_bias`;
   at a few thousand human battles the plain fit puts the strongest and weakest models a few Elo too
-  far apart, more so when a draw gives their settled pairs few battles, as ``neyman`` does).
+  far apart, more so when a draw gives their settled pairs few battles, as ``neyman`` does),
+  ``"shrunk"`` (ours: the scores are the posterior means under an empirical-Bayes prior toward the
+  models' mean, :func:`~evalsift.arena.bt.shrinkage_prior`; the intervals and rank-sets stay the
+  fit's own, each interval widened to hold its score where it falls outside) or ``"auto"`` (the
+  default: ``shrunk`` below :data:`SMALL` human battles per model on average among 4 or more models
+  with ties half, else ``mle``). Below that size the maximum-likelihood scores of the models printed
+  first sit tens to hundreds of Elo above the truth (the winner's curse: the top of a noisy board is
+  where the noise went up); docs/arena.md, "Small samples: the scores printed".
+- the order: strongest first by the printed score, never above a model the rank-sets put surely above
+  it (:func:`~evalsift.arena.bt.claimed_order`); a model whose rank-set spans more than half of the
+  ranks is *unresolved*, marked ``?`` beside its rank in every output (``resolved: false``).
 """
 
 from __future__ import annotations
@@ -37,14 +47,19 @@ import numpy as np
 from ..errors import DataError, ParameterError, check_choice
 from ..io._common import plain_json
 from .battles import Battles
-from .bt import (ELO, FEW, FEW_SIDE, TIES, BTFit, Covariates, anchor_draws, bootstrap_bt_ppi, curvature_bias, few_battle_floor, fit_bt_ppi,
-                 fit_davidson, rank_sets, ranks)
+from .bt import (ELO, FEW, FEW_SIDE, TIES, BTFit, Covariates, anchor_draws, bootstrap_bt_ppi, claimed_order,
+                 curvature_bias, few_battle_floor, fit_bt_ppi, fit_davidson, independent_covariates, rank_sets_of,
+                 sure_pairs)
 from .design import EXPLORE, ROUNDS, pair_probabilities  # noqa: F401 - their old home; they live in design now
 from .design import draw_active, draw_neyman, draw_uniform, strata_note
 
 ALLOCATIONS = ("uniform", "active", "neyman")
 INTERVALS = ("sandwich", "bootstrap")
-ESTIMATORS = ("mle", "bias-corrected")
+ESTIMATORS = ("auto", "mle", "bias-corrected", "shrunk")
+#: ``estimator="auto"`` shrinks the scores below this many human battles per model on average (``2 n / K``;
+#: 4,000 battles among 20 models), among at least :data:`SMALL_MODELS` models
+SMALL = 400
+SMALL_MODELS = 4
 
 
 @dataclass
@@ -73,6 +88,8 @@ class Leaderboard:
     style: dict | None = None  # with style control: {features, coefficients: [{name, coef, interval}], note}
     notes: list = field(default_factory=list)  # e.g. battles left out for lack of a text
     verdicts: dict = field(default_factory=dict)  # whose verdicts the battles are (evalsift.verdicts)
+    above: np.ndarray | None = None  # above[x, y]: the rank-sets' claim "x is surely stronger than y"
+    shrinkage: dict | None = None  # --estimator shrunk: the prior, the threshold, why (small_sample_text)
 
     @property
     def who(self) -> str:
@@ -106,7 +123,7 @@ class Leaderboard:
         if not low:
             return None
         names = ", ".join(low[:6]) + (f" and {len(low) - 6} more" if len(low) > 6 else "")
-        scale = (f"; 1000 is the mean of the other models, so these move no one else's score" if len(low) < len(self.models)
+        scale = ("; 1000 is the mean of the other models, so these move no one else's score" if len(low) < len(self.models)
                  else "")
         return (f"{len(low)} model(s) with fewer than {self.few} human battles, or fewer than {FEW_SIDE} wins or losses "
                 f"({names}): their intervals and rank-sets "
@@ -115,8 +132,39 @@ class Leaderboard:
 
     @property
     def estimator(self) -> str:
-        """``bias-corrected`` when the scores were corrected (:func:`_board`), else ``mle``."""
-        return "bias-corrected" if self.fit.method.endswith("+bc") else "mle"
+        """``bias-corrected`` or ``shrunk`` when the scores were so made (:func:`_board`), else ``mle``."""
+        return ("bias-corrected" if self.fit.method.endswith("+bc") else "shrunk" if self.fit.method.endswith("+shrunk")
+                else "mle")
+
+    def resolved(self) -> np.ndarray:
+        """Which models' rank-sets span at most half of the ranks (the others are marked ``?``: their place by
+        score is not resolved)."""
+        width = self.rank_set[:, 1] - self.rank_set[:, 0] + 1
+        return width <= len(self.models) / 2
+
+    def shrinkage_text(self) -> str | None:
+        """One sentence on shrunk scores (``--estimator shrunk``, or ``auto`` below :data:`SMALL`), or None."""
+        if not self.shrinkage:
+            return None
+        sh = self.shrinkage
+        why = (f"{sh['human_battles']} human battles among {len(self.models)} models, fewer than {SMALL} per model on "
+               f"average, so --estimator auto shrank them" if sh["auto"] else "--estimator shrunk")
+        return (f"scores shrunk toward the models' mean ({why}): each is its posterior mean under a normal prior "
+                f"whose spread the battles choose (empirical Bayes: sd {sh['tau_elo']:.0f} Elo; the verdicts' dispersion "
+                f"{sh['dispersion']:.2f}, a tie varying less than a win or a loss), because at this size the plain fit prints the top models far "
+                "above their true scores; the intervals and rank-sets are the plain fit's (an interval is widened "
+                f"to hold its score where the score falls outside it: {sh['widened']} here); --estimator mle prints "
+                "the plain fit (docs/arena.md, 'Small samples: the scores printed')")
+
+    def unresolved_text(self) -> str | None:
+        """The legend of the ``?`` mark, or None when every model's rank is resolved."""
+        n = int((~self.resolved()).sum())
+        if not n:
+            return None
+        every = n == len(self.models)
+        return (f"? beside a rank: {'every' if every else n} model{'' if every else '(s)'}'s rank-set spans more than "
+                f"half of the {len(self.models)} ranks, so {'no' if every else 'its'} place by score is resolved (the "
+                "rank-set says where it may be)")
 
     def stop_text(self) -> str | None:
         """One line on the stop rule: met or not, after how many battles, which look, and its guarantee."""
@@ -133,27 +181,38 @@ class Leaderboard:
         if self.estimator == "bias-corrected":
             return ASSUMPTION + ("; the scores are bias-corrected to first order in 1/n, which rests on the "
                                  "Bradley-Terry curve near the fit and its covariance")
+        if self.estimator == "shrunk":
+            return ASSUMPTION + ("; the scores are shrunk toward the mean by an empirical-Bayes normal prior, which "
+                                 "trades a pull toward the middle for far smaller errors at the top; the intervals and "
+                                 "rank-sets do not rest on the prior")
         return ASSUMPTION
 
     def order(self) -> np.ndarray:
-        """Model indices, strongest first."""
-        return np.argsort(-self.fit.coef, kind="stable")
+        """Model indices, strongest first: by score, never above a model its rank-set claims put surely above it
+        (:func:`~evalsift.arena.bt.claimed_order`)."""
+        return claimed_order(self.fit.coef, self.above)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``results.json`` content: ``models`` (strongest first) as ``{name, score, interval,
         rank_set, rank, battles}`` plus how it was made."""
-        r = ranks(self.fit.coef)
+        order = self.order()
+        r = np.empty(len(order), dtype=int)
+        r[order] = np.arange(1, len(order) + 1)
         per_model = self.human_battles()
+        resolved = self.resolved()
         models = [{"name": self.models[i], "score": round(float(self.fit.scores[i]), 2),
                    "interval": [round(float(self.interval[i, 0]), 2), round(float(self.interval[i, 1]), 2)],
                    "rank_set": [int(self.rank_set[i, 0]), int(self.rank_set[i, 1])], "rank": int(r[i]),
-                   "human_battles": int(per_model[i]), "few_battles": bool(self.few_mask()[i])}
-                  for i in self.order()]
+                   "resolved": bool(resolved[i]), "human_battles": int(per_model[i]),
+                   "few_battles": bool(self.few_mask()[i])}
+                  for i in order]
         return {"models": models, "human_battles_used": self.human_battles_used, "battles": self.battles_total,
                 "alpha": self.alpha, "coverage": f"simultaneous {1 - self.alpha:.0%} rank-sets; per-model {1 - self.alpha:.0%} "
                                                    "score intervals",
                 "intervals": self.intervals, "allocation": self.allocation, "method": self.fit.method,
-                "estimator": self.estimator,
+                "estimator": self.estimator, "shrinkage": ({**self.shrinkage, "note": self.shrinkage_text()}
+                                                           if self.shrinkage else None),
+                "unresolved_note": self.unresolved_text(),
                 "judge_weights": {k: v for k, v in self.fit.lam.items() if k in self.judges},
                 "tie_propensity": self.fit.lam.get("tie_propensity"), "judges": self.judges, "critical_value": round(self.critical, 4),
                 "scale": "Elo: 1000 + 400 * log10-odds, centred on the " + (
@@ -173,20 +232,21 @@ class Leaderboard:
         raw = {m["name"]: m for m in self.raw.to_dict()["models"]}
         for m in models:
             r = raw[m["name"]]
-            m["raw"] = {k: r[k] for k in ("score", "interval", "rank_set", "rank")}
+            m["raw"] = {k: r[k] for k in ("score", "interval", "rank_set", "rank", "resolved")}
         return {"style_control": self.style, "raw_scale": "the same battles fitted without the style features",
                 "notes": list(self.notes)}
 
     def csv(self) -> str:
         """The leaderboard as CSV (strongest first)."""
         styled = self.raw is not None
-        lines = ["rank,model,score,low,high,rank_best,rank_worst,human_battles,few_battles"
+        lines = ["rank,model,score,low,high,rank_best,rank_worst,human_battles,few_battles,resolved"
                  + (",raw_rank,raw_score,raw_low,raw_high,raw_rank_best,raw_rank_worst" if styled else "") + ",verdicts"]
         who = '"' + self.verdicts_text().replace('"', '""') + '"'
         for m in self.to_dict()["models"]:
             name = '"' + m["name"].replace('"', '""') + '"' if any(c in m["name"] for c in ',"\n') else m["name"]
             line = (f"{m['rank']},{name},{m['score']},{m['interval'][0]},{m['interval'][1]},{m['rank_set'][0]},"
-                    f"{m['rank_set'][1]},{m['human_battles']},{str(m['few_battles']).lower()}")
+                    f"{m['rank_set'][1]},{m['human_battles']},{str(m['few_battles']).lower()},"
+                    f"{str(m['resolved']).lower()}")
             if styled:
                 r = m["raw"]
                 line += (f",{r['rank']},{r['score']},{r['interval'][0]},{r['interval'][1]},{r['rank_set'][0]},"
@@ -218,10 +278,11 @@ class Leaderboard:
                + (f", Davidson's ties (propensity {d['tie_propensity']:.2f})" if d["tie_propensity"] else "")
                + (f", drawn by {self.allocation} ({self.strata})" if self.strata else "")
                + (", bias-corrected scores" if d["estimator"] == "bias-corrected" else "")
+               + (", scores shrunk toward the mean" if d["estimator"] == "shrunk" else "")
                + f"; {1 - self.alpha:.0%} intervals ({self.intervals}) and simultaneous rank-sets",
                f"{'rank':>4}  {'model':<{width}}  {'score':>7}  {'interval':>17}  rank-set"]
         for m in d["models"]:
-            out.append(f"{m['rank']:>4}  {m['name']:<{width}}  {m['score']:>7.1f}  [{m['interval'][0]:>7.1f}, "
+            out.append(f"{_rank_cell(m):>4}  {m['name']:<{width}}  {m['score']:>7.1f}  [{m['interval'][0]:>7.1f}, "
                        f"{m['interval'][1]:>7.1f}]  {m['rank_set'][0]}-{m['rank_set'][1]}"
                        + (f"  * {m['human_battles']} battles" if m["few_battles"] else ""))
         return "\n".join(out + self._tail())
@@ -229,6 +290,10 @@ class Leaderboard:
     def _tail(self) -> list[str]:
         """The lines under a board: the few-battle note, the notes, the stop rule, the assumption."""
         out = [f"* {self.few_note()}"] if self.few_note() else []
+        if self.unresolved_text():
+            out.append(self.unresolved_text())
+        if self.shrinkage_text():
+            out.append(f"note: {self.shrinkage_text()}")
         out.extend(f"note: {note}" for note in self.notes)
         if self.stop:
             out.append(f"stop rule {self.stop_text()}")
@@ -246,6 +311,7 @@ class Leaderboard:
                   if d["judge_weights"] else "")
                + (f", drawn by {self.allocation} ({self.strata})" if self.strata else "")
                + (", bias-corrected scores" if d["estimator"] == "bias-corrected" else "")
+               + (", scores shrunk toward the mean" if d["estimator"] == "shrunk" else "")
                + f"; style control for {feats}; {1 - self.alpha:.0%} intervals ({self.intervals}) and simultaneous "
                  "rank-sets",
                f"{'':>4}  {'':<{width}}  {'style-controlled':^38}    {'raw':^43}",
@@ -253,14 +319,19 @@ class Leaderboard:
                f"{'score':>7}  {'interval':>18}  {'rank-set':>8}"]
         for m in d["models"]:
             r = m["raw"]
-            out.append(f"{m['rank']:>4}  {m['name']:<{width}}  {m['score']:>7.1f}  [{m['interval'][0]:>7.1f}, "
+            out.append(f"{_rank_cell(m):>4}  {m['name']:<{width}}  {m['score']:>7.1f}  [{m['interval'][0]:>7.1f}, "
                        f"{m['interval'][1]:>7.1f}]  {str(m['rank_set'][0]) + '-' + str(m['rank_set'][1]):>8}    "
-                       f"{r['rank']:>4} {r['score']:>7.1f}  [{r['interval'][0]:>7.1f}, {r['interval'][1]:>7.1f}]  "
+                       f"{_rank_cell(r):>4} {r['score']:>7.1f}  [{r['interval'][0]:>7.1f}, {r['interval'][1]:>7.1f}]  "
                        f"{str(r['rank_set'][0]) + '-' + str(r['rank_set'][1]):>8}"
                        + (f"  * {m['human_battles']} battles" if m["few_battles"] else ""))
         out.extend(self.style_lines())
         out.append(f"style features: {self.style['note']}")
         return "\n".join(out + self._tail())
+
+
+def _rank_cell(m: dict) -> str:
+    """A model's rank as printed: ``?`` after it when its rank-set spans more than half of the ranks."""
+    return f"{m['rank']}{'' if m.get('resolved', True) else '?'}"
 
 
 ASSUMPTION = ("the human battles used are every battle of the file, or a draw from them with recorded probabilities "
@@ -273,7 +344,7 @@ ASSUMPTION = ("the human battles used are every battle of the file, or a draw fr
 def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_budget: int | None = None,
                 allocation: str = "uniform", alpha: float = 0.05, seed: int = 0, intervals: str = "sandwich",
                 B: int = 1000, ties: str = "half", stop: str | None = None, first: int = 100,
-                estimator: str = "mle", few: int = FEW, style: Covariates | None = None) -> Leaderboard:
+                estimator: str = "auto", few: int = FEW, style: Covariates | None = None) -> Leaderboard:
     """The leaderboard of ``battles`` (module doc). ``judges``: names of ``battles.judges`` to use
     (default all of them). ``ties``: ``half`` or ``davidson`` (the tie-aware model; human battles
     only, sandwich intervals). ``stop``: ``"top-k:K"`` (stop once the rank-sets single out the K best)
@@ -281,8 +352,8 @@ def leaderboard(battles: Battles, *, judges: Sequence[str] | None = None, human_
     random order and looked at after ``first``, ``2 first``, ``4 first``, ... up to ``human_budget``,
     each look at level ``alpha / L`` (L looks in all), so the stop is wrong with probability at most
     ``alpha`` (a union bound over the looks; asymptotic, as the rank-sets). When no look meets the rule,
-    ``stop["explanation"]`` says why in one sentence (:func:`explain_stop`). ``estimator``: ``mle`` or
-    ``bias-corrected`` (module doc). ``few``: a model with fewer human battles than this has its variance
+    ``stop["explanation"]`` says why in one sentence (:func:`explain_stop`). ``estimator``: ``auto`` (default),
+    ``mle``, ``bias-corrected`` or ``shrunk`` (module doc). ``few``: a model with fewer human battles than this has its variance
     floored at the model-based one (:func:`~evalsift.arena.bt.few_battle_floor`; 0 turns the floor off).
     ``style``: covariates of every battle (:func:`~evalsift.arena.style.style_covariates`): the board is
     then the style-controlled fit, with the same human draws fitted without them in ``board.raw`` and the
@@ -457,7 +528,7 @@ def explain_stop(stop: str, models: Sequence[str], alpha: float, looks: Sequence
 
 
 def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, ties, stop, first,
-             estimator="mle", few=FEW, style=None) -> Leaderboard:
+             estimator="auto", few=FEW, style=None) -> Leaderboard:
     rule, value = parse_stop(stop, battles.K)
     if allocation != "uniform":
         raise ParameterError("--stop draws the human battles in one random order: use --allocation uniform",
@@ -469,11 +540,14 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
     order = np.random.default_rng([seed, 7]).permutation(battles.n)
     trail = []
     board = seen = None
+    # a look reads only the rank-sets, which shrinking the scores leaves as they are: looks fit the plain scores,
+    # and the board printed (the last look's) is made again with the estimator asked for
+    at_look = "mle" if estimator in ("auto", "shrunk") else estimator
     for n in looks:
         labelled = np.sort(order[:n])
         try:
             board = _board(battles, labelled, np.full(n, n / battles.n), judges, judges, a_look, seed, intervals, B,
-                           ties, allocation, estimator=estimator, few=few, style=style)
+                           ties, allocation, estimator=at_look, few=few, style=style)
             seen = labelled
         except DataError as e:  # too few battles yet for every model to meet the others: look again later
             trail.append({"battles": n, "met": False, "note": str(e)})
@@ -485,6 +559,9 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
     if board is None:
         raise DataError(f"even {budget} human battles leave a model without battles or the models in groups that "
                         "never meet; give a larger --human-budget", field="human_budget")
+    if at_look != estimator:
+        board = _board(battles, seen, np.full(len(seen), len(seen) / battles.n), judges, judges, a_look, seed, intervals,
+                       B, ties, allocation, estimator=estimator, few=few, style=style)
     board.stop = {"rule": stop, "met": trail[-1]["met"], "looks": trail, "planned_looks": looks,
                   "alpha_per_look": a_look,
                   "guarantee": f"the stop names the answer wrongly with probability at most {alpha} (each of the "
@@ -498,19 +575,45 @@ def _stopped(battles, judges, budget, allocation, alpha, seed, intervals, B, tie
     return board
 
 
+def small_sample(estimator: str, ties: str, n: int, K: int) -> tuple[str, bool]:
+    """``(estimator, chosen)``: what ``estimator`` means for ``n`` human battles among ``K`` models -- ``auto``
+    is ``shrunk`` below :data:`SMALL` human battles per model on average (``2 n < SMALL K``) among at least
+    :data:`SMALL_MODELS` models with ties half (``chosen``: so decided), else ``mle``; the others are themselves.
+
+    >>> small_sample("auto", "half", 500, 20), small_sample("auto", "half", 4000, 20), small_sample("auto", "half", 50, 3)
+    (('shrunk', True), ('mle', False), ('mle', False))
+    """
+    if estimator != "auto":
+        return estimator, False
+    if ties == "half" and K >= SMALL_MODELS and 2 * n < SMALL * K:
+        return "shrunk", True
+    return "mle", False
+
+
 def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties, allocation,
-           verdicts=None, strata=None, estimator="mle", few=None, style=None) -> Leaderboard:
+           verdicts=None, strata=None, estimator="auto", few=None, style=None) -> Leaderboard:
     """The leaderboard from the human draws ``labelled`` (with probabilities ``prob``; ``verdicts``: each
     draw's own verdict, default the battle's; ``strata``: each draw's stratum, for a stratified draw) and
     the judges ``use``; ``estimator="bias-corrected"`` subtracts the fit's first-order bias from the
-    scores and from every bootstrap replicate. ``style``: covariates of every battle (style control): the
-    board is the controlled fit, with the same draws fitted without them in ``raw``."""
+    scores and from every bootstrap replicate; ``"shrunk"`` prints the posterior means under the
+    empirical prior (:func:`~evalsift.arena.bt.shrinkage_prior`) as the scores, the intervals and
+    rank-sets being the plain fit's (each interval widened to hold its score); ``"auto"``:
+    :func:`small_sample`. ``style``: covariates of every battle (style control): the board is the
+    controlled fit, with the same draws fitted without them in ``raw``; covariates that cannot be told
+    apart on the human draws are merged or dropped first, with a note
+    (:func:`~evalsift.arena.bt.independent_covariates`)."""
     if style is not None and ties == "davidson":
         raise ParameterError("--style-control fits the Bradley-Terry model with a tie as half a win: leave out "
                              "--ties davidson (use --ties half), or leave out --style-control", field="ties")
+    estimator, chosen = small_sample(estimator, ties, len(labelled), battles.K)
     if ties == "davidson" and estimator != "mle":
-        raise ParameterError("--estimator bias-corrected corrects the Bradley-Terry fit of --ties half; with --ties "
-                             "davidson use --estimator mle", field="estimator")
+        raise ParameterError(f"--estimator {estimator} works on the Bradley-Terry fit of --ties half; with --ties "
+                             "davidson use --estimator mle (or auto, which is mle there)", field="estimator")
+    notes = []
+    if style is not None:
+        style, merged = independent_covariates(style, battles.a[labelled], battles.b[labelled], battles.K, at=labelled)
+        if merged:
+            notes.append(merged)
     if ties == "davidson":
         if strata is not None:
             raise ParameterError("--ties davidson fits battles drawn uniformly: use --allocation uniform or active, "
@@ -524,6 +627,8 @@ def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties
         fit = fit_davidson(_drawn(battles, np.asarray(labelled, dtype=int), prob, verdicts))
     else:
         fit = fit_bt_ppi(battles, labelled, use, prob=prob, verdicts=verdicts, strata=strata, covariates=style)
+    shrunk = (fit_bt_ppi(battles, labelled, use, prob=prob, verdicts=verdicts, strata=strata, covariates=style,
+                         prior="empirical") if estimator == "shrunk" else None)
     from dataclasses import replace
 
     bias = None
@@ -549,15 +654,28 @@ def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties
         draws = anchor_draws(draws, extra, low, seed=[seed, 30])
         lo, hi = np.quantile(draws, [alpha / 2, 1 - alpha / 2], axis=0)
         interval = np.column_stack([lo, hi])
-        rs, c = rank_sets(fit.coef, alpha=alpha, draws=draws)
+        above, c = sure_pairs(fit.coef, alpha=alpha, draws=draws)
     else:
         interval = fit.intervals(alpha)
-        rs, c = rank_sets(fit.coef, alpha=alpha, cov=fit.cov, seed=seed)
-    board = Leaderboard(battles.models, fit, 1000.0 + ELO * interval, rs, c, float(alpha), intervals, allocation,
-                        len(labelled), battles.n, {j: _agreement(battles, j, labelled, verdicts) for j in judges}, seed,
+        above, c = sure_pairs(fit.coef, alpha=alpha, cov=fit.cov, seed=seed)
+    shrinkage = None
+    if shrunk is not None:  # the printed scores: the posterior means, on the same scale; the claims stay the fit's
+        anchor = ~low if not low.all() else np.ones(len(low), bool)
+        score = shrunk.coef - shrunk.coef[anchor].mean()
+        out = (score < interval[:, 0]) | (score > interval[:, 1])
+        interval = np.column_stack([np.minimum(interval[:, 0], score), np.maximum(interval[:, 1], score)])
+        fit = replace(fit, coef=score, method=f"{fit.method}+shrunk", prior=shrunk.prior)
+        shrinkage = {"auto": chosen, "threshold_per_model": SMALL, "human_battles": int(len(labelled)),
+                     "tau": round(shrunk.prior["tau"], 4), "tau_elo": round(ELO * shrunk.prior["tau"], 1),
+                     "dispersion": round(shrunk.prior["dispersion"], 4),
+                     "precision": round(shrunk.prior["precision"], 6), "widened": int(out.sum())}
+    board = Leaderboard(battles.models, fit, 1000.0 + ELO * interval, rank_sets_of(above), c, float(alpha), intervals,
+                        allocation, len(labelled), battles.n, {j: _agreement(battles, j, labelled, verdicts)
+                                                               for j in judges}, seed,
                         battles.source, battles.pair_counts(labelled),
                         strata=strata_note(np.asarray(strata)) if strata is not None else None,
-                        few=FEW if few is None else int(few), few_models=low, verdicts=dict(battles.verdicts))
+                        few=FEW if few is None else int(few), few_models=low, verdicts=dict(battles.verdicts),
+                        above=above, shrinkage=shrinkage, notes=notes)
     if style is not None:
         board.raw = _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties, allocation,
                            verdicts=verdicts, strata=strata, estimator=estimator, few=few)
@@ -604,6 +722,7 @@ def write_leaderboard(board: Leaderboard, out: str | Path, by: tuple[str, list] 
     import io
     import re
 
+    from ..io._common import write_atomic
     from .html import group_sections, leaderboard_html
 
     out = Path(out)
@@ -628,11 +747,11 @@ def write_leaderboard(board: Leaderboard, out: str | Path, by: tuple[str, list] 
         if rows:
             w.writerow(header)
             w.writerows(rows)
-        paths["by"].write_text(buf.getvalue(), encoding="utf-8")
+        write_atomic(paths["by"], buf.getvalue())
         page = page.replace("</body></html>", group_sections(column, groups) + "</body></html>")
-    paths["results"].write_text(json.dumps(plain_json(d), indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    paths["csv"].write_text(board.csv(), encoding="utf-8")
-    paths["html"].write_text(page, encoding="utf-8")
+    write_atomic(paths["results"], json.dumps(plain_json(d), indent=2, allow_nan=False) + "\n")  # each file whole
+    write_atomic(paths["csv"], board.csv())
+    write_atomic(paths["html"], page)
     return paths
 
 

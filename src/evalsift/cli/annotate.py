@@ -1,5 +1,5 @@
-"""``evalsift serve`` and ``evalsift annotate new | add-annotator | revoke | rotate-token | status | export``:
-people judging."""
+"""``evalsift serve`` and ``evalsift annotate new | add-annotator | revoke | rotate-token | rotate-admin |
+revoke-admin | status | export``: people judging."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     an = sub.add_parser("annotate", help="annotation projects: create, add annotators, status, export")
     add_quiet(an)
     asub = an.add_subparsers(dest="annotate_cmd", required=True,
-                             metavar="{new,add-annotator,revoke,rotate-token,status,export}")
+                             metavar="{new,add-annotator,revoke,rotate-token,rotate-admin,revoke-admin,status,export}")
 
     new = asub.add_parser("new", help="a new project: a live pairwise decision, or a fixed selection")
     _add_db(new)
@@ -141,6 +141,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "the annotator's name")
     _person_command(asub, "rotate-token", "give a person a new link (the old one stops working)", cmd_rotate,
                     "the annotator's name", '{"token": ..., "url": ...}')
+    for name, help, handler in (
+            ("rotate-admin", "a new admin token and link; the old token and signed-in admin pages stop working at once",
+             cmd_rotate_admin),
+            ("revoke-admin", "revoke the admin token: it and signed-in admin pages stop working at once (rotate-admin "
+                             "makes a new one)", cmd_revoke_admin)):
+        ad = asub.add_parser(name, help=help)
+        _add_db(ad)
+        ad.add_argument("--project", required=True, metavar="ID", help="project id or name")
+        if handler is cmd_rotate_admin:
+            ad.add_argument("--url", default="http://127.0.0.1:8000", help="the server's address, for the printed link")
+            ad.add_argument("--json", action="store_true", help='print {"project": ID, "admin_token": ..., "admin_url": ...}')
+        add_quiet(ad)
+        ad.set_defaults(handler=handler)
 
     st = asub.add_parser("status", help="progress, the live decision, agreement")
     _add_db(st)
@@ -396,6 +409,32 @@ def cmd_rotate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rotate_admin(args: argparse.Namespace) -> int:
+    """``evalsift annotate rotate-admin``: a new admin token; the old one, and every admin page signed in with
+    it, stop working at once (also in a server already running on the file)."""
+    store = _store(args)
+    project = store.project(args.project)
+    token = store.rotate_admin(project.id)
+    admin = _admin_url(args.url, project.name, token)
+    if args.json:
+        print_json({"project": project.id, "admin_token": token, "admin_url": admin})
+    else:
+        print(f"project {project.id} ({project.name}): new admin token (shown once): {token}")
+        print(f"admin page: {admin}  (the old token and the admin pages signed in with it no longer work)")
+    return 0
+
+
+def cmd_revoke_admin(args: argparse.Namespace) -> int:
+    """``evalsift annotate revoke-admin``."""
+    store = _store(args)
+    project = store.project(args.project)
+    store.revoke_admin(project.id)
+    print(f"project {project.id} ({project.name}): the admin token no longer works, nor any admin page signed in "
+          f"with it (the status API answers 403); a new one: evalsift annotate rotate-admin --db {args.db} "
+          f"--project {project.name}")
+    return 0
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     """``evalsift annotate status``."""
     from ..web import Workspace
@@ -409,8 +448,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     kind = f"arena of {len(status['arena']['systems'])} systems" if status.get("arena") else f"{p['kind']}, {p['mode']}"
     print(f"project {p['id']} ({p['name']}): {kind}; {status['items']} items; annotators: "
           f"{', '.join(status['annotators']) or 'none'}")
+    extra = status["judgments"].get("extra", 0)
     print(f"judgments: {status['judgments']['done']} done, {status['judgments']['skipped']} skipped; "
-          f"open leases {status['open_leases']}")
+          f"open leases {status['open_leases']}" + (f"; {extra} late answer(s) past the overlap, stored and not "
+                                                   "counted" if extra else ""))
     ar = status.get("arena")
     if ar:
         print(_arena_lines(ar))
@@ -425,8 +466,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         if d.get("proxy"):
             print(f"proxy: {d['proxy']} (calibrated on the verdicts seen; the guarantee does not rest on it)")
         if d.get("sampling") not in (None, "uniform"):
-            print(f"design: {d['sampling']} (items drawn from the verdicts seen, each verdict inverse-probability "
-                  "weighted; one open item at a time past the first set)")
+            print(f"design: {d['sampling']} (items drawn from the verdicts seen, each verdict weighted by the "
+                  "inverse of the probability its draw was made with; a person with nothing open gets a draw made "
+                  f"ahead of the decision: {d.get('drawn_ahead', 0)} drawn ahead now)")
     ag = status.get("agreement") or {}
     if ag.get("n_items_multi"):
         def num(x):
@@ -470,8 +512,11 @@ def _arena_lines(ar: dict) -> str:
     why = [] if ar["answered"] or not ar.get("explanation") else [f"why: {ar['explanation']}"]
     shown = ("after each vote the person sees the two models" if ar.get("reveal_after_vote", True)
              else "the models stay hidden after the vote (--blind-after-vote)")
+    if ar.get("reveal_after_vote", True) and "votes_withheld" in ar:  # withheld where the outputs may come back
+        shown += (f", unless they may be shown those outputs again ({ar['votes_revealed']} named, "
+                  f"{ar['votes_withheld']} withheld)")
     lines = [head, *why, f"allocation: {ar['allocation']}" + (f" ({ar['strata']})" if ar.get("strata") else ""),
-             f"reveal: {shown}",
+             f"reveal: {shown}", f"both are bad: {ar.get('bothbad', 0)} of {ar['human_battles']} human battles (ties)",
              "judges: " + (", ".join(f"{k} (weight {weights[k]:.2f})" if k in weights else k for k in ar["judges"])
                            or "none")]
     if not ar["models"]:
@@ -499,9 +544,13 @@ def cmd_export(args: argparse.Namespace) -> int:
         if not project.settings.get("arena"):
             raise ParameterError(f"--format arena writes an arena's battles, and project {project.name!r} is not an "
                                  "arena; use --format pairwise or judgments", field="format")
+        from ..web.replay import write_project_file
+
         n = write_arena_battles(store, project.id, out)
-        print(f"wrote {n} human battles to {out} (a Chatbot Arena battle file: model_a was shown first; "
-              f"'evalsift arena --data {out}' reads it)", file=sys.stderr)
+        pf = write_project_file(store, project.id, out)
+        print(f"wrote {n} human battles to {out} (a Chatbot Arena battle file: model_a was shown first), and the "
+              f"project's prompts, settings and judges to {pf}; replay the admin page's live board with: evalsift "
+              f"arena --data {out} --out DIR", file=sys.stderr)
         return 0
     if args.format in ("judgments", "pairwise") and project.kind == "pairwise":
         from ..web.replay import write_project_file
@@ -514,7 +563,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         what = "judgments (undone ones marked)" if args.format == "judgments" else "verdicts"
         print(f"wrote {n} {what} to {out}, and what they decide about to {pf} (the pool of "
               f"{store.item_count(project.id)} items, the pair, the risk rule and risk)", file=sys.stderr)
-        if project.mode == "live" and not project.settings.get("arena"):
+        if project.settings.get("arena"):  # the live board replays from the battles with their draw probabilities
+            print(f"replay the admin page's live board with: evalsift arena --data {out} --out DIR" if args.format ==
+                  "judgments" else "a pairwise table keeps no draw probabilities, so 'evalsift arena' refuses it: "
+                  "export with --format arena or judgments to replay the live board", file=sys.stderr)
+        elif project.mode == "live":
             a, b = project.settings["a"], project.settings["b"]
             print(f"replay the admin page's decision with: evalsift compare --data {out} --a {a} --b {b} "
                   f"--oracle judgments:{out}", file=sys.stderr)
@@ -548,20 +601,25 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def write_pairwise_table(store, project_id: int, path: Path) -> int:
     """The project's finished verdicts as a pairwise table (``item_id, system_a, system_b, verdict,
-    annotator, input, output_a, output_b, shown_order, comment``); CSV, TSV or JSONL by suffix. CSV/TSV
-    text cells that a spreadsheet would run as formulas start with ``'``."""
+    annotator, input, output_a, output_b, shown_order, comment, counted``); CSV, TSV or JSONL by suffix.
+    ``counted`` is false for a late answer past its item's overlap (stored, never counted by the decision).
+    CSV/TSV text cells that a spreadsheet would run as formulas start with ``'``."""
+    from ..store import OverlapCount
+
     items = {r["item_id"]: r for r in store.items(project_id)}
     rows = []
+    count = OverlapCount(int(store.project(project_id).settings.get("overlap", 1)))
     for j in store.judgments(project_id):
+        counted = count.counts(j)
         if j.status != "done" or j.is_score:
             continue
         it = items.get(j.item_id, {"input": None, "outputs": {}})
         rows.append({"item_id": j.item_id, "system_a": j.a, "system_b": j.b, "verdict": j.verdict,
                      "annotator": j.annotator, "input": it["input"], "output_a": it["outputs"].get(j.a),
                      "output_b": it["outputs"].get(j.b), "shown_order": j.shown_order,
-                     "comment": j.detail.get("comment", "")})
+                     "comment": j.detail.get("comment", ""), "counted": counted})
     _write_rows(path, rows, ["item_id", "system_a", "system_b", "verdict", "annotator", "input", "output_a",
-                             "output_b", "shown_order", "comment"], "a pairwise table is .csv, .tsv or .jsonl")
+                             "output_b", "shown_order", "comment", "counted"], "a pairwise table is .csv, .tsv or .jsonl")
     return len(rows)
 
 
@@ -571,15 +629,15 @@ def _write_rows(path: Path, rows: list[dict], fields: list[str], formats: str) -
     import csv
     import json
 
-    from ..io._common import spreadsheet_cell
+    from ..io._common import atomic_file, spreadsheet_cell
 
     suffix = Path(path).suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
-        with open(path, "w", encoding="utf-8") as f:
+        with atomic_file(path) as f:  # whole or not at all
             for r in rows:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
     elif suffix in (".csv", ".tsv", ".tab"):
-        with open(path, "w", encoding="utf-8", newline="") as f:
+        with atomic_file(path, newline="") as f:
             w = csv.DictWriter(f, fieldnames=fields, delimiter="," if suffix == ".csv" else "\t")
             w.writeheader()
             w.writerows({k: "" if r.get(k) is None else spreadsheet_cell(r[k]) for k in fields} for r in rows)
@@ -595,12 +653,17 @@ def write_arena_battles(store, project_id: int, path: Path) -> int:
     ``conversation_b`` (the prompt and each model's answer, as LMSYS's release writes them). CSV or TSV
     by suffix too (without the conversations; text cells a spreadsheet would run start with ``'``).
     :func:`~evalsift.io.judge_files.read_arena` reads it back with every tie a tie and ``tie (bothbad)``
-    kept in ``detail["winner"]``."""
+    kept in ``detail["winner"]``. A late answer past a battle's overlap (``counted: false`` in the judgments
+    export) is left out, as the live board leaves it out."""
+    from ..store import OverlapCount
     from ..web.arena import JUDGE_KIND
 
     items = {r["item_id"]: r for r in store.items(project_id)}
     rows = []
+    count = OverlapCount(int(store.project(project_id).settings.get("overlap", 1)))
     for jid, j in store.judgments_with_ids(project_id):
+        if not count.counts(j):  # a late answer past the battle's overlap is not a battle of the board
+            continue
         if j.kind == JUDGE_KIND or j.status != "done" or j.verdict not in ("a", "b", "tie"):
             continue
         first, second = (j.a, j.b) if j.shown_order != "ba" else (j.b, j.a)
@@ -625,22 +688,25 @@ def write_arena_battles(store, project_id: int, path: Path) -> int:
 
 def scores_pool(store, project_id: int):
     """The project's items as a Pool whose metric ``human`` is each (item, system)'s mean score
-    (latest per annotator), with ``n_annotators`` the number of annotators behind it."""
+    (latest per annotator; a late score past the overlap is left out, as every count leaves it out), with
+    ``n_annotators`` the number of annotators behind it."""
     import numpy as np
 
     from ..pool import Pool
+    from ..store import OverlapCount
 
     project = store.project(project_id)
     items = store.items(project_id)
     systems = project.settings["systems"]
     latest: dict[tuple[str, str, str], float] = {}
+    count = OverlapCount(int(project.settings.get("overlap", 1)))
     for j in store.judgments(project_id):
         if j.is_score:
             key = (j.item_id, j.a, j.annotator)
-            if j.status == "done":
-                latest[key] = j.score
-            else:
+            if j.status != "done":
                 latest.pop(key, None)
+            elif count.counts(j):
+                latest[key] = j.score
     index = {r["item_id"]: k for k, r in enumerate(items)}
     col = {s: k for k, s in enumerate(systems)}
     sums = np.zeros((len(items), len(systems)))

@@ -42,10 +42,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ties", choices=["half", "davidson"], default="half",
                    help="half: a tie is half a win (Chatbot Arena, FastChat); davidson: Davidson's tie-aware model "
                         "(human battles alone, sandwich intervals)")
-    p.add_argument("--estimator", choices=["mle", "bias-corrected"], default="mle",
-                   help="mle: the maximum-likelihood fit (Chatbot Arena's); bias-corrected (ours): the fit less its "
-                        "first-order bias, which at a few thousand human battles puts the top and bottom models a few "
-                        "Elo too far apart (docs/arena.md)")
+    p.add_argument("--estimator", choices=["auto", "mle", "bias-corrected", "shrunk"], default="auto",
+                   help="the scores printed. auto (default): shrunk below 400 human battles per model on average "
+                        "(4,000 among 20 models; 4 or more models, --ties half), else mle; mle: the maximum-likelihood "
+                        "fit (Chatbot Arena's); shrunk (ours): each score its posterior mean under an empirical-Bayes "
+                        "prior toward the models' mean -- at small samples the plain fit prints the leaders tens to "
+                        "hundreds of Elo above their true scores; bias-corrected (ours): the fit less its first-order "
+                        "bias, a few Elo at a few thousand battles. Intervals and rank-sets are the fit's own under "
+                        "every choice (docs/arena.md, 'Small samples: the scores printed')")
     p.add_argument("--style-control", metavar="FEATURES",
                    help="fit Bradley-Terry with the answers' style as covariates, as Chatbot Arena's style control: "
                         "length, markdown (headers, bold, lists; also one by one), comma-separated, e.g. "
@@ -69,6 +73,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print results.json")
     add_quiet(p)
     p.set_defaults(handler=cmd_arena)
+    _DEFAULTS.update({dest: p.get_default(dest) for dest in (*_LIVE_FIXED, "alpha")})
+
+
+_LIVE_FIXED = ("judge", "human_budget", "allocation", "stop", "first", "intervals", "ties", "estimator", "style_control",
+               "outputs", "style_missing", "by", "questions", "games", "verdicts_from")
+"""Options that change what is fitted: a replay of an arena project's live board (:func:`_live_replay`) has none."""
+_DEFAULTS: dict = {}
 
 
 def cmd_arena(args: argparse.Namespace) -> int:
@@ -78,6 +89,13 @@ def cmd_arena(args: argparse.Namespace) -> int:
     from ..arena.leaderboard import leaderboard, write_leaderboard
     from ..errors import ParameterError
 
+    live = _live_replay(args)
+    if live is not None:  # an evalsift arena project's export: the admin page's live board, replayed
+        out = out_dir(args.out)
+        paths = write_leaderboard(live, out)
+        print_json(live.to_dict()) if args.json else print(live.summary())
+        print(f"wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
+        return 0
     out = out_dir(args.out)
     judges = list(dict.fromkeys(args.judge or ()))
     names = [judge_name(j) for j in judges]
@@ -131,6 +149,38 @@ def cmd_arena(args: argparse.Namespace) -> int:
             print(f"\n{args.by} = {value}: " + "\n".join(x for x in lines if not x.startswith("assumption:")))
     print(f"wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
     return 0
+
+
+def _live_replay(args: argparse.Namespace):
+    """The live board of an evalsift arena project when ``--data`` is its export (``annotate export --format
+    arena`` or ``judgments``, with the project file ``<data>.project.json`` beside it): its human battles in
+    stored order, each weighted by its draw's probability, the project's judges and settings -- the admin
+    page's board (:func:`~evalsift.web.arena.replay_board`; ``--alpha`` when given, else the project's).
+    None when ``--data`` is anything else. Options the live board does not have are refused, and so is a
+    pairwise table (it keeps no draw probabilities), each naming what replays."""
+    from pathlib import Path
+
+    from ..errors import ParameterError
+    from ..web.replay import project_file_for, read_project_file
+
+    if not Path(args.data).expanduser().is_file():
+        return None
+    doc = read_project_file(args.data)
+    if doc is None or not ((doc.get("project") or {}).get("settings") or {}).get("arena"):
+        return None
+    changed = [f"--{d.replace('_', '-')}" for d in _LIVE_FIXED if getattr(args, d, None) != _DEFAULTS.get(d)]
+    name = doc["project"].get("name")
+    if changed:
+        raise ParameterError(f"--data {args.data} is the export of arena project {name!r} (its project file "
+                             f"{project_file_for(args.data)} lies beside it), so 'arena' replays the project's live "
+                             f"board, which has no {', '.join(changed)}: leave {'them' if len(changed) > 1 else 'it'} "
+                             f"out to replay it, or move the project file aside to fit the battles as a plain battle "
+                             "file", field=changed[0].lstrip("-").replace("-", "_"))
+    from ..io.pairwise import read_judgments
+    from ..web.arena import replay_board
+
+    alpha = None if args.alpha == _DEFAULTS.get("alpha") else args.alpha
+    return replay_board(doc, read_judgments(args.data).judgments, alpha=alpha, source=str(args.data))
 
 
 def _group_boards(battles, by: str, features, settings: dict) -> list:

@@ -47,6 +47,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     if _replay_export(args):
         return 0
+    oracle_spec = str(args.oracle or "")
+    if oracle_spec.startswith("judgments:") and _export_source(args) is None:  # another dataset: not the replay
+        from ..web.replay import refuse_other_replay
+
+        refuse_other_replay(oracle_spec[len("judgments:"):], str(args.data))
     pool, oracle = load_data_and_oracle(args)
     pool_note = None
     if _only_judged(args):

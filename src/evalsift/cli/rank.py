@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from ..errors import DataError, ParameterError
-from ..verdicts import add_verdicts_from, describe_source, verdicts_line
+from ..verdicts import add_repeats, add_verdicts_from, describe_source, verdicts_line
 from ._common import (add_by, add_data, add_quiet, load_data, note, open_unit, picked_positions, positive_int,
                       print_json, system_list)
 
@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "slope); the picks must be a random sample")
     add_by(p, "an item column: category, turn, domain")
     add_verdicts_from(p)
+    add_repeats(p, "an MT-Bench grade of the same question, turn and model")
     p.add_argument("--out", metavar="DIR", help="also write results.json, ranking.csv and ranking.html there")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     add_quiet(p)
@@ -60,12 +61,14 @@ def rank_metric(pool, wanted: str | None) -> str:
 def rank_source(pool, metric: str, stated: str | None, data: str | None = None) -> dict:
     """Whose verdicts the ranking counts (:mod:`evalsift.verdicts`): ``--verdicts-from`` when given; else, for
     recorded judgments (``data`` a review or judge file), their kinds; else a judge when the data names one (an
-    MT-Bench grade file's ``judge`` column) or the metric is named after a known LLM family; else people."""
+    MT-Bench grade file's ``judge`` column) or the metric is named after a known LLM family; else people. A
+    ``--verdicts-from`` that contradicts what the file says (its judge column; its judgments' own fields), and a
+    label only a file's name gave, are said in a note."""
     from ..io import resolve
     from ..io.judge_files import judge_kind
     from ..io.mtbench import pool_judge
     from ..io.pairwise import read_pairwise
-    from ..verdicts import describe_judgments
+    from ..verdicts import describe_judgments, source_notes
 
     judge = pool_judge(pool)
     names = [judge or metric]
@@ -73,10 +76,16 @@ def rank_source(pool, metric: str, stated: str | None, data: str | None = None) 
     if data is not None and judge is None:
         fmt, path = resolve(data)
         if fmt == "pairwise" and path is not None:
-            desc = describe_judgments(read_pairwise(path).judgments)
+            recorded = read_pairwise(path)
+            desc = describe_judgments(recorded.judgments)
             found = desc["source"] if desc["source"] != "mixed" else None
             names = [a for a, v in desc["annotators"].items() if v["source"] == "judge"] or names
+            for text in source_notes(recorded, stated):
+                note(text)
     source = stated or found or ("judge" if judge or judge_kind(metric) == "llm" else "human")
+    if stated and judge and stated != "judge":
+        note(f"--verdicts-from {stated} overrides {data or 'the data'}: its judge column names {judge}, so the file "
+             "holds a judge's grades; they are counted as people's")
     return describe_source(source, names if source == "judge" else [], None,
                            "grade" if source == "judge" else "verdict")
 
@@ -115,15 +124,22 @@ def _groups(pool, column: str) -> list[tuple[str, list[int]]]:
                         f"columns: {', '.join(cols) or 'none'}", field="by", hint="name one of the item columns")
     values = list(pool.metadata[column])
     found = sorted({v for v in values if v is not None}, key=lambda v: (str(type(v)), v))
+    from ..io.pairwise_data import warn_one_value
+
+    warn_one_value(column, [v for v in values if v is not None], "items")  # one value: the board repeats, said
     return [(str(v), [i for i, x in enumerate(values) if x == v]) for v in found]
 
 
 def cmd_rank(args: argparse.Namespace) -> int:
     """``evalsift rank``: rank with what is there (see :func:`evalsift.restrict.restrict_ranking`)."""
-    from ..io.mtbench import attach_questions, mtbench_table
+    from ..io.mtbench import attach_questions, keep_later_grades, mtbench_table, repeated_grades
     from ..restrict import restrict_ranking
 
     pool = load_data(args)
+    if getattr(args, "repeats", "all") == "last" and repeated_grades(pool):
+        note(f"--repeats last: {repeated_grades(pool)} repeated grade row(s) give way to the later row of their "
+             "question, turn and model (FastChat's show_result.py averages every row: --repeats all)")
+        pool = keep_later_grades(pool)
     metric = rank_metric(pool, args.human_metric)
     if not args.human_metric:
         pool.check_metric(metric)
@@ -236,6 +252,7 @@ def _write(result: dict, args) -> None:
     import csv
     import html as _html
 
+    from ..io._common import atomic_file, write_atomic
     from ..report.html import page, table, write_json
     from ._common import out_dir
 
@@ -243,7 +260,7 @@ def _write(result: dict, args) -> None:
     write_json(result, out / "results.json")
     line = verdicts_line(result["verdicts"]) + f" in column {result['human_metric']!r}"
     boards = [("", result)] + [(b["value"], b) for b in (result["by"] or {}).get("boards", [])]
-    with open(out / "ranking.csv", "w", newline="", encoding="utf-8") as f:
+    with atomic_file(out / "ranking.csv", newline="") as f:  # each file whole or not at all
         w = csv.writer(f)
         w.writerow(["group", "rank", "system", "mean", "low", "high", "rank_low", "rank_high", "cluster", "n_items",
                     "verdicts"])
@@ -264,8 +281,7 @@ def _write(result: dict, args) -> None:
                  "-".join(map(str, sorted(set(r["rank_interval"])))), r["cluster"]] for r in b["ranking"]]
         body.append(f"<h2>{title}</h2><p class='foot'>{b['n_items']} items, {b['n_clusters']} clusters</p>"
                     + table(header, rows))
-    (out / "ranking.html").write_text(page(f"evalsift rank: {result['human_metric']}", "".join(body)),
-                                      encoding="utf-8")
+    write_atomic(out / "ranking.html", page(f"evalsift rank: {result['human_metric']}", "".join(body)))
 
 
 def _proxy_means(full, pool, positions, args) -> list[dict]:

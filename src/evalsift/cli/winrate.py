@@ -7,11 +7,12 @@ import argparse
 import sys
 
 from ._common import add_by, add_games, add_quiet, collect_notes, note, out_dir, print_json
+from .bench import jobs_count
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``winrate``."""
-    from ..verdicts import add_verdicts_from
+    from ..verdicts import add_repeats, add_verdicts_from
 
     p = sub.add_parser("winrate", help="win rates against a baseline (AlpacaEval), optionally length-controlled "
                                        "(AlpacaEval 2.0's GLM), overall and per group")
@@ -23,14 +24,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the model every other one is compared with (AlpacaEval 2.0: gpt4_1106_preview)")
     p.add_argument("--annotator", metavar="NAME",
                    help="count this annotator's verdicts only (its full name or a unique part of it); needed when "
-                        "the data holds several")
+                        "the data holds several. One judge under several prompts (FastChat's pair-v2 and "
+                        "pair-v2-multi-turn: both turns) counts as one, as show_result.py counts it; name a prompt to "
+                        "count it alone")
     p.add_argument("--length-controlled", action="store_true",
                    help="also the length-controlled win rate: per model a logistic GLM of the preference on the "
                         "standardised length difference, the instruction difficulty and the model, predicted with no "
                         "length difference (Dubois et al. 2024); the difficulties are estimated from the data")
     add_by(p, "dataset: AlpacaEval's subsets; category with MT-Bench's question.jsonl")
     add_verdicts_from(p)
+    add_repeats(p, "a comparison of the same model, instruction and annotator")
     add_games(p)
+    p.add_argument("--jobs", type=jobs_count, default=1, metavar="N",
+                   help="worker processes for --length-controlled's joint fit of the instruction difficulties "
+                        "(1: none, in this process; 0 or auto: the cores this command may use, at most 4); the "
+                        "numbers are the same either way. On 2 busy cores two workers measured slower than one "
+                        "process (docs/winrate.md); they pay on more, idle cores")
     p.add_argument("--out", required=True, metavar="DIR", help="writes results.json, leaderboard.csv, leaderboard.html")
     p.add_argument("--json", action="store_true", help="print results.json")
     add_quiet(p)
@@ -48,7 +57,7 @@ def cmd_winrate(args: argparse.Namespace) -> int:
         data = read_verdicts(args.data, games=args.games, verdicts_from=args.verdicts_from, by=args.by,
                              questions=args.questions)
         board = winrate_board(data, args.baseline, annotator=args.annotator, length_controlled=args.length_controlled,
-                              by=args.by)
+                              by=args.by, repeats=args.repeats, jobs=args.jobs)
     board.notes[:0] = [n for n in notes if n not in board.notes]
     paths = write_board(board, out)
     for text in list(board.comparisons.notes) + board.notes:

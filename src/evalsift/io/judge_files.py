@@ -16,7 +16,12 @@ file's name without its suffixes (``gpt-4-0125-preview.jsonl`` -> ``gpt-4-0125-p
 ``llm`` when that name contains the name of a known LLM family as a word start (:data:`LLM_FAMILIES`:
 gpt, chatgpt, claude, llama, mistral, mixtral, gemini, gemma, palm, bard, qwen, deepseek, vicuna,
 davinci), else ``human``: ``human.jsonl``, ``expert_0``, ``arena_user_973`` are human. A ``kind``
-column (``human``, ``llm``, ``metric``) overrides the rule.
+column (``human``, ``llm``, ``metric``) overrides the rule, and FastChat's ``[judge model, prompt]`` cell
+makes the row an LLM judge's. Each judgment records where its kind came from (``detail["kind_from"]``,
+:data:`evalsift.verdicts.KIND_FROM`): the file's own fields (a kind column, a judge or annotator field, FastChat's cell) or,
+when it has none of them, only the file's name -- a guess, which :func:`evalsift.verdicts.with_source`
+says in a note (``--verdicts-from human|judge`` states it instead; a ``--verdicts-from`` that contradicts
+what the file's own fields say is noted too).
 
 Chatbot Arena battles (:func:`read_arena`)
 --------------------------------------------
@@ -51,10 +56,14 @@ judgments of item ``<question_id>-t<turn>`` (turn 1 without a ``turn`` column), 
 with ``shown_order`` ``ab`` by annotator ``<judge> (g1)``, game 2 with ``ba`` by ``<judge> (g2)``.
 Being two annotators, the vote rule makes agreeing games that verdict and disagreeing ones a tie
 (FastChat's "inconsistent"). ``error`` is never a verdict: an ``error`` judgment, counted in a note. A
-repeated row (FastChat appends when rerun) supersedes the earlier one, as FastChat's loader does. A judge
-cell ``[model, prompt name]`` makes the judgments an LLM judge's (kind ``llm``) whatever the model is called.
-``arena`` and ``winrate`` count one battle per row by FastChat's rule (:func:`combine_games`); ``--games
-separate`` keeps the two games.
+repeated row (FastChat appends when a judgment is rerun) is read as one more judgment: ``show_result.py``
+counts every row, and so do ``arena`` and ``winrate`` (``winrate --repeats last`` keeps the later one). A
+judge cell ``[model, prompt name]`` makes the judgments an LLM judge's (kind ``llm``) whatever the model is
+called; ``detail`` keeps its parts as ``judge_model`` and ``judge_prompt`` (FastChat judges turn 1 with
+``pair-v2``, turn 2 with ``pair-v2-multi-turn``, and math, reasoning and coding questions with
+``pair-math-v1`` / ``pair-math-v1-multi-turn``: one judge under several prompts, which ``winrate`` counts
+together as ``show_result.py`` does). ``arena`` and ``winrate`` count one battle per row by FastChat's rule
+(:func:`combine_games`); ``--games separate`` keeps the two games.
 
 FastChat review files (:func:`read_review`)
 ---------------------------------------------
@@ -151,10 +160,13 @@ def _annotator(value: Any) -> str | None:
     return text.strip() if text is not None and text.strip() else None
 
 
-def _kind(path: Path, line: int, row: dict[str, Any], annotator: str, iid: str) -> str:
+def _kind(path: Path, line: int, row: dict[str, Any], annotator: str, iid: str, named: bool) -> tuple[str, str]:
+    """``(kind, where from)``: the row's ``kind`` column, else :func:`judge_kind` of the annotator -- named by the
+    row's judge/annotator field, or (``named`` False) only by the file's name (the keys of
+    :data:`evalsift.verdicts.KIND_FROM`)."""
     if _text(row.get("kind")) is not None:
-        return _choice(path, line, "kind", row.get("kind"), KINDS, "human", iid)
-    return judge_kind(annotator)
+        return _choice(path, line, "kind", row.get("kind"), KINDS, "human", iid), "kind"
+    return judge_kind(annotator), ("judge" if named else "name")
 
 
 def _name(path: Path, line: int, row: dict[str, Any], column: str, iid: str | None, what: str) -> str:
@@ -245,7 +257,8 @@ def read_arena(path: Path, rows: Rows, cols: list[str], name: str | None = None)
             shown = "is empty" if text is None or not text.strip() else f"{raw!r} is not a battle outcome"
             raise DataError(f"{path}: line {line}: winner {shown}; write model_a, model_b, tie or tie (bothbad).",
                             field="winner", item_id=iid, hint="use model_a, model_b, tie or tie (bothbad)")
-        annotator = _annotator(r.get("judge")) or stem
+        named = _annotator(r.get("judge"))
+        annotator = named or stem
         user_a, answer_a = _conversation(r.get("conversation_a"))
         user_b, answer_b = _conversation(r.get("conversation_b"))
         if id_col is not None:  # one battle: the same models and question whoever judged it (texts: out.output)
@@ -279,14 +292,15 @@ def read_arena(path: Path, rows: Rows, cols: list[str], name: str | None = None)
         out.output(iid, b, answer_b, line, "conversation_b")
         out.input(iid, user_a or user_b, line, "conversation_a")
         detail: dict[str, Any] = {"source": str(path), "line": line, "winner": text}
-        for f in ("question_id", "turn", "language", "anony"):
+        for f in ("question_id", "turn", "language", "anony", "prob"):  # prob: an evalsift arena export's draw
             if f in r and r[f] is not None and f != id_col:
                 detail[f] = r[f]
-        kind = kinds.get(annotator) if "kind" not in r else None
-        if kind is None:
-            kind = _kind(path, line, r, annotator, iid)
+        found = kinds.get((annotator, named is not None)) if "kind" not in r else None
+        if found is None:
+            found = _kind(path, line, r, annotator, iid, named is not None)
             if "kind" not in r:
-                kinds[annotator] = kind
+                kinds[(annotator, named is not None)] = found
+        kind, detail["kind_from"] = found
         out.judgments.append(Judgment(item_id=iid, a=a, b=b, verdict=verdict, annotator=annotator, kind=kind,
                                       shown_order="ab", created_at=stamp, detail=detail))
     _dropped_note(path, repeats, "repeated line(s) identical to an earlier one (same battle, models, annotator and "
@@ -316,10 +330,12 @@ def read_fastchat(path: Path, rows: Rows, cols: list[str], name: str | None = No
         a = _name(path, line, r, "model_1", iid, "every judgment names the model of game 1's first answer")
         b = _name(path, line, r, "model_2", iid, "every judgment names the model of game 1's second answer")
         _different(path, line, a, b, iid)
-        judge = _annotator(r.get("judge")) or stem
+        named = _annotator(r.get("judge"))
+        judge = named or stem
         # FastChat's [judge model, prompt name] cell is an LLM judge's, whatever the model is called
-        prompted = isinstance(r.get("judge"), (list, tuple)) and len(r["judge"]) >= 2 and "kind" not in r
-        kind = "llm" if prompted else _kind(path, line, r, judge, iid)
+        cell = r.get("judge") if isinstance(r.get("judge"), (list, tuple)) else None
+        prompted = cell is not None and len(cell) >= 2 and "kind" not in r
+        kind, kind_from = ("llm", "cell") if prompted else _kind(path, line, r, judge, iid, named is not None)
         games = []
         for game, order in (("g1", "ab"), ("g2", "ba")):
             raw = r.get(f"{game}_winner")
@@ -333,9 +349,14 @@ def read_fastchat(path: Path, rows: Rows, cols: list[str], name: str | None = No
             games.append((game, order, key, text))
         out.see(iid, a, b)
         for game, order, key, text in games:
-            detail: dict[str, Any] = {"source": str(path), "line": line, "game": game, "winner": text}
+            detail: dict[str, Any] = {"source": str(path), "line": line, "game": game, "winner": text,
+                                      "kind_from": kind_from}
             if "turn" in r:
                 detail["turn"] = r["turn"]
+            if cell:  # the judge model and its prompt: one judge's prompts count together (winrate)
+                detail["judge_model"] = str(cell[0])
+                if len(cell) >= 2:
+                    detail["judge_prompt"] = str(cell[1])
             common = {"item_id": iid, "a": a, "b": b, "annotator": f"{judge} ({game})", "kind": kind,
                       "shown_order": order, "created_at": stamp}
             if key == "error":
@@ -444,7 +465,8 @@ def read_alpaca_annotations(path: Path, rows: Rows, cols: list[str], name: str |
         if a == b:
             same += 1
             continue
-        annotator = _annotator(r.get("annotator")) or stem
+        named = _annotator(r.get("annotator"))
+        annotator = named or stem
         raw = r.get("preference")
         text = _text(raw)
         detail: dict[str, Any] = {"source": str(path), "line": line, "preference": None}
@@ -484,8 +506,9 @@ def read_alpaca_annotations(path: Path, rows: Rows, cols: list[str], name: str |
         for f in ("dataset", "index"):
             if r.get(f) is not None:
                 detail[f] = r[f]
-        common = {"item_id": iid, "a": a, "b": b, "annotator": annotator,
-                  "kind": _kind(path, line, r, annotator, iid), "shown_order": order, "created_at": stamp}
+        kind, detail["kind_from"] = _kind(path, line, r, annotator, iid, named is not None)
+        common = {"item_id": iid, "a": a, "b": b, "annotator": annotator, "kind": kind, "shown_order": order,
+                  "created_at": stamp}
         if verdict is None:
             missing += 1
             detail["reason"] = "no recorded preference"

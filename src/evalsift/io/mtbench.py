@@ -7,7 +7,10 @@ FastChat's ``data/mt_bench/model_judgment/gpt-4_single.jsonl`` holds one row per
 - items ``<question_id>-t<turn>`` (the ids FastChat's pairwise files get from
   :func:`~evalsift.io.judge_files.read_fastchat`, so grades and pairwise verdicts of the same question
   join), systems the models, one metric ``score`` (NaN where the row's score is ``-1``: FastChat's mark for
-  a judgment it could not parse, which ``show_result`` leaves out);
+  a judgment it could not parse, which ``show_result`` leaves out). A grade is a JSON number on MT-Bench's
+  1-10 scale (FastChat's judge prompts ask for ``[[rating]]`` from 1 to 10; decimals are read as FastChat
+  reads them) or ``-1``; anything else -- 11, 0, the text ``"8"``, ``true`` -- is a DataError naming the
+  line and the fix (``show_result`` would count an 11 and fail on a text);
 - per-item columns ``question_id``, ``turn``, ``judge`` (the judge model, e.g. ``gpt-4``; a grade is a
   judge's verdict, never a person's) and, when the question file is found, ``category`` and the turn's
   text as the item's input.
@@ -16,8 +19,13 @@ The question file is ``question.jsonl`` (``{question_id, category, turns: [...]}
 ``questions=``, else the one FastChat keeps beside the judgments (``data/mt_bench/question.jsonl`` for
 ``data/mt_bench/model_judgment/gpt-4_single.jsonl``): the same folder or the one above.
 
-A repeated (question, turn, model) row supersedes the earlier one (FastChat appends when a judgment is
-rerun, and its loader keeps the last), with a note.
+A repeated (question, turn, model) row -- FastChat appends a rerun's rows to the file -- counts as
+``show_result.py`` counts it: every row with a grade enters the mean. The Pool's cell holds the mean of its
+rows' grades and the private per-item column ``_grades`` keeps every row's grade in file order (``-1`` as
+NaN) where a cell has more than one row, so :func:`mtbench_table` weights each cell by its rows and prints
+exactly FastChat's numbers. :func:`keep_later_grades` turns that into the later row only (``rank --repeats
+last``; FastChat's own ``load_single_model_judgments`` keeps the last). A note says how many rows repeat,
+either way.
 
 :func:`mtbench_table` computes the numbers FastChat's ``show_result.py --mode single`` prints: per model the
 mean grade over every row with a score (questions and turns together: the MT-Bench score), per turn and,
@@ -39,6 +47,35 @@ from ._common import iter_jsonl, to_float, warn_data
 #: the fields that make a JSONL record an MT-Bench single-answer grade
 SINGLE_FIELDS = ("question_id", "model", "score", "turn")
 METRIC = "score"
+#: MT-Bench's grading scale (FastChat's single-v1 prompts: "on a scale of 1 to 10"); -1 is FastChat's "no grade"
+SCALE = (1.0, 10.0)
+NO_GRADE = -1.0
+#: the private per-item column with every row's grade of a repeated cell (``{model: (grade, ...)}``)
+GRADES = "_grades"
+
+
+def _grade(path: Path, line: int, raw: Any, iid: str, model: str) -> float:
+    """A row's grade: a JSON number in :data:`SCALE`, or NaN for FastChat's ``-1`` (no grade); anything else is a
+    DataError naming the line, what came and the fix."""
+    fix = ("write the judge's 1-10 grade as a number, or -1 where the judgment gave none (FastChat's mark, left out "
+           "as show_result.py leaves it)")
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        what = f"score {raw!r} is not a number (a 1-10 grade, or -1 where the judgment could not be parsed)"
+        if isinstance(raw, str):
+            try:
+                value = to_float(raw)
+                what = f"score {raw!r} is text, not a number: write it as the JSON number {value:g}, without quotes"
+            except (TypeError, ValueError):
+                pass
+        raise DataError(f"{path}: line {line}: {what}; {fix}.", field="score", item_id=iid, system=model,
+                        hint="write the grade as a number from 1 to 10, or -1")
+    value = float(raw)
+    if value == NO_GRADE:
+        return math.nan
+    if not (SCALE[0] <= value <= SCALE[1]):
+        raise DataError(f"{path}: line {line}: score {raw!r} is outside MT-Bench's 1-10 scale; {fix}.", field="score",
+                        item_id=iid, system=model, hint="write a grade from 1 to 10, or -1 for none")
+    return value
 
 
 def looks_mtbench_single(record: Any) -> bool:
@@ -101,11 +138,11 @@ def read_mtbench_single(path: str | Path, *, name: str | None = None, questions:
     path = Path(path)
     qfile = Path(questions) if questions is not None else find_questions(path)
     qs = read_questions(qfile) if qfile is not None else {}
-    grades: dict[tuple[str, str], tuple[int, float]] = {}
+    grades: dict[tuple[str, str], list[float]] = {}
     items: dict[str, tuple[str, int]] = {}
     judges: dict[str, str] = {}
     models: dict[str, None] = {}
-    superseded, unparsed = 0, 0
+    repeated, unparsed = 0, 0
     for line, r in iter_jsonl(path, what="grades", expected="MT-Bench single grades: {question_id, model, judge, "
                                                              "score, turn} per line"):
         if not isinstance(r, dict):
@@ -123,25 +160,20 @@ def read_mtbench_single(path: str | Path, *, name: str | None = None, questions:
             raise DataError(f"{path}: line {line}: turn {r['turn']!r} is not a number (1 or 2).", field="turn") from None
         iid = f"{qid}-t{turn}"
         model = str(r["model"]).strip()
-        try:
-            score = float(to_float(r["score"]))
-        except (TypeError, ValueError):
-            raise DataError(f"{path}: line {line}: score {r['score']!r} is not a number (a 1-10 grade, or -1 where "
-                            "the judgment could not be parsed).", field="score", item_id=iid, system=model) from None
-        if score == -1:
-            unparsed += 1
-            score = math.nan
+        score = _grade(path, line, r["score"], iid, model)
+        unparsed += math.isnan(score)
         if (iid, model) in grades:
-            superseded += 1
-        grades[(iid, model)] = (line, score)
+            repeated += 1
+        grades.setdefault((iid, model), []).append(score)
         items.setdefault(iid, (qid, turn))
         models.setdefault(model, None)
         judge = _judge(r.get("judge"))
         if judge is not None:
             judges.setdefault(iid, judge)
-    if superseded:
-        warn_data(f"{path}: {superseded} row(s) grade a question, turn and model graded earlier in the file; the "
-                  "later row is used (FastChat appends when a judgment is rerun).")
+    if repeated:
+        warn_data(f"{path}: {repeated} row(s) grade a question, turn and model graded earlier in the file (FastChat "
+                  "appends a rerun's rows): every row counts, as show_result.py averages them (the cell's grade is "
+                  "their mean); rank --repeats last keeps the later row only.")
     if unparsed:
         warn_data(f"{path}: {unparsed} grade(s) are -1 (FastChat could not parse the judge's answer): left out, as "
                   "FastChat's show_result does.")
@@ -150,10 +182,18 @@ def read_mtbench_single(path: str | Path, *, name: str | None = None, questions:
     row = {iid: k for k, iid in enumerate(ids)}
     col = {m: k for k, m in enumerate(systems)}
     matrix = np.full((len(ids), len(systems)), np.nan)
-    for (iid, model), (_, score) in grades.items():
-        matrix[row[iid], col[model]] = score
+    repeats: list[dict[str, tuple[float, ...]] | None] = [None] * len(ids)
+    for (iid, model), scores in grades.items():
+        graded = [v for v in scores if not math.isnan(v)]
+        matrix[row[iid], col[model]] = float(np.mean(graded)) if graded else math.nan
+        if len(scores) > 1:
+            cell = repeats[row[iid]] or {}
+            cell[model] = tuple(scores)
+            repeats[row[iid]] = cell
     meta: dict[str, list[Any]] = {"question_id": [items[i][0] for i in ids], "turn": [items[i][1] for i in ids],
                                   "judge": [judges.get(i) for i in ids]}
+    if any(c is not None for c in repeats):
+        meta[GRADES] = repeats
     inputs = None
     if qs:
         meta["category"] = [(qs.get(items[i][0]) or {}).get("category") for i in ids]
@@ -180,6 +220,7 @@ def mtbench_table(pool: Pool, metric: str = METRIC, by: str | None = None) -> li
     [('y', 7.0, {'turn 1': 7.0, 'turn 2': None}), ('x', 6.0, {'turn 1': 8.0, 'turn 2': 4.0})]
     """
     S = pool.score(metric)
+    W = _row_counts(pool) if metric == METRIC else np.isfinite(S).astype(float)
     columns: dict[str, np.ndarray] = {}
     wanted = [("turn", "turn {}")] + ([] if by in (None, "turn") else [(by, "{}")])
     for column, label in wanted:
@@ -191,15 +232,51 @@ def mtbench_table(pool: Pool, metric: str = METRIC, by: str | None = None) -> li
     rows = []
     for j, system in enumerate(pool.systems):
         s = S[:, j]
-        ok = np.isfinite(s)
-        groups = {}
-        for label, mask in columns.items():
-            m = ok & mask
-            groups[label] = float(s[m].mean()) if m.any() else None
-        rows.append({"system": system, "score": float(s[ok].mean()) if ok.any() else None, "n": int(ok.sum()),
-                     "groups": groups})
+        ok = np.isfinite(s) & (W[:, j] > 0)
+        w = W[:, j]
+
+        def mean(m: np.ndarray) -> float | None:
+            return float(np.sum(s[m] * w[m]) / np.sum(w[m])) if m.any() else None
+
+        groups = {label: mean(ok & mask) for label, mask in columns.items()}
+        rows.append({"system": system, "score": mean(ok), "n": int(round(float(w[ok].sum()))), "groups": groups})
     rows.sort(key=lambda r: -(r["score"] if r["score"] is not None else -math.inf))
     return rows
+
+
+def _row_counts(pool: Pool) -> np.ndarray:
+    """Per (item, system), how many graded rows its cell stands for: 1 (0 where no grade), or the count of graded
+    rows where the file repeats it (:data:`GRADES`)."""
+    S = pool.score(METRIC)
+    W = np.isfinite(S).astype(float)
+    col = {s: j for j, s in enumerate(pool.systems)}
+    for i, cell in enumerate(pool.metadata.get(GRADES) or ()):
+        for model, scores in (cell or {}).items():
+            if model in col:
+                W[i, col[model]] = sum(not math.isnan(v) for v in scores)
+    return W
+
+
+def repeated_grades(pool: Pool) -> int:
+    """How many rows of an MT-Bench grade file repeat a (question, turn, model) graded earlier (0 for other pools)."""
+    return sum(len(v) - 1 for cell in (pool.metadata.get(GRADES) or ()) for v in (cell or {}).values())
+
+
+def keep_later_grades(pool: Pool) -> Pool:
+    """``pool`` (an MT-Bench grade file's) with each repeated cell holding its later row's grade only (NaN when that
+    row is a ``-1``), as FastChat's ``load_single_model_judgments`` keeps it; the pool itself when nothing repeats.
+    :func:`mtbench_table` then counts one row per cell."""
+    cells = pool.metadata.get(GRADES)
+    if not cells or not any(cells):
+        return pool
+    S = pool.score(METRIC).copy()
+    col = {s: j for j, s in enumerate(pool.systems)}
+    for i, cell in enumerate(cells):
+        for model, scores in (cell or {}).items():
+            if model in col:
+                S[i, col[model]] = scores[-1]
+    out = pool.with_scores(METRIC, S, human=pool.is_human(METRIC))
+    return out.with_columns({GRADES: [None] * pool.n_items})
 
 
 def pool_judge(pool: Pool) -> str | None:

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import DataError, ParameterError, suggest
+from ._common import warn_data
 from ..oracle.base import Judgment
 from ..pool import Pool
 from ..restrict import PAIR_SYSTEMS
@@ -105,7 +106,7 @@ def alpaca_verdict(preference: float) -> str | None:
 # ---------------------------------------------------------------------------------------- groups (--by)
 #: judgment detail fields that are bookkeeping or numbers, never a ``--by`` column
 NOT_GROUPS = frozenset({"source", "line", "preference", "reason", "score", "len_output_1", "len_output_2",
-                         "answers", "files", "order_verdicts", "human_scores", "shown_orders"})
+                         "answers", "files", "order_verdicts", "human_scores", "shown_orders", "kind_from"})
 JUDGMENT_FIELDS = ("annotator", "shown_order")
 
 
@@ -135,17 +136,30 @@ def group_of(data: Any, by: str, judgments: Sequence[Any]) -> Any:
         raise ParameterError(f"--by {by!r}: the data has no such column{hint}.{suggest(by, available)} Columns: "
                              f"{', '.join(available)}", field="by")
     if by in JUDGMENT_FIELDS:
-        return lambda j: str(getattr(j, by))
-    in_detail = any(by in j.detail for j in judgments)
-    col = data.pool.metadata.get(by)
-    index = {iid: k for k, iid in enumerate(data.pool.item_ids)}
+        def group(j: Any) -> str:
+            return str(getattr(j, by))
+    else:
+        in_detail = any(by in j.detail for j in judgments)
+        col = data.pool.metadata.get(by)
+        index = {iid: k for k, iid in enumerate(data.pool.item_ids)}
 
-    def group(j: Any) -> str:
-        v = j.detail.get(by) if in_detail else None
-        if v is None and col is not None and j.item_id in index:
-            v = col[index[j.item_id]]
-        return "(none)" if v is None else str(v)
+        def group(j: Any) -> str:
+            v = j.detail.get(by) if in_detail else None
+            if v is None and col is not None and j.item_id in index:
+                v = col[index[j.item_id]]
+            return "(none)" if v is None else str(v)
+    warn_one_value(by, [group(j) for j in judgments], "judgments")
     return group
+
+
+def warn_one_value(by: str, values: Sequence[Any], what: str) -> None:
+    """The note every ``--by`` gives (``arena``, ``winrate`` through :func:`group_of`; ``rank`` on its item
+    columns) when the column has one value among the ``values`` of its ``what`` (judgments, items): the one
+    board per value then repeats the overall board, which the note says instead of printing it silently."""
+    found = {str(v) for v in values}
+    if len(found) == 1 and values:
+        warn_data(f"--by {by}: all {len(values)} {what} have the same {by} ({next(iter(found))}), so its one board "
+                  f"repeats the overall board; --by needs a column with two or more values")
 
 
 # ---------------------------------------------------------------------------------------- the builder

@@ -32,8 +32,13 @@ Safety rules (each one tested in ``tests/test_store.py``):
 - **Read-only and damaged files.** A file this process may not write opens read-only (read, status and
   export work); a damaged file is named as damaged, with the ``sqlite3 .recover`` step, and nothing is
   written to it. A lock held past ``busy_timeout`` is StoreBusyError: nothing written, try again.
-- **Secrets.** Tokens (annotators', the admin's) are stored as sha256 hashes only; an annotator's
-  token can be revoked or rotated; the store never sees an LLM API key.
+- **Secrets.** Tokens (annotators', the admin's) are stored as sha256 hashes only; every token can be
+  revoked or rotated, and the admin page's cookie holds an HMAC of the stored hash under a key the store
+  keeps (never the token); the store never sees an LLM API key.
+- **Late answers are kept, never counted twice.** A verdict that arrives after its unit already has its
+  ``overlap`` people (a lease lapsed, the unit went to someone else, then the first answer came) is
+  stored and exported with ``counted: false``; the decision, the arena board and their replays leave it
+  out (:class:`OverlapCount`).
 - **Versioned schema.** Migrations in :mod:`evalsift.store.schema` are applied in order; a file from
   a newer evalsift is refused instead of being misread.
 
@@ -49,6 +54,7 @@ True
 """
 
 from .schema import LATEST, MIGRATIONS, project_units
-from .store import DEFAULT_DB, LLMResponseCache, Project, Store, hash_token
+from .store import DEFAULT_DB, LLMResponseCache, OverlapCount, Project, Store, hash_token
 
-__all__ = ["DEFAULT_DB", "LATEST", "LLMResponseCache", "MIGRATIONS", "Project", "Store", "hash_token", "project_units"]
+__all__ = ["DEFAULT_DB", "LATEST", "LLMResponseCache", "MIGRATIONS", "OverlapCount", "Project", "Store", "hash_token",
+           "project_units"]

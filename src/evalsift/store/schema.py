@@ -228,4 +228,38 @@ MIGRATIONS.append((3, "the probability with which an active rule drew an assignm
 ALTER TABLE assignments ADD COLUMN prob REAL;             -- NULL: the unit was not drawn at random
 """))
 
+
+
+def _cookie_key(conn) -> None:
+    """The key that signs admin cookies (:meth:`~evalsift.store.Store.admin_cookie`): random, made once per store."""
+    import secrets
+
+    conn.execute("INSERT OR IGNORE INTO secrets (name, value, created_at) VALUES ('admin_cookie_key', ?, ?)",
+                 (secrets.token_hex(32), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
+
+
+MIGRATIONS.append((4, "draws made ahead of a live design's decision set; admin tokens that can be revoked, and the "
+                      "key that signs admin cookies", """
+CREATE TABLE draws (                            -- a live project's draws (neyman, active) made ahead of its decision
+    project_id      INTEGER NOT NULL REFERENCES projects(id),
+    seq             INTEGER NOT NULL,             -- 1, 2, ... per project, in the order they were made
+    after_judgment  INTEGER NOT NULL,             -- the newest judgment the Session had been given (0: none)
+    draws           INTEGER NOT NULL,             -- the Session's draws in all once this one was made
+    item_id         TEXT NOT NULL,                -- the item drawn (the record; a replay draws it again)
+    prob            REAL,                         -- the probability it was drawn with
+    created_at      TEXT NOT NULL,
+    PRIMARY KEY (project_id, seq)
+);
+CREATE TRIGGER draws_no_update BEFORE UPDATE ON draws
+    BEGIN SELECT RAISE(ABORT, 'draws are append-only'); END;
+CREATE TRIGGER draws_no_delete BEFORE DELETE ON draws
+    BEGIN SELECT RAISE(ABORT, 'draws are append-only: they are never deleted'); END;
+ALTER TABLE projects ADD COLUMN admin_revoked_at TEXT;   -- set: the admin token no longer signs in
+CREATE TABLE secrets (                          -- keys this store keeps for itself (never a token)
+    name          TEXT PRIMARY KEY,
+    value         TEXT NOT NULL,
+    created_at    TEXT NOT NULL
+);
+""", _cookie_key))
+
 LATEST = MIGRATIONS[-1][0]

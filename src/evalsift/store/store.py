@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import (ConflictError, DataError, ParameterError, StoreBusyError, StoreFullError, StoreMovedError,
                       check_choice)
@@ -204,6 +204,20 @@ class Store:
 
     _write = transaction  # the name the rest of the package has used
 
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every read in the block sees the file as of one moment (what other writers
+        commit meanwhile is not seen). Inside :meth:`transaction` it joins that one. Works read-only."""
+        conn = self._conn()
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            _rollback(conn)  # nothing was written: ending the read
+
     def _write_failed(self, e: sqlite3.OperationalError) -> DataError:
         """The error for a write SQLite refused: the disk (full or failing), a lock, or something else."""
         text = str(e).lower()
@@ -331,11 +345,64 @@ class Store:
         return [self.project(int(r[0])) for r in self._conn().execute("SELECT id FROM projects ORDER BY id")]
 
     def is_admin(self, project_id: int, token: str | None) -> bool:
-        """True when ``token`` is the project's admin token (compared as hashes, in constant time)."""
+        """True when ``token`` is the project's admin token and it was not revoked (compared as hashes, in
+        constant time). Read from the file on every call, so a rotation or a revocation by another process
+        (``annotate rotate-admin`` while ``serve`` runs) holds at once."""
         if not token or not isinstance(token, str):
             return False
-        row = self._conn().execute("SELECT admin_token FROM projects WHERE id = ?", (project_id,)).fetchone()
-        return row is not None and secrets.compare_digest(row[0], hash_token(token))
+        stored = self._admin_hash(project_id)
+        return stored is not None and secrets.compare_digest(stored, hash_token(token))
+
+    def _admin_hash(self, project_id: int) -> str | None:
+        """The stored hash of the project's admin token; None when there is no such project or it was revoked."""
+        revoked = ", admin_revoked_at" if self._has("secrets") else ", NULL"
+        row = self._conn().execute(f"SELECT admin_token{revoked} FROM projects WHERE id = ?", (project_id,)).fetchone()
+        return None if row is None or row[1] is not None else str(row[0])
+
+    def rotate_admin(self, project_id: int) -> str:
+        """A new admin token for the project (returned once, stored hashed); the old token and every admin
+        cookie signed with it stop working at once, in every server on this file. Ends a revocation."""
+        token = secrets.token_urlsafe(24)
+        with self._write() as conn:
+            if conn.execute("UPDATE projects SET admin_token = ?, admin_revoked_at = NULL WHERE id = ?",
+                            (hash_token(token), project_id)).rowcount != 1:
+                raise DataError(f"no project {project_id} in {self.path}", field="project")
+        return token
+
+    def revoke_admin(self, project_id: int) -> None:
+        """Revoke the project's admin token: it and every admin cookie stop working at once (the status API
+        and the admin page answer 403 / the sign-in page); :meth:`rotate_admin` gives a new one."""
+        with self._write() as conn:
+            if conn.execute("UPDATE projects SET admin_revoked_at = ? WHERE id = ?", (_now(), project_id)).rowcount != 1:
+                raise DataError(f"no project {project_id} in {self.path}", field="project")
+
+    def admin_cookie(self, project_id: int) -> str | None:
+        """What the admin page's cookie holds once the admin signed in: an HMAC-SHA256, under a key this store
+        keeps (``secrets``), of the project and the stored hash of its admin token -- never the token. It stops
+        matching when the token is rotated or revoked. None when the token was revoked."""
+        import hmac
+
+        stored = self._admin_hash(project_id)
+        if stored is None:
+            return None
+        return hmac.new(self._cookie_key(), f"evalsift-admin|{project_id}|{stored}".encode(), hashlib.sha256).hexdigest()
+
+    def is_admin_cookie(self, project_id: int, value: str | None) -> bool:
+        """True when ``value`` is the project's admin cookie now (:meth:`admin_cookie`; constant-time)."""
+        if not value or not isinstance(value, str):
+            return False
+        want = self.admin_cookie(project_id)
+        return want is not None and secrets.compare_digest(want, value)
+
+    def _cookie_key(self) -> bytes:
+        """The key admin cookies are signed with: the store's own (made by migration 4); for an older file
+        opened read-only, one for this process only (its cookies end with it)."""
+        key = getattr(self, "_admin_key", None)
+        if key is None:
+            row = (self._conn().execute("SELECT value FROM secrets WHERE name = 'admin_cookie_key'").fetchone()
+                   if self._has("secrets") else None)
+            key = self._admin_key = bytes.fromhex(row[0]) if row is not None else secrets.token_bytes(32)
+        return key
 
     # ------------------------------------------------------------------ items and outputs
     def add_items(self, project_id: int, rows: Iterable[dict[str, Any]]) -> int:
@@ -469,13 +536,14 @@ class Store:
 
     def lease_next(self, project_id: int, annotator_id: int, *, seconds: float,
                    candidates: Sequence[int] | None = None, shown_order=None,
-                   prob: float | None = None) -> dict[str, Any] | None:
+                   prob: float | Callable[[dict[str, Any]], float | None] | None = None) -> dict[str, Any] | None:
         """Choose the annotator's next unit and lease it, in one transaction (atomic across threads,
         processes and servers sharing the file): the first unit in queue order -- or in the order of
         ``candidates`` (unit positions), when given -- that still needs people (finished judgments plus
         open leases below the overlap) and that this annotator has never had. Returns the assignment row,
         or None when there is no such unit. ``shown_order(unit row) -> 'ab' | 'ba'``; ``prob``: the
-        probability with which a random rule drew the unit, kept with the assignment (and with its judgment)."""
+        probability with which a random rule drew the unit, kept with the assignment (and with its judgment),
+        or ``prob(unit row)`` giving it for the unit chosen."""
         with self._write() as conn:
             now = time.time()
             _expire(conn, project_id, now)
@@ -500,8 +568,9 @@ class Store:
             if row is None:
                 return None
             order = shown_order(dict(row)) if (shown_order and row["b"]) else "ab"
+            p = prob(dict(row)) if callable(prob) else prob
             aid = self._insert_lease(conn, project_id, annotator_id, row["pos"], row["item_id"], row["a"],
-                                     row["b"] or None, order, seconds, prob)
+                                     row["b"] or None, order, seconds, p)
             return dict(conn.execute("SELECT * FROM assignments WHERE id = ?", (aid,)).fetchone())
 
     def free_units(self, project_id: int, annotator_id: int, *, groups: int,
@@ -717,6 +786,41 @@ class Store:
         return int(self._conn().execute("SELECT COALESCE(MAX(rowid), 0) FROM retractions WHERE project_id = ?",
                                         (project_id,)).fetchone()[0])
 
+    # ------------------------------------------------------------------ draws made ahead (live designs)
+    def record_draw(self, project_id: int, *, after_judgment: int, draws: int, item_id: str,
+                    prob: float | None) -> int:
+        """Record that a live project's Session drew ``item_id`` (with probability ``prob``) ahead of its
+        decision set, bringing its draws to ``draws``, when the newest judgment it had been given was
+        ``after_judgment``; returns the draw's number (1, 2, ... in the project). Append-only. Call inside the
+        transaction that leases the item, so every server replays the draw at the same point."""
+        with self._write() as conn:
+            seq = int(conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM draws WHERE project_id = ?",
+                                   (project_id,)).fetchone()[0])
+            conn.execute("INSERT INTO draws (project_id, seq, after_judgment, draws, item_id, prob, created_at) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)", (project_id, seq, int(after_judgment), int(draws),
+                                                          str(item_id), None if prob is None else float(prob), _now()))
+        return seq
+
+    def draws(self, project_id: int, *, since: int = 0) -> list[dict[str, Any]]:
+        """The project's recorded draws after number ``since``, in order: ``{seq, after_judgment, draws,
+        item_id, prob, created_at}`` (none for a file older than migration 4)."""
+        if not self._has("draws"):
+            return []
+        return [dict(r) for r in self._conn().execute(
+            "SELECT seq, after_judgment, draws, item_id, prob, created_at FROM draws WHERE project_id = ? AND seq > ? "
+            "ORDER BY seq", (project_id, since))]
+
+    def next_release(self, project_id: int, annotator_id: int | None = None,
+                     units: Sequence[int] | None = None) -> tuple[int, float | None]:
+        """The open leases of other annotators (on ``units``, unit positions, when given): ``(how many,
+        unix time the first of them expires)`` -- when, if nobody answers, that unit goes back to the queue."""
+        sql = ("SELECT unit, expires_at FROM assignments WHERE project_id = ? AND state = 'leased' AND expires_at >= ?"
+               + ("" if annotator_id is None else " AND annotator_id != ?"))
+        args: list[Any] = [project_id, time.time()] + ([] if annotator_id is None else [annotator_id])
+        want = None if units is None else {int(u) for u in units}
+        times = [float(r[1]) for r in self._conn().execute(sql, args) if want is None or r[0] in want]
+        return len(times), (min(times) if times else None)
+
     def judgments(self, project_id: int, *, since_id: int = 0) -> list[Judgment]:
         """The project's judgments that stand (not undone), in the order they were stored (ids above ``since_id``)."""
         return [j for _, j in self.judgments_with_ids(project_id, since_id=since_id)]
@@ -730,14 +834,21 @@ class Store:
         return [(int(r["id"]), _judgment(r)) for r in rows]
 
     def judgment_rows(self, project_id: int) -> list[dict[str, Any]]:
-        """Every stored row, undone ones included (with id, assignment, idempotency key, store time and
-        ``retracted_at``: when it was undone, or None), for export and audit."""
+        """Every stored row, undone ones included (with id, assignment, idempotency key, store time,
+        ``retracted_at``: when it was undone, or None, and ``counted``: whether the finished verdict counts
+        toward its unit's overlap -- :class:`OverlapCount` over the judgments that stand -- or is an extra,
+        a late answer past the overlap, stored and never counted), for export and audit."""
         if self._has("retractions"):
             sql = ("SELECT j.*, r.created_at AS retracted_at FROM judgments j LEFT JOIN retractions r ON "
                    "r.judgment_id = j.id WHERE j.project_id = ? ORDER BY j.id")
         else:
             sql = "SELECT *, NULL AS retracted_at FROM judgments WHERE project_id = ? ORDER BY id"
-        return [{**dict(r), "detail": json.loads(r["detail"])} for r in self._conn().execute(sql, (project_id,))]
+        rows = [{**dict(r), "detail": json.loads(r["detail"])} for r in self._conn().execute(sql, (project_id,))]
+        row = self._conn().execute("SELECT settings FROM projects WHERE id = ?", (project_id,)).fetchone()
+        count = OverlapCount(int(json.loads(row[0]).get("overlap", 1)) if row is not None else 1)
+        for r in rows:
+            r["counted"] = r["retracted_at"] is None and count.counts(_judgment(r))
+        return rows
 
     # ------------------------------------------------------------------ servers on this file
     def register_server(self, address: str) -> tuple[int, list[dict[str, Any]]]:
@@ -775,11 +886,47 @@ class Store:
     def export_jsonl(self, project_id: int, path: str | os.PathLike[str]) -> int:
         """Write the project's judgments as JSON lines (our judgment records plus the store's id, assignment,
         time and ``retracted_at``); returns how many. Works on a read-only store."""
+        from ..io._common import atomic_file
+
         rows = self.judgment_rows(project_id)
-        with open(path, "w", encoding="utf-8") as f:
+        with atomic_file(path) as f:  # whole or not at all
             for r in rows:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
         return len(rows)
+
+
+class OverlapCount:
+    """Which finished judgments count toward their unit's overlap, fed in the order they were stored (the
+    judgments that stand): on each unit -- an item for a pair of systems, either way round, or an (item,
+    system) scored -- the first ``overlap`` different annotators' verdicts count (a person's later verdict on
+    the same unit too: their latest one is their vote); a verdict from one more person is an *extra* (a late
+    answer after a lease lapsed and the unit went to someone else): stored, never counted. Skips never count.
+    An arena's judges (kind ``judge``, stored with the project) are not people: theirs always count, apart.
+
+    >>> from evalsift.oracle import Judgment
+    >>> c = OverlapCount(1)
+    >>> [c.counts(Judgment(item_id="i", a="A", b="B", verdict="a", annotator=who, kind="human")) for who in "xyx"]
+    [True, False, True]
+    """
+
+    def __init__(self, overlap: int) -> None:
+        self.overlap = int(overlap)
+        self.people: dict[tuple[str, str, str], list[str]] = {}
+
+    def counts(self, judgment: Judgment) -> bool:
+        """Whether ``judgment`` (the next one stored) counts; remembers it."""
+        if judgment.status != "done":
+            return False
+        if judgment.kind == "judge":
+            return True
+        a, b = sorted((judgment.a, judgment.b))
+        people = self.people.setdefault((judgment.item_id, a, b), [])
+        if judgment.annotator in people:
+            return True
+        if len(people) >= self.overlap:
+            return False
+        people.append(judgment.annotator)
+        return True
 
 
 class LLMResponseCache:
@@ -854,10 +1001,11 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _judgment(r: sqlite3.Row) -> Judgment:
+def _judgment(r: sqlite3.Row | dict[str, Any]) -> Judgment:
+    detail = r["detail"]
     return Judgment(item_id=r["item_id"], a=r["a"], b=r["b"], verdict=r["verdict"], annotator=r["annotator"],
                     kind=r["kind"], shown_order=r["shown_order"], status=r["status"], created_at=r["created_at"],
-                    detail=json.loads(r["detail"]))
+                    detail=detail if isinstance(detail, dict) else json.loads(detail))
 
 
 def _dumps(value: Any) -> str:

@@ -2,10 +2,13 @@
 
 Pages: ``/a/{token}`` (an annotator's page, from the link ``annotate add-annotator`` prints) and
 ``/admin/{project}`` (the live decision, per-annotator progress and agreement; ``project`` is the id or
-the name). The admin page asks for the project's admin token once and keeps it in an HttpOnly cookie,
+the name); every page links its icon (``/static/favicon.svg``, also served as ``/favicon.ico``), so no
+page asks for a missing resource. The admin page asks for the project's admin token once and keeps it in an HttpOnly cookie,
 so the token never sits in a URL: the link ``annotate new`` prints carries it after ``#`` (a fragment
 never leaves the browser; the page signs in with it and removes it from the address bar). Old links
-with ``?token=`` still sign in, then redirect to the address without it.
+with ``?token=`` still sign in, then redirect to the address without it. The cookie holds an HMAC of the
+stored token hash under a key the store keeps (:meth:`~evalsift.store.Store.admin_cookie`), never the
+token; ``annotate rotate-admin`` / ``revoke-admin`` end it at once, also in a server already running.
 
 JSON API (documented in ``docs/annotation.md``), used by the pages and by any other client:
 
@@ -14,15 +17,17 @@ JSON API (documented in ``docs/annotation.md``), used by the pages and by any ot
 - ``POST /api/v1/judgments`` -- same header; body ``{"assignment_id", "verdict": "1"|"2"|"0"}`` (an
   arena battle also ``"bothbad"``) or ``{"assignment_id", "score": x}`` or ``{"assignment_id", "skip": true}``,
   with optional ``comment`` and ``idempotency_key``; answers 200 ``{"id", "stored", "progress"}`` only once
-  the judgment is committed (after a vote in an arena that reveals them, ``reveal``: the battle's models);
+  the judgment is committed (after a vote in an arena that reveals them, ``reveal``: the battle's models, or
+  ``{"withheld": why}`` when the person may be shown those outputs again: :func:`~evalsift.web.arena.reveal_vote`);
 - ``POST /api/v1/undo`` -- same header: withdraws your latest judgment and gives its item back;
 - ``GET /api/v1/projects/{project}/status`` -- ``Authorization: Bearer <admin token>``.
 
 Status codes: 401 (no or unknown token), 403 (not yours), 404, 409 (a conflict with what is stored:
 an idempotency key reused with another answer or after its judgment was undone, a second answer to an
 assignment), 404 (no such assignment: ids are ASCII digits from 1), 408 (the request's headers or body
-came too slowly), 413 (a body over :data:`MAX_BODY` bytes), 422 (a malformed body or answer; the ``field``
-names what; a score is a JSON number), 503 with ``Retry-After`` (the store was locked by another writer
+came too slowly), 413 (a body over :data:`MAX_BODY` bytes), 422 (a malformed body or answer, or one that
+gives two answers -- a verdict and ``skip: true``, a verdict and a score; the ``field`` names what, the
+message names values as JSON writes them -- ``null``, ``true``; a score is a JSON number), 503 with ``Retry-After`` (the store was locked by another writer
 too long, or its file was deleted or replaced under the server -- then the server logs it and writes
 nothing until restarted; nothing was written, send again), 507 (the disk is full; nothing was written).
 
@@ -46,7 +51,8 @@ from ..errors import (ConflictError, DataError, EvalsiftError, StoreBusyError, S
 from ..io._common import plain_json as _plain
 from ..store import Store
 from ..store.store import INT64
-from .work import Workspace
+from .arena import reveals
+from .work import Workspace, json_text
 
 HERE = Path(__file__).resolve().parent
 MAX_BODY = 64 * 1024
@@ -80,7 +86,7 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
     """The FastAPI application serving the store at ``db``."""
     try:
         from fastapi import FastAPI, Request
-        from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+        from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
         from fastapi.staticfiles import StaticFiles
         from jinja2 import Environment, FileSystemLoader, select_autoescape
     except ImportError as e:  # pragma: no cover - depends on the environment
@@ -159,12 +165,20 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
         return f"evalsift_admin_{project_id}"
 
     def signed_in(request: Request, response, project_id: int, token: str):
-        response.set_cookie(cookie_name(project_id), token, httponly=True, samesite="strict", path="/")
+        # the cookie holds an HMAC of the stored token hash under the store's key, never the token: it ends when
+        # the token is rotated or revoked (annotate rotate-admin / revoke-admin), in every server on the file
+        response.set_cookie(cookie_name(project_id), store.admin_cookie(project_id) or "", httponly=True,
+                            samesite="strict", path="/")
         return response
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> HTMLResponse:
         return page("index.html")
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon():  # every page links /static/favicon.svg; this answers a browser that asks by the old name
+        return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml",
+                            headers={"Cache-Control": "max-age=86400"})
 
     @app.get("/a/{token}", response_class=HTMLResponse)
     def annotator_page(token: str) -> HTMLResponse:
@@ -173,7 +187,8 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
             return page("forbidden.html", 403, what="This link is not valid (it may have been revoked: ask for a new one).")
         project = store.project(who["project_id"])
         return page("annotate.html", token=token, annotator=who["name"], project=project.name, kind=project.kind,
-                    arena=bool(project.settings.get("arena")), scale=project.settings.get("scale"), question=project.settings.get("question"),
+                    arena=bool(project.settings.get("arena")), reveal=reveals(project),
+                    scale=project.settings.get("scale"), question=project.settings.get("question"),
                     graded=bool(project.settings.get("graded")), guidelines=project.settings.get("guidelines"))
 
     @app.get("/admin/{ref:path}", response_class=HTMLResponse)
@@ -187,7 +202,7 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
                 return page("admin_login.html", 403, project=project.name, path=_admin_path(ref),
                             message="That admin token is not this project's.")
             return signed_in(request, RedirectResponse(_admin_path(ref), status_code=303), project.id, query_token)
-        if not store.is_admin(project.id, request.cookies.get(cookie_name(project.id))):
+        if not store.is_admin_cookie(project.id, request.cookies.get(cookie_name(project.id))):
             return page("admin_login.html", 200, project=project.name, path=_admin_path(ref), message=None)
         return page("admin.html", status=_plain(work.status(project.id)))
 
@@ -322,7 +337,7 @@ def _assignment_id(body: dict[str, Any]) -> int:
     if isinstance(value, str) and _ASCII_INT.fullmatch(value.strip()):  # only 0-9: '١٢' is no id
         value = int(value.strip())
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _BadRequest(422, f"assignment_id must be an integer (from /api/v1/next), got {value!r}",
+        raise _BadRequest(422, f"assignment_id must be an integer (from /api/v1/next), got {json_text(value)}",
                           field="assignment_id")
     if not 1 <= value <= INT64[1]:  # ids start at 1: 0 and negative ids name nothing
         raise _BadRequest(404, f"no assignment {value}", field="assignment_id")

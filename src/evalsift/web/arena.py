@@ -16,6 +16,20 @@ its weighted sums estimate sums over every (prompt, pair), whatever the rule did
 is the probability among the battles still open to the person; while each person judges a small share
 of any pair's prompts that is the probability among all of them.
 
+**Blind.** Each model's output for a prompt is fixed, so a battle that shows a person a text whose model
+was named to them after an earlier vote is not blind. Such battles are never drawn for that person
+(:meth:`ArenaState.blind`; an output is known by its exact text): the pair is drawn among the pairs
+that still have a battle they can be given blind, and the prompt among those. The ``q`` stored counts the
+held-back battles in the pair's open prompts: which prompts are held back follows from the person's own
+earlier draws, uniform over prompts and independent of any verdict, so the battle drawn stands for them
+too and every pair keeps the weight it would have without the reveals (the probability among the blind
+ones alone would shrink the pairs' weights to about 0.3 of what they estimate in an 8-model test, and
+unevenly). Each reveal holds back every battle on those two texts from the person, so the models are
+named only while what they can still be given blind stays at least :data:`SLACK` times what the project
+still wants (and no pair -- with ``neyman``, no stratum short of its target -- loses its last blind
+battles); past that the reveal is withheld, the page says so, and the person may see those outputs
+again (:func:`reveal_vote`). The decision is stored with the vote (``detail["revealed"]``).
+
 ``neyman`` (:meth:`ArenaState.target`, :func:`evalsift.arena.design`): the units are cut into strata
 at creation, by pair and by what the judges said (:func:`~evalsift.arena.design.design_strata` with
 ``max_battles`` as the budget); a target number of human battles per stratum is recomputed after every
@@ -27,12 +41,18 @@ variance; the draw's probability is still stored, for the record.
 
 **After the vote** (:func:`reveals`, :meth:`~evalsift.web.work.Workspace.reveal`): as in Chatbot Arena,
 once a person's vote on a battle is stored, the answer to it names the two models (which was shown
-first, which second, and what the person voted); nothing before the vote names them (``/api/v1/next``
-gives the outputs only). ``annotate new --arena --blind-after-vote`` keeps them hidden after the vote
+first, which second, and what the person voted), or says that they are withheld (above); nothing before
+the vote names them (``/api/v1/next`` gives the outputs only). ``annotate new --arena --blind-after-vote`` keeps them hidden after the vote
 too (``reveal_after_vote: false`` in the arena settings; a project made before the setting reveals).
-A vote whose models were revealed cannot be undone. ``bothbad`` ("both are bad") is a fourth answer:
+A vote whose models were revealed cannot be undone (a withheld one can). ``bothbad`` ("both are bad") is a fourth answer:
 a tie, stored with ``detail["winner"] = "tie (bothbad)"`` as Chatbot Arena's battle files write it, so
 the board counts it as a tie and the export (``annotate export --format arena``) round-trips it.
+
+**Replays.** ``annotate export`` writes beside an arena's export its project file (settings, prompts
+with their outputs, the judges' verdicts: :func:`judge_records`); ``evalsift arena --data EXPORT`` then
+rebuilds this module's state from the two files and prints the live board itself (:func:`replay_board`),
+for ``--format arena`` and ``--format judgments``; a pairwise table keeps no draw probabilities and is
+refused, naming those forms.
 
 **Judges.** Verdicts of judges (an LLM asked through the judge client, with its answers cached in the
 store; a metric; recorded judgments) on every unit are stored with the project at creation as
@@ -61,13 +81,14 @@ from ..arena.design import design_strata, neyman_allocation, pair_probabilities,
 from ..arena.leaderboard import _board, explain_stop, parse_stop, planned_looks, stop_met
 from ..errors import DataError
 from ..stats.sequential import VALUES
-from ..store import Project, Store
+from ..store import OverlapCount, Project, Store
 from ..store.schema import arena_pairs
 
 ALLOCATIONS = ("active", "uniform", "neyman")
 ASSUMPTION = ("each human battle was drawn by the project's rule with the probability stored with it (among the "
-              "battles still open to that person; with neyman, uniformly among its stratum's open battles, weighted by "
-              "the stratum's units over its battles), and people's verdicts do not depend on which battles were drawn; "
+              "battles still open to that person, those held back to keep it blind counted; with neyman, uniformly "
+              "among its stratum's open battles, weighted by the stratum's units over its battles), and people's "
+              "verdicts do not depend on which battles were drawn; "
               "the judges may be anything (a poor judge lowers the gain, never the validity); intervals and "
               "rank-sets are asymptotic (normal)")
 JUDGE_KIND = "judge"
@@ -94,6 +115,11 @@ class ArenaState:
     rule: tuple[int, np.ndarray] | None = None  # (human battles, the rule's pair probabilities then): one fit per battle
     plan: tuple[int, np.ndarray] | None = None  # neyman: (human battles, the target per stratum then)
     design: tuple[np.ndarray, np.ndarray] | None = None  # neyman: (stratum per unit, units per stratum)
+    texts: np.ndarray | None = None  # (prompt, system) -> the id of the output's exact text (equal texts, one id)
+    known: dict[str, set[int]] = field(default_factory=dict)  # person -> ids of texts whose model they were shown
+    revealed: dict[int, bool] = field(default_factory=dict)  # assignment of a vote -> whether it named the models
+    bothbad: int = 0  # human battles answered "both are bad"
+    count: OverlapCount | None = None  # which human verdicts count toward their battle's overlap (late extras do not)
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -109,9 +135,17 @@ class ArenaState:
     @classmethod
     def load(cls, store: Store, project: Project) -> "ArenaState":
         """The state of ``project`` from the store (its items and every judgment that stands)."""
+        state = cls.empty(project, store.items(project.id), undone=store.last_retraction(project.id))
+        state.update(store)
+        return state
+
+    @classmethod
+    def empty(cls, project: Project, rows: list[dict[str, Any]], undone: int = 0) -> "ArenaState":
+        """The state of ``project`` before any judgment: its units over the items ``rows`` (in stored order,
+        each with its ``outputs``, as :meth:`~evalsift.store.Store.items` gives them). :meth:`take` adds the
+        judgments; a replay of an export builds the live board so (:func:`replay_board`)."""
         systems = list(project.settings["systems"])
         pairs = arena_pairs(systems)
-        rows = store.items(project.id)
         items = {r["item_id"]: k for k, r in enumerate(rows)}
         P = len(pairs)
         index = {s: k for k, s in enumerate(systems)}
@@ -120,10 +154,25 @@ class ArenaState:
         n = P * len(rows)
         units = Battles.from_arrays(systems, pa, pb, np.full(n, 0.5), ids=[str(k) for k in range(n)],
                                     source=project.name)
-        state = cls(project, systems, pairs, items, units, undone=store.last_retraction(project.id),
-                    pair_index={p: i for i, p in enumerate(pairs)})
-        state.update(store)
-        return state
+        ids: dict[str, int] = {}  # an output is known by its exact text: equal texts are one output to a reader
+        texts = np.array([[ids.setdefault("" if r["outputs"].get(s) is None else str(r["outputs"][s]), len(ids))
+                           for s in systems] for r in rows], dtype=int).reshape(len(rows), len(systems))
+        return cls(project, systems, pairs, items, units, undone=undone, pair_index={p: i for i, p in enumerate(pairs)},
+                   texts=texts)
+
+    def unit_texts(self, pos: np.ndarray) -> np.ndarray:
+        """The ids of the two texts each unit at positions ``pos`` shows, as an array ``(2, len(pos))``."""
+        pos = np.asarray(pos, dtype=int)
+        k = pos // len(self.pairs)
+        return np.stack([self.texts[k, self.units.a[pos]], self.texts[k, self.units.b[pos]]])
+
+    def blind(self, pos: np.ndarray, name: str, known: set[int] | None = None) -> np.ndarray:
+        """Which of the units at ``pos`` show ``name`` no text whose model was named to them (``known``:
+        those texts, default the stored ones)."""
+        known = self.known.get(name, set()) if known is None else known
+        if not known or not len(pos):
+            return np.ones(len(pos), dtype=bool)
+        return ~np.isin(self.unit_texts(pos), np.fromiter(known, dtype=int)).any(axis=0)
 
     def position(self, item_id: str, a: str, b: str) -> tuple[int, bool] | None:
         """The unit of ``item_id`` for the pair ``a``, ``b`` and whether ``a`` is the pair's first system."""
@@ -139,8 +188,13 @@ class ArenaState:
 
     def update(self, store: Store) -> None:
         """Read the judgments stored since the last update."""
+        self.take(store.judgments_with_ids(self.project.id, since_id=self.last_id))
+
+    def take(self, judgments) -> None:
+        """Add ``(store id, Judgment)`` pairs in the order they were stored: the judges' verdicts, the human
+        battles of the draw, and which outputs each person was shown the models of (``detail["revealed"]``)."""
         sums: dict[str, dict[int, list[float]]] = {}
-        for jid, j in store.judgments_with_ids(self.project.id, since_id=self.last_id):
+        for jid, j in judgments:
             self.last_id = jid
             if j.status != "done" or j.verdict not in VALUES:
                 continue
@@ -152,12 +206,22 @@ class ArenaState:
             if j.kind == JUDGE_KIND:
                 sums.setdefault(j.annotator, {}).setdefault(pos, []).append(value)
                 continue
-            prob = (j.detail or {}).get("prob")
+            detail = j.detail or {}
+            if isinstance(detail.get("assignment"), int) and "revealed" in detail:
+                self.revealed[detail["assignment"]] = bool(detail["revealed"])
+            if detail.get("revealed"):  # the person now knows which model wrote these two texts
+                self.known.setdefault(j.annotator, set()).update(self.unit_texts(np.array([pos])).ravel().tolist())
+            if self.count is None:
+                self.count = OverlapCount(int(self.project.settings.get("overlap", 1)))
+            if not self.count.counts(j):  # a late answer past the battle's overlap: stored, never a second battle
+                continue
+            prob = detail.get("prob")
             if not isinstance(prob, (int, float)) or not 0 < prob <= 1:
                 continue  # not drawn by the project's rule (e.g. a judgment recorded by hand): not a battle of the draw
             self.unit.append(pos)
             self.y.append(value)
             self.q.append(float(prob))
+            self.bothbad += str(detail.get("winner", "")).lower() == "tie (bothbad)"
         for name, got in sums.items():  # judges' verdicts come once, at creation
             col = self.units.judges.get(name)
             col = np.full(self.units.n, np.nan) if col is None else col.copy()
@@ -279,30 +343,41 @@ def reveals(project: Project) -> bool:
     return bool(arena) and bool(arena.get("reveal_after_vote", True))
 
 
-def draw(state: ArenaState, store: Store, annotator_id: int, rng) -> tuple[list[int], float] | None:
-    """The next battle for an annotator: ``([unit position], probability)``, or None when no battle is
-    open to them. Call inside the store transaction that leases it."""
-    if state.settings["allocation"] == "neyman":
-        return _draw_stratum(state, store, annotator_id, rng)
-    P = len(state.pairs)
-    free = store.free_units(state.project.id, annotator_id, groups=P)
-    if not free:
-        return None
-    pi = state.pair_probabilities()
-    open_pairs = np.array(sorted(free))
-    p = pi[open_pairs] / pi[open_pairs].sum()
-    k = int(rng.choice(len(open_pairs), p=p))
-    units = store.free_units(state.project.id, annotator_id, groups=P, group=int(open_pairs[k]))
-    u = units[int(rng.integers(len(units)))]
-    return [u], float(p[k] / len(units))
+def draw(state: ArenaState, store: Store, annotator: dict[str, Any], rng) -> tuple[list[int], float] | None:
+    """The next battle for ``annotator`` (``{id, name}``): ``([unit position], probability)``, or None when
+    no battle is open to them. Call inside the store transaction that leases it.
 
-
-def _draw_stratum(state: ArenaState, store: Store, annotator_id: int, rng) -> tuple[list[int], float] | None:
-    """``neyman``: a stratum with a battle open to this person, drawn in proportion to how far it is below
-    its target (in proportion to its size once none is below), then one of its open units uniformly."""
-    free = np.asarray(store.free_units(state.project.id, annotator_id, groups=1, group=0), dtype=int)
+    Open to a person: a battle still short of its overlap that they never had. Of those, only the ones
+    that show them no output whose model was named to them after an earlier vote can be drawn
+    (:meth:`ArenaState.blind`): each model's output for a prompt is fixed, so a revealed text shown again
+    would be a battle with a known model. The rule's pair is drawn among the pairs with such a battle, and
+    the battle uniformly among the pair's. The probability stored is the pair's times one over the pair's
+    battles open to the person, those held back to keep it blind included: which prompts are held back
+    follows from the person's earlier draws, uniform over prompts and blind to any verdict, so the battle
+    drawn stands for all of them, and a pair keeps the weight it would have had without the reveals (with
+    the probability among the blind ones only, the reveals would shrink every pair's weight, unevenly)."""
+    everyone = np.asarray(store.free_units(state.project.id, annotator["id"], groups=1, group=0), dtype=int)
+    free = everyone[state.blind(everyone, annotator["name"])]
     if not len(free):
         return None
+    if state.settings["allocation"] == "neyman":
+        return _draw_stratum(state, free, everyone, rng)
+    P = len(state.pairs)
+    pi = state.pair_probabilities()
+    group = free % P
+    open_pairs = np.unique(group)
+    p = pi[open_pairs] / pi[open_pairs].sum()
+    k = int(rng.choice(len(open_pairs), p=p))
+    units = free[group == open_pairs[k]]
+    u = units[int(rng.integers(len(units)))]
+    return [int(u)], float(p[k] / np.count_nonzero(everyone % P == open_pairs[k]))
+
+
+def _draw_stratum(state: ArenaState, free: np.ndarray, everyone: np.ndarray, rng) -> tuple[list[int], float]:
+    """``neyman``: among the units the person can be given blind (``free``; ``everyone``: those open to
+    them, the held-back ones included), a stratum drawn in proportion to how far it is below its target (in
+    proportion to its size once none is below), then one of its units uniformly; the probability stored
+    counts the stratum's held-back units as :func:`draw` does (the board weights by ``N_h / n_h``)."""
     label, N = state.strata()
     have = np.bincount(label[np.asarray(state.unit, dtype=int)], minlength=len(N))
     open_strata = np.unique(label[free])
@@ -310,7 +385,136 @@ def _draw_stratum(state: ArenaState, store: Store, annotator_id: int, rng) -> tu
     weight = short if short.sum() > 0 else N[open_strata].astype(float)
     k = int(rng.choice(len(open_strata), p=weight / weight.sum()))
     units = free[label[free] == open_strata[k]]
-    return [int(units[int(rng.integers(len(units)))])], float(weight[k] / weight.sum() / len(units))
+    return ([int(units[int(rng.integers(len(units)))])],
+            float(weight[k] / weight.sum() / np.count_nonzero(label[everyone] == open_strata[k])))
+
+
+SLACK = 2
+"""A vote's models are named while the battles a person can still be given blind stay at least this many times
+those the project still wants (:func:`reveal_vote`): the draw keeps a choice among them."""
+
+WITHHELD = ("the models are not named for this battle: you may be shown these outputs again in a later battle, and "
+            "knowing who wrote them would unblind it")
+"""What the answer to a vote says when the reveal is withheld (:func:`reveal_vote`)."""
+
+
+def reveal_vote(state: ArenaState, store: Store, annotator: dict[str, Any], row: dict[str, Any]) -> bool:
+    """Whether the answer to ``annotator``'s vote on the assignment ``row`` names the battle's two models, in a
+    project that reveals them (:func:`reveals`); decided once, before the vote is stored, and stored with it.
+
+    A revealed output is never shown to the person again (:func:`draw`), so every reveal takes from what they
+    can still be given: every open battle on the same texts. The models are named while :data:`SLACK` times as
+    many battles as the project still wants (``max_battles`` less those in) stay open to the person blind
+    afterwards; past that -- the pool of battles they can judge blind runs low -- the reveal is withheld
+    (:data:`WITHHELD`), the outputs stay unnamed, and they may see them again. Each battle anyone judges takes
+    at most one from what is left to a person, so a person who keeps voting always has a blind battle until
+    the project has its battles, and the draw keeps a choice among them (with room for only as many as
+    wanted, the one-person ``neyman`` arena of tests/test_web_arena.py put 0.59 of its battles on the pairs
+    its rule favours; 0.67 without reveals, 0.68 with this slack). Withheld too when the reveal would leave a pair that still has a battle for
+    the person with none they can be given blind (with ``neyman``: a stratum with fewer than it is short of
+    its target), so the rule's draw keeps the groups it had; and when the person holds another open battle
+    on one of the texts (a late vote on a lapsed lease)."""
+    if not reveals(state.project):
+        return False
+    if row["state"] == "done" and int(row["id"]) in state.revealed:  # a vote sent again: the answer it had
+        return state.revealed[int(row["id"])]
+    where = state.position(row["item_id"], row["a"], row["b"] or "")
+    if where is None:
+        return False
+    texts = set(state.unit_texts(np.array([where[0]])).ravel().tolist())
+    pid, name = state.project.id, annotator["name"]
+    for other in store.assignments(pid, state="leased", annotator_id=annotator["id"]):
+        spot = None if other["id"] == row["id"] else state.position(other["item_id"], other["a"], other["b"] or "")
+        if spot is not None and texts & set(state.unit_texts(np.array([spot[0]])).ravel().tolist()):
+            return False
+    free = np.asarray(store.free_units(pid, annotator["id"], groups=1, group=0), dtype=int)
+    after = state.blind(free, name, state.known.get(name, set()) | texts)
+    if state.settings["allocation"] == "neyman":  # a stratum keeps what it is short of its target
+        label, N = state.strata()
+        group, G = label[free], len(N)
+        short = np.maximum(state.target() - np.bincount(label[np.asarray(state.unit, dtype=int)], minlength=G), 1)
+    else:  # a pair keeps one
+        group, G = free % len(state.pairs), len(state.pairs)
+        short = np.ones(G, dtype=int)
+    now = np.bincount(group[state.blind(free, name)], minlength=G)
+    if np.any(np.bincount(group[after], minlength=G) < np.minimum(now, short)):
+        return False  # it would hold back a group's last blind battles from the rule's draw
+    return int(after.sum()) >= SLACK * (int(state.settings["max_battles"]) - state.n - 1)
+
+
+def why_no_battle(state: ArenaState, store: Store, annotator: dict[str, Any]) -> tuple[bool, str]:
+    """``(final, reason)`` when :func:`draw` finds no battle for the person: final when none they could ever be
+    given is left (every battle they never had is judged, or shows them an output whose model they were
+    shown), else the rest is with other people now (their leases may lapse)."""
+    pid = state.project.id
+    free = np.asarray(store.free_units(pid, annotator["id"], groups=1, group=0), dtype=int)
+    held = np.array(sorted({int(r["unit"]) for r in store.assignments(pid, state="leased")
+                            if r["unit"] is not None and r["annotator_id"] != annotator["id"]}), dtype=int)
+    mine = {int(r["unit"]) for r in store.assignments(pid, annotator_id=annotator["id"]) if r["unit"] is not None}
+    held = held[~np.isin(held, np.fromiter(mine, dtype=int))] if mine and len(held) else held
+    if state.blind(held, annotator["name"]).any():
+        return False, "no battle is open for you now (the rest are with other annotators or judged by you)"
+    if len(free):
+        return True, ("every battle left for you shows an output whose model you were shown after an earlier vote, "
+                      "so it would not be blind; thank you for your votes")
+    return True, "you have had every battle that still needs a vote"
+
+
+def judge_records(store: Store, project_id: int) -> list[list[str]]:
+    """The judges' verdicts stored with an arena project, ``[item_id, a, b, verdict, judge]`` each, in stored
+    order: what an export's project file carries so a replay has every (prompt, pair) the live board has."""
+    return [[j.item_id, j.a, j.b, j.verdict, j.annotator] for j in store.judgments(project_id)
+            if j.kind == JUDGE_KIND and j.status == "done" and j.verdict in VALUES]
+
+
+REPLAY_FORMS = ("--format arena (.jsonl, .csv or .tsv) or --format judgments (.jsonl)")
+"""The export forms whose replay gives an arena project's live board (each human battle with its draw's probability)."""
+
+
+def replay_board(doc: dict[str, Any], judgments, *, alpha: float | None = None, source: str = "the export"):
+    """The live board of the arena project whose project file is ``doc`` (``annotate export`` writes it beside
+    the export: the settings, every prompt with its outputs, the judges' verdicts), from the export's human
+    battles ``judgments`` in the order they were stored, as :func:`~evalsift.io.pairwise.read_judgments` reads
+    an arena battle file (``question_id`` the prompt, ``prob`` kept) or a judgments export -- the very board
+    :meth:`ArenaState.board` gives the admin page, at the project's ``alpha`` unless given. DataError naming
+    the forms that replay (:data:`REPLAY_FORMS`) when a battle carries no draw probability (a pairwise table),
+    and when a battle is not one of the project's."""
+    from ..oracle.base import Judgment
+
+    p = doc["project"]
+    project = Project(id=0, name=p["name"], kind=p["kind"], mode=p["mode"], settings=p["settings"],
+                      selector=p.get("selector") or {}, data=p.get("data") or {}, created_at=p.get("created_at", ""))
+    state = ArenaState.empty(project, doc["items"])
+    judged = [Judgment(item_id=i, a=a, b=b, verdict=v, annotator=name, kind=JUDGE_KIND)
+              for i, a, b, v, name in doc.get("judges") or ()]
+    humans = []
+    for j in judgments:
+        if j.kind == JUDGE_KIND or j.status != "done":
+            continue  # a judgments export holds the judges' verdicts too: the project file's are used
+        detail = dict(j.detail or {})
+        prompt = str(detail["question_id"]) if "question_id" in detail else j.item_id  # a battle file: ids apart
+        try:
+            prob = float(detail.get("prob"))
+        except (TypeError, ValueError):
+            prob = float("nan")
+        if not 0 < prob <= 1:
+            raise DataError(f"{source}: battle {j.item_id!r} carries no draw probability (prob), so the weight the "
+                            f"live board of arena project {p['name']!r} gives it is unknown (a pairwise table does not "
+                            f"keep it). Export the project again with {REPLAY_FORMS} to replay the live board, or move "
+                            f"{source}.project.json aside to fit the battles unweighted", field="prob", item_id=j.item_id)
+        if state.position(prompt, j.a, j.b) is None:
+            raise DataError(f"{source}: battle {j.item_id!r} ({j.a} vs {j.b} on {prompt!r}) is not a battle of arena "
+                            f"project {p['name']!r}: the export and its project file are from different projects or "
+                            "exports; export again", item_id=j.item_id, field="data")
+        humans.append(Judgment(item_id=prompt, a=j.a, b=j.b, verdict=j.verdict, annotator=j.annotator, kind=j.kind,
+                               shown_order=j.shown_order, detail={**detail, "prob": prob}))
+    state.take(list(enumerate(judged + humans, 1)))
+    board = state.board(alpha=alpha)
+    board.notes.append(f"the live board of arena project {p['name']!r}, replayed from {source} and its project file: "
+                       f"{state.n} human battles in stored order, each weighted as the app weights it "
+                       f"({state.settings['allocation']} draw), with the project's judges"
+                       + (f" ({', '.join(state.units.judges)})" if state.units.judges else " (none)"))
+    return board
 
 
 def status(state: ArenaState, store: Store) -> dict[str, Any]:
@@ -322,6 +526,8 @@ def status(state: ArenaState, store: Store) -> dict[str, Any]:
                            "human_battles": state.n, "max_battles": st["max_battles"], "alpha": st["alpha"],
                            "allocation": st["allocation"], "judges": list(state.units.judges),
                            "reveal_after_vote": bool(st.get("reveal_after_vote", True)),
+                           "bothbad": state.bothbad, "votes_revealed": sum(state.revealed.values()),
+                           "votes_withheld": sum(not v for v in state.revealed.values()),
                            "assumption": ASSUMPTION}
     stop = state.answered()
     out["stop"] = stop
@@ -356,4 +562,5 @@ def status(state: ArenaState, store: Store) -> dict[str, Any]:
     return out
 
 
-__all__ = ["ALLOCATIONS", "ArenaState", "JUDGE_KIND", "draw", "reveals", "status"]
+__all__ = ["ALLOCATIONS", "ArenaState", "JUDGE_KIND", "REPLAY_FORMS", "SLACK", "WITHHELD", "draw", "judge_records",
+           "replay_board", "reveal_vote", "reveals", "status", "why_no_battle"]

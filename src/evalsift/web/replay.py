@@ -7,18 +7,25 @@ stored decision sets and the proxy's stored values. ``evalsift compare --data <o
 judgments:<out>`` finds that file and rebuilds the project's Session exactly as the server does
 (:func:`~evalsift.web.work.live_session`, :func:`~evalsift.web.work.feed_live`), feeding the
 verdicts in the order they were stored, so it prints the admin page's Decision: the same winner,
-labels used and risk. Without the project file the pool is the exported items only, and ``compare``
-says so in its first line.
+labels used and risk. A project with a design (``--design neyman`` or ``active``) that drew items ahead
+of its decision (several people at once) depends on when it drew them: the project file lists those
+draws (each after how many of the exported verdicts it was made, the item and its probability) and the
+replay makes them again at the same points. Late answers past an item's overlap (``counted: false`` in
+the judgments export) are left out as the server leaves them out. Without the project file the pool is
+the exported items only, and ``compare`` says so in its first line; any other form of replaying a live
+project's export (``compare --data DATASET --oracle judgments:EXPORT``) is refused, naming this one
+(:func:`refuse_other_replay`).
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 from ..oracle.base import Judgment
 from ..session import Session
 from ..store import Project, Store
@@ -42,11 +49,20 @@ def write_project_file(store: Store, project_id: int, export_path: str | os.Path
 
     project = store.project(project_id)
     items = store.items(project_id)
+    with store.snapshot():  # the verdicts and the draws made ahead as of one moment
+        done = [jid for jid, j in store.judgments_with_ids(project_id) if j.status == "done"]
+        draws = [{"after_verdicts": bisect.bisect_right(done, int(d["after_judgment"])), "draws": int(d["draws"]),
+                  "item_id": d["item_id"], "prob": d["prob"]} for d in store.draws(project_id)]
     doc = {"format": FORMAT, "export": Path(export_path).name, "pool_size": len(items),
            "project": {"name": project.name, "kind": project.kind, "mode": project.mode,
                        "settings": project.settings, "selector": project.selector, "data": project.data,
                        "created_at": project.created_at},
-           "items": [{"item_id": r["item_id"], "input": r["input"], "outputs": r["outputs"]} for r in items]}
+           "items": [{"item_id": r["item_id"], "input": r["input"], "outputs": r["outputs"]} for r in items],
+           "draws": draws}
+    if project.settings.get("arena"):  # an arena's judges judged every battle: the live board uses them all
+        from .arena import judge_records
+
+        doc["judges"] = judge_records(store, project_id)
     path = project_file_for(export_path)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
@@ -71,13 +87,42 @@ def read_project_file(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     return doc
 
 
+def is_live_pairwise(doc: dict[str, Any]) -> bool:
+    """Whether a project file is a live pairwise project's (one with a decision; not an arena)."""
+    p = doc.get("project") or {}
+    return p.get("kind") == "pairwise" and p.get("mode") == "live" and not (p.get("settings") or {}).get("arena")
+
+
+def refuse_other_replay(source: str, data: str) -> None:
+    """ParameterError when ``source`` (``--oracle judgments:SOURCE``) is the export of a live pairwise
+    project (its project file lies beside it) and ``--data`` is something else: ``compare`` would then run a
+    Session of its own over ``data``, drawing its own items, and find verdicts on the exported ones only --
+    with a design, or when the data is just the judged items, a decision that is not the project's (a
+    project whose admin page says risk 0.9461 came out "B wins ... risk 0.0000"). The message names the
+    form that gives the admin page's decision, and how to use the verdicts as plain data instead."""
+    doc = read_project_file(source)
+    if doc is None or not is_live_pairwise(doc):
+        return
+    p, st = doc["project"], doc["project"]["settings"]
+    sampling = st.get("sampling", "uniform")
+    design = f", its {sampling} design and the draws it made" if sampling != "uniform" else ""
+    raise ParameterError(
+        f"--oracle judgments:{source} is the export of live annotation project {p['name']!r}, and --data {data} is "
+        f"not that export: compare would draw its own items from {data} and find verdicts on the exported ones only, "
+        f"so its decision would not be the project's. The admin page's decision replays as: evalsift compare "
+        f"--data {source} --a {st['a']} --b {st['b']} --oracle judgments:{source} (the project's pool of "
+        f"{doc['pool_size']} items, its settings{design}, the verdicts in stored order). To compare on the verdicts "
+        f"as plain recorded data instead, move {project_file_for(source)} aside", field="oracle",
+        hint="replay the export itself")
+
+
 def replay(doc: dict[str, Any], judgments: Sequence[Judgment]) -> Session:
     """The project's Session after ``judgments`` (the export's, in stored order), as the server builds it.
     Only live pairwise projects have a Session; DataError for the others."""
     from .work import _Live, feed_live, live_session
 
     p = doc["project"]
-    if p.get("kind") != "pairwise" or p.get("mode") != "live" or p.get("settings", {}).get("arena"):
+    if not is_live_pairwise(doc):
         raise DataError(f"project {p.get('name')!r} is not a live pairwise project (kind {p.get('kind')}, mode "
                         f"{p.get('mode')}): it has no decision to replay; compare its exported items alone by moving "
                         f"{SUFFIX} aside", field="data")
@@ -89,9 +134,15 @@ def replay(doc: dict[str, Any], judgments: Sequence[Judgment]) -> Session:
     if stray:
         raise DataError(f"the export has verdicts on item(s) {stray[:3]} that the project file's pool does not hold; "
                         "the two files are from different projects or exports: export again", item_id=stray[0])
-    live = _Live(session, 0, int(p["settings"].get("overlap", 1)), {}, set(), 0)
-    feed_live(live, list(enumerate(judgments, 1)))
+    live = _Live(session, int(p["settings"].get("overlap", 1)))
+    # the draws made ahead, each again after as many verdicts as the project had then (the exported verdicts
+    # are the finished ones that stand, in stored order: the same sequence the server feeds)
+    verdicts = [j for j in judgments if j.status == "done"]
+    draws = [{"seq": k, "after_judgment": int(d["after_verdicts"]), "draws": int(d["draws"])}
+             for k, d in enumerate(doc.get("draws") or (), 1)]
+    feed_live(live, list(enumerate(verdicts, 1)), draws)
     return session
 
 
-__all__ = ["FORMAT", "SUFFIX", "project_file_for", "read_project_file", "replay", "write_project_file"]
+__all__ = ["FORMAT", "SUFFIX", "is_live_pairwise", "project_file_for", "read_project_file", "refuse_other_replay",
+           "replay", "write_project_file"]

@@ -26,8 +26,10 @@ threads, processes or servers on one file never give a unit to more people than 
   expired count toward it, so two people are not sent the same unit beyond the overlap;
 - an annotator never gets a unit he or she already had (judged, skipped, or let expire);
 - a person who asks again while holding a lease (a reloaded page) gets that same assignment back;
-- a lease lasts ``lease_seconds``; after that the unit goes back to the queue (a late answer is still
-  stored: nothing is lost, the unit may then have more than ``overlap`` judgments);
+- a lease lasts ``lease_seconds``; after that the unit goes back to the queue. A late answer is still
+  stored (nothing is lost); when the unit already has its ``overlap`` people by then, it is an *extra*:
+  exported with ``counted: false`` and never counted -- not by the decision, not by an arena's board
+  (:class:`~evalsift.store.OverlapCount`; the status's ``judgments.extra``);
 - pairwise outputs are shown in a seeded random order per assignment (``shown_order``); the
   annotator answers 1 (first shown), 2 (second shown) or 0 (tie), and the store keeps the verdict in
   terms of the systems;
@@ -44,12 +46,18 @@ threads, processes or servers on one file never give a unit to more people than 
   people have judged it (then combined by the Session's rule: plurality, a split is a tie), so the
   decision waits for the overlap instead of running ahead on first answers. Items already asked
   about come first in the queue, so their overlap is completed before new items are opened;
-- a live project keeps an item open for every active annotator (one who asked for work within the
-  lease time): when the decision set's open items are fewer than ceil(active / overlap), it releases
-  the next items of the selector's order (the next decision sets' new items) to make up the
-  difference. Their verdicts wait until the Session reaches them, so the stop rule still sees the
-  verdicts in the random order it needs; when it decides, the items judged beyond what it used
-  (``judged_ahead`` in the status) are at most ceil(active / overlap) - 1;
+- a live project keeps every person who asks busy: a person with nothing open gets the decision set's
+  open items first, then the items ahead of it -- with a uniform order the selector's next items (the
+  next decision sets' new items), with a design (``neyman``, ``active``) a new draw made now, from the
+  verdicts in so far, when no item drawn ahead is free for them. Such a draw is recorded in the store
+  (:meth:`~evalsift.store.Store.record_draw`: after which judgment, the item, its probability; the
+  probability also goes with the assignment and its judgment), and the Session is rebuilt by replaying
+  the judgments and these draws in the order they happened, so every server, a restart and a replay of
+  the export reach the same state. Verdicts of items ahead wait until the Session reaches them, so the
+  stop rule still reads them in draw order; when it decides, the items judged beyond what it used are
+  ``judged_ahead`` in the status (about one per person at most while nobody sits on an item; more when
+  someone holds one for long, which no longer stops the others). When there is nothing at all for a
+  person, the answer says why and until when at the latest (when the first open lease ends);
 - a live project may have a proxy (``annotate new --pairwise --proxy SPEC``): its values for every item
   are computed once at creation (a judge asked, a metric scored) and stored with the project; the
   server rebuilds it from the store and the Session's anytime rule uses it exactly as ``compare
@@ -61,7 +69,8 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -74,10 +83,12 @@ from ..select.base import Selector
 from ..session import Session
 from ..stats import anytime_risk, hypergeometric_risk, pairwise_risk
 from ..stats.active import DEFAULT_EXPLORE
-from ..store import Project, Store, project_units
+from ..store import OverlapCount, Project, Store, project_units
 from . import arena as _arena
 
 DEFAULT_LEASE_SECONDS = 600.0
+NO_WORK_RETRY = 3
+"""Seconds after which a person told to wait (``done`` but not ``final``) asks again (``retry_after``)."""
 ANSWERS = {"1": "first", "2": "second", "0": "tie"}
 BOTHBAD = "bothbad"
 """An arena battle's fourth answer: both outputs are bad (stored as a tie, ``detail["winner"] = "tie (bothbad)"``)."""
@@ -143,11 +154,17 @@ def decision_sets(selector: Selector, pool: Pool, min_labels: int, max_labels: i
 @dataclass
 class _Live:
     session: Session
-    last_id: int
     overlap: int
-    waiting: dict  # item_id -> finished judgments not yet given to the Session (fewer than `overlap` people)
-    fed: set  # items whose judgments the Session has
+    last_id: int = 0  # the newest judgment given to feed_live
+    waiting: dict = field(default_factory=dict)  # item_id -> verdicts not yet given to the Session (< overlap people)
+    fed: set = field(default_factory=set)  # items whose judgments the Session has
     undone: int = 0  # the store's newest retraction when the Session was built (a new one: rebuild)
+    last_draw: int = 0  # the newest recorded draw made ahead that the Session has made again
+    count: OverlapCount | None = None  # which verdicts count toward their item's overlap (extras never do)
+
+    def __post_init__(self) -> None:
+        if self.count is None:
+            self.count = OverlapCount(self.overlap)
 
 
 def live_session(project: Project, items: Sequence[dict[str, Any]]) -> Session:
@@ -167,15 +184,28 @@ def live_session(project: Project, items: Sequence[dict[str, Any]]) -> Session:
                    sampling=st.get("sampling", "uniform"), explore=st.get("explore", DEFAULT_EXPLORE))
 
 
-def feed_live(live: _Live, judgments: Sequence[tuple[int, Judgment]]) -> None:
+def feed_live(live: _Live, judgments: Sequence[tuple[int, Judgment]], draws: Sequence[dict[str, Any]] = ()) -> None:
     """Give a live Session the finished verdicts among ``(id, judgment)`` (in the order they were stored):
-    an item's verdicts go in together once ``overlap`` different people have judged it; a late extra answer
-    to an item already given counts as it comes."""
+    an item's verdicts go in together once ``overlap`` different people have judged it; a verdict past the
+    overlap (a late answer after the item went to someone else) is an extra: stored, never given
+    (:class:`~evalsift.store.OverlapCount`). ``draws``: the draws made ahead of the decision set
+    (:meth:`~evalsift.store.Store.draws` rows, in order, read with the judgments in one snapshot), each made
+    again before the first judgment stored after its ``after_judgment``."""
+    k = 0
+
+    def draw_until(jid: int | None) -> None:
+        nonlocal k
+        while k < len(draws) and (jid is None or int(draws[k]["after_judgment"]) < jid):
+            live.session.draw_ahead(int(draws[k]["draws"]))
+            live.last_draw = int(draws[k]["seq"])
+            k += 1
+
     for jid, j in judgments:
+        draw_until(jid)
         live.last_id = jid
-        if j.status != "done" or j.is_score:
+        if j.is_score or not live.count.counts(j):  # skips, scores and extras past the overlap are not verdicts
             continue
-        if j.item_id in live.fed:  # a late extra answer: it counts as it comes
+        if j.item_id in live.fed:  # the same person's later verdict on an item given already: their vote now
             live.session.record(j)
             live.session.advance()
             continue
@@ -186,6 +216,7 @@ def feed_live(live: _Live, judgments: Sequence[tuple[int, Judgment]]) -> None:
                 live.session.record(w)
             live.fed.add(j.item_id)
             live.session.advance()
+    draw_until(None)
 
 
 class Workspace:
@@ -198,6 +229,7 @@ class Workspace:
         self._projects: dict[int, Project] = {}
         self._arenas: dict[int, _arena.ArenaState] = {}
         self._units: dict[int, int] = {}
+        self._orders: dict[int, list[int]] = {}  # live uniform project -> its items in the selector's order
         self._guard = threading.Lock()
 
     def _project(self, project_id: int) -> Project:
@@ -224,10 +256,9 @@ class Workspace:
         ``pool``, e.g. from :func:`~evalsift.proxy.restrict_to_proxy`, or a spec
         :func:`~evalsift.proxy.make_proxy` takes); its values are stored with the project, so the
         server needs neither the judge nor the metric. ``sampling`` / ``explore``: how the Session draws the
-        items with the proxy (``neyman``, ``active``: one draw at a time from the verdicts seen, replayed
-        from the store in the order the verdicts came; the project then hands out only the open items of
-        the decision, never items ahead of it). Returns ``(project id, admin token)``; the
-        project, its items and its queue are written in one transaction."""
+        items with the proxy (``neyman``, ``active``: each draw from the verdicts seen; draws made ahead of the
+        decision for people with nothing open are recorded and replayed, see the module doc). Returns
+        ``(project id, admin token)``; the project, its items and its queue are written in one transaction."""
         _check_overlap(overlap, lease_seconds)
         if proxy is not None and not isinstance(proxy, MetricProxy):
             proxy = make_proxy(proxy, pool, a, b)
@@ -376,42 +407,68 @@ class Workspace:
         project = self._project(project_id)
         if project.mode != "live" or project.settings.get("arena"):
             return None
-        live = self._live.get(project_id)
-        undone = self.store.last_retraction(project_id)
-        if live is None or live.undone != undone:
-            session = live_session(project, self.store.items(project_id))
-            live = self._live[project_id] = _Live(session, 0, int(project.settings.get("overlap", 1)), {}, set(),
-                                                  undone)
-        feed_live(live, self.store.judgments_with_ids(project_id, since_id=live.last_id))
+        with self.store.snapshot():  # the judgments and the draws made ahead as of one moment (draws follow them)
+            live = self._live.get(project_id)
+            undone = self.store.last_retraction(project_id)
+            if live is None or live.undone != undone:
+                session = live_session(project, self.store.items(project_id))
+                live = self._live[project_id] = _Live(session, int(project.settings.get("overlap", 1)), undone=undone)
+            feed_live(live, self.store.judgments_with_ids(project_id, since_id=live.last_id),
+                      self.store.draws(project_id, since=live.last_draw))
         return live.session
 
     def _wanted(self, project: Project, session: Session) -> list[int]:
-        """Unit positions a live project wants judged now, in order: the decision set's open items, then
-        enough new items of the selector's order (the next decision sets') that every active annotator
-        can hold one: ceil(active / overlap) open items in all. A live project's units are its items in
-        pool order, so a unit's position is the item's."""
+        """Unit positions a live project offers a person now, in order: the decision set's open items, then
+        the items ahead of it -- a uniform order's next items (the next decision sets' new items), or a
+        design's items drawn ahead. A live project's units are its items in pool order, so a unit's position
+        is the item's. When none of them is free for the person, :meth:`next_for` gives a design a new draw."""
         wanted = [*session.pending(), *session.outstanding()]
-        if session.sampling != "uniform":  # a design draws from the verdicts seen: nothing can be handed out ahead
-            return [int(i) for i in dict.fromkeys(wanted)]
-        seconds = float(project.settings.get("lease_seconds", DEFAULT_LEASE_SECONDS))
-        overlap = int(project.settings.get("overlap", 1))
-        active = self.store.active_annotators(project.id, seconds)
-        ahead = max(0, -(-active // overlap) - len(wanted))
-        if ahead:
+        if session.sampling != "uniform":
+            return [int(i) for i in dict.fromkeys(wanted + session.ahead())]
+        order = self._orders.get(project.id)
+        if order is None:  # the selector's order: every stored decision set's new items, set after set
             index = {iid: k for k, iid in enumerate(session.pool.item_ids)}
-            seen = set(session.requested()) | set(wanted)
             sets = project.selector.get("sets", {})
-            extra: list[int] = []
-            for k in sorted(int(x) for x in sets if int(x) > session.k):
-                for iid in sets[str(k)]:
-                    i = index[iid]
-                    if i not in seen:
-                        seen.add(i)
-                        extra.append(i)
-                if len(extra) >= ahead:
-                    break
-            wanted += extra[:ahead]
-        return [int(i) for i in dict.fromkeys(wanted)]
+            order = self._orders[project.id] = list(dict.fromkeys(
+                index[iid] for k in sorted(int(x) for x in sets) for iid in sets[str(k)]))
+        seen = set(session.requested())
+        return [int(i) for i in dict.fromkeys(wanted + [i for i in order if i not in seen])]
+
+    def _draw_ahead(self, project: Project, session: Session) -> int | None:
+        """A design's next draw, made now for a person who has nothing open (recorded in the store with the
+        point it was made at and its probability, in the transaction that leases it); None at the cap."""
+        live = self._live[project.id]
+        before = len(session.requested()) + len(session.ahead())
+        if session.draw_ahead(before + 1) == before:
+            return None  # max_labels or the pool reached
+        item = session.ahead()[-1]
+        live.last_draw = self.store.record_draw(project.id, after_judgment=live.last_id, draws=before + 1,
+                                                item_id=session.pool.item_ids[item],
+                                                prob=session.draw_probability(item))
+        return item
+
+    def _why_wait(self, project: Project, annotator: dict[str, Any], units: Sequence[int] | None,
+                  session: Session | None = None) -> str:
+        """Why a person has no work now and for how long at most: the open items are with other people, and
+        the first of their leases ends (the item goes back to the queue unless answered) in so much time."""
+        held, first = self.store.next_release(project.id, annotator["id"], units)
+        one = held == 1
+        if session is not None:
+            cap = min(session.max_labels, session.pool.n_items)
+            out = (" (all the items it may draw are out)" if session.sampling != "uniform" and
+                   len(session.requested()) + len(session.ahead()) >= cap else "")
+            what = (f"the decision needs the verdict{'' if one else 's'} on {held} item{'' if one else 's'} "
+                    f"{'another annotator holds' if one else 'other annotators hold'} before it can ask for more{out}"
+                    if held else "the decision is waiting for its last verdicts")
+        else:
+            what = f"the rest ({held} item{'' if one else 's'}) is with other annotators" if held else \
+                "the rest is with other annotators"
+        if not held or first is None:
+            return f"{what}; more may come"
+        left = max(0, int(math.ceil(first - time.time())))
+        return (f"{what}. At the latest in {_duration(left)} {'it goes' if one else 'the first goes'} back to the "
+                f"queue (when {'its' if one else 'that'} lease ends, unless it is answered sooner); this page looks "
+                f"again every {NO_WORK_RETRY} s")
 
     # ------------------------------------------------------------------ handing out work
     def next_for(self, annotator: dict[str, Any]) -> dict[str, Any]:
@@ -435,7 +492,7 @@ class Workspace:
                         return self._assignment(project, held, annotator)
                     rng = np.random.default_rng([state.settings["seed"], int(annotator["id"]),
                                                  self.store.assignment_count(pid)])
-                    picked = _arena.draw(state, self.store, annotator["id"], rng)
+                    picked = _arena.draw(state, self.store, annotator, rng)
                     row = None if picked is None else self.store.lease_next(
                         pid, annotator["id"], seconds=seconds, candidates=picked[0], prob=picked[1],
                         shown_order=_order_of(pid, annotator["id"]))
@@ -446,8 +503,18 @@ class Workspace:
                         return self._no_work(project, annotator, True, "the decision is made")
                     if held is not None:
                         return self._assignment(project, held, annotator)
-                    row = self.store.lease_next(pid, annotator["id"], seconds=seconds,
-                                                candidates=self._wanted(project, session), shown_order=_order_of(pid, annotator["id"]))
+                    wanted = self._wanted(project, session)
+                    prob = None if session.sampling == "uniform" else (
+                        lambda unit: session.draw_probability(int(unit["pos"])))  # a design's draw, as it was made
+                    row = self.store.lease_next(pid, annotator["id"], seconds=seconds, candidates=wanted,
+                                                shown_order=_order_of(pid, annotator["id"]), prob=prob)
+                    while row is None and session.sampling != "uniform":  # nothing open to this person: draw ahead
+                        item = self._draw_ahead(project, session)
+                        if item is None:
+                            break
+                        wanted.append(item)
+                        row = self.store.lease_next(pid, annotator["id"], seconds=seconds, candidates=[item],
+                                                    shown_order=_order_of(pid, annotator["id"]), prob=prob)
             else:
                 if held is not None:
                     return self._assignment(project, held, annotator)
@@ -455,24 +522,22 @@ class Workspace:
             if row is not None:
                 return self._assignment(project, row, annotator)
             if project.mode == "live" and project.settings.get("arena"):
-                return self._no_work(project, annotator, False, "no battle is open for you now (the rest are with "
-                                                                "other annotators or judged by you)")
+                return self._no_work(project, annotator, *_arena.why_no_battle(state, self.store, annotator))
             if project.mode == "live":
-                return self._no_work(project, annotator, False, "the items asked about so far are with other "
-                                                                "annotators or judged; more may come")
+                return self._no_work(project, annotator, False, self._why_wait(project, annotator, wanted, session))
             q = self.store.queue_state(pid, annotator["id"])
             if q["unfinished"] == 0:
                 return self._no_work(project, annotator, True, "every item has its judgments")
             if q["unfinished_for_me"] == 0:
                 return self._no_work(project, annotator, True, "you have had every item that still needs judging")
-            return self._no_work(project, annotator, False, "no more work for you now (the rest is with other "
-                                                            "annotators; more may come)")
+            return self._no_work(project, annotator, False, "no more work for you now: "
+                                 + self._why_wait(project, annotator, None))
 
     def _no_work(self, project: Project, annotator: dict[str, Any], final: bool, reason: str) -> dict[str, Any]:
         out = {"done": True, "final": final, "reason": reason,
                "progress": self.progress(project.id, annotator["id"])}
         if not final:
-            out["retry_after"] = 3
+            out["retry_after"] = NO_WORK_RETRY
         return out
 
     def _assignment(self, project: Project, row: dict[str, Any], annotator: dict[str, Any]) -> dict[str, Any]:
@@ -529,14 +594,20 @@ class Workspace:
         """
         pid = annotator["project_id"]
         if isinstance(assignment_id, bool) or not isinstance(assignment_id, int):
-            raise ParameterError(f"assignment_id must be an integer, got {assignment_id!r}", field="assignment_id")
+            raise ParameterError(f"assignment_id must be an integer, got {json_text(assignment_id)}",
+                                 field="assignment_id")
         row = self.store.assignment(assignment_id)
         if row is None or row["annotator_id"] != annotator["id"] or row["project_id"] != pid:
             raise PermissionError("this assignment belongs to someone else")
         if not isinstance(skip, bool):
-            raise ParameterError(f"skip must be true or false, got {skip!r}", field="skip", item_id=row["item_id"])
+            raise ParameterError(f"skip must be true or false, got {json_text(skip)}", field="skip",
+                                 item_id=row["item_id"])
+        given = [k for k, v in (("verdict", answer), ("score", score)) if v is not None] + (["skip"] if skip else [])
+        if len(given) > 1:  # e.g. {"verdict": "1", "skip": true}: which one was meant cannot be told
+            raise ParameterError(f"the body gives {' and '.join(given)}: send one answer -- a verdict, a score, or "
+                                 "skip: true -- nothing was stored", field=given[-1], item_id=row["item_id"])
         if comment is not None and not isinstance(comment, str):
-            raise ParameterError(f"comment must be text, got {type(comment).__name__}", field="comment",
+            raise ParameterError(f"comment must be text (a JSON string), got {json_text(comment)}", field="comment",
                                  item_id=row["item_id"])
         if idempotency_key is not None and not (isinstance(idempotency_key, str) and 0 < len(idempotency_key) <= 200):
             raise ParameterError("idempotency_key must be a string of 1-200 characters", field="idempotency_key",
@@ -555,19 +626,15 @@ class Workspace:
             if not project.settings.get("arena"):
                 raise ParameterError("'bothbad' answers an arena battle; here answer 1 (first output shown), 2 (second) "
                                      "or 0 (tie)", field="verdict", item_id=row["item_id"])
-            if _arena.reveals(project):
-                detail["revealed"] = True
             j = Judgment(verdict="tie", detail={**detail, "answer": BOTHBAD, "winner": "tie (bothbad)"}, **common)
         elif row["b"]:
             key = _answer_key(answer)
             if key is None:
                 extra = ", 0 (tie) or 'bothbad' (both are bad)" if project.settings.get("arena") else " or 0 (tie)"
-                raise ParameterError(f"answer must be 1 (first output shown), 2 (second){extra}, got {answer!r}",
-                                     field="verdict", item_id=row["item_id"])
+                raise ParameterError(f"verdict must be 1 (first output shown), 2 (second){extra}, got "
+                                     f"{_got(answer, 'verdict')}", field="verdict", item_id=row["item_id"])
             shown_first_is_a = row["shown_order"] == "ab"
             verdict = {"0": "tie", "1": "a" if shown_first_is_a else "b", "2": "b" if shown_first_is_a else "a"}[key]
-            if _arena.reveals(project):
-                detail["revealed"] = True
             j = Judgment(verdict=verdict, detail={**detail, "answer": key}, **common)
         elif project.settings.get("question") and project.settings.get("graded"):  # graded: anything in [0, 1]
             value = _score(score)
@@ -589,6 +656,9 @@ class Workspace:
                                      item_id=row["item_id"])
             j = Judgment(verdict=None, detail={**detail, "score": value}, **common)
         with self._lock(pid):
+            if j.status == "done" and row["b"] and _arena.reveals(project):  # name the models? decided once, stored
+                j = replace(j, detail={**j.detail, "revealed": _arena.reveal_vote(self.arena(pid), self.store,
+                                                                                  annotator, row)})
             jid = self.store.record_judgment(pid, j, idempotency_key=idempotency_key, assignment_id=assignment_id)
             if project.mode == "live":
                 self.session(pid)  # advance the live decision now
@@ -597,8 +667,10 @@ class Workspace:
     def reveal(self, annotator: dict[str, Any], assignment_id: int, answer: Any) -> dict[str, Any] | None:
         """What an arena battle's answer shows once the person's vote on it is stored: ``{"first", "second"}``
         (the models in the order their outputs were shown) and ``voted`` (``first``, ``second``, ``tie`` or
-        ``bothbad``); None when the project keeps them hidden (``blind_after_vote``, or not an arena), when
-        the assignment is not this person's or holds no stored answer, and for a skip."""
+        ``bothbad``); ``{"withheld": why, "voted"}`` when the vote's reveal was withheld because the person may
+        be shown these outputs again (:func:`~evalsift.web.arena.reveal_vote`); None when the project keeps
+        them hidden (``blind_after_vote``, or not an arena), when the assignment is not this person's or holds
+        no stored answer, and for a skip."""
         project = self._project(annotator["project_id"])
         if not _arena.reveals(project):
             return None
@@ -608,6 +680,10 @@ class Workspace:
         voted = BOTHBAD if answer == BOTHBAD else {"1": "first", "2": "second", "0": "tie"}.get(_answer_key(answer) or "")
         if voted is None:
             return None
+        with self._lock(project.id):
+            shown = self.arena(project.id).revealed.get(int(assignment_id), True)  # a vote stored before: revealed
+        if not shown:
+            return {"withheld": _arena.WITHHELD, "voted": voted}
         first, second = (row["a"], row["b"]) if row["shown_order"] == "ab" else (row["b"], row["a"])
         return {"first": first, "second": second, "voted": voted}
 
@@ -653,7 +729,8 @@ class Workspace:
             "annotators": [a["name"] for a in self.store.annotators(project_id)],
             "progress": people,
             "judgments": {"done": len(done), "skipped": sum(j.status == "skipped" for j in judgments),
-                          "undone": sum(p["undone"] for p in people), "total": len(judgments)},
+                          "undone": sum(p["undone"] for p in people), "total": len(judgments),
+                          "extra": _extras(judgments, int(project.settings.get("overlap", 1)))},
             "open_leases": sum(p["open"] for p in people),
             "servers": [{k: s[k] for k in ("hostname", "pid", "address", "started_at")} for s in self.store.servers()],
             "agreement": _agreement(done, project.kind, project.settings.get("scale")),
@@ -675,11 +752,18 @@ class Workspace:
                                "risk_threshold": d.risk_threshold, "risk_rule": d.risk_rule,
                                "labels_used": d.labels_used, "decision_set": d.decision_set,
                                "pool_size": d.pool_size, "more_needed_at_least": _more_needed(session, d),
-                               "judged_ahead": ahead,
+                               "judged_ahead": ahead, "drawn_ahead": len(session.ahead()),
                                "guarantee": d.guarantee, "win_rate_interval": d.win_rate_interval,
                                "proxy": d.proxy, "method": d.method, "sampling": session.sampling,
                                "note": f"what the risk means: {d.guarantee}"}
         return out
+
+
+def _extras(judgments: Sequence[Judgment], overlap: int) -> int:
+    """Finished verdicts past their unit's overlap (late answers after the unit went to someone else): stored,
+    never counted (:class:`~evalsift.store.OverlapCount`)."""
+    count = OverlapCount(overlap)
+    return sum(j.status == "done" and not count.counts(j) for j in judgments)
 
 
 def _stored_proxy(project: Project, pool: Pool) -> MetricProxy | None:
@@ -756,13 +840,39 @@ def _score(score: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _got(score: Any) -> str:
-    """How an unusable score is named in a message: nothing sent, a string (with the fix), or the value."""
-    if score is None:
-        return "nothing (the body has no score)"
-    if isinstance(score, str):
-        return f"the string {score!r} (send a JSON number, without quotes)"
-    return repr(score)
+def _got(value: Any, what: str = "score") -> str:
+    """How an unusable answer is named in a message, in JSON's words: nothing sent, a string given for a
+    score (with the fix), or the value as JSON writes it (``null``, ``true``, ``[1]``)."""
+    if value is None:
+        return f"nothing (the body has no {what})"
+    if isinstance(value, str) and what == "score":
+        return f"the string {json_text(value)} (send a JSON number, without quotes)"
+    return json_text(value)
+
+
+def json_text(value: Any) -> str:
+    """A value from a request body as JSON writes it -- ``null``, ``true``, ``"x"``, ``[1, 2]`` -- for the
+    messages a client reads (not Python's ``None`` / ``True``); cut at 60 characters.
+
+    >>> json_text(None), json_text(True), json_text("1"), json_text(2.5)
+    ('null', 'true', '"1"', '2.5')
+    """
+    import json
+
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _duration(seconds: int) -> str:
+    """``40 s``, ``9 min 58 s``, ``1 h 5 min``: how long a person waits, for the waiting page."""
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min" + (f" {seconds % 60} s" if seconds % 60 else "")
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
 
 
 def _shown_order(project_id: int, annotator_id: int, item: str, a: str) -> str:

@@ -1,7 +1,9 @@
 // evalsift annotator page: fetch the next assignment, show it, send the answer (keys 1 / 2 / 0, b for "both are
 // bad" in an arena, y / n and on graded label projects 0-4, s to skip,
 // u to undo the last answer; on score items type the number and press Enter). In an arena that reveals them,
-// the battle's two models are shown once the vote is stored; Enter (or the button) goes to the next battle.
+// the battle's two models are shown once the vote is stored (or the page says why not: the person may be shown
+// those outputs again); Enter (or the button) goes to the next battle. A vote whose models were shown cannot be
+// undone: u then says so instead of doing nothing.
 // Everything from the server is shown with textContent, never parsed as HTML.
 (function () {
   "use strict";
@@ -22,6 +24,9 @@
   let current = null;   // the assignment on screen
   let sending = false;
   let revealing = false; // the battle's models are shown after the vote: Enter goes on
+  let named = false;     // the last vote's models were shown: it cannot be undone
+  const NO_UNDO = "Your last vote cannot be undone: its models were shown to you after the vote, and it would be " +
+    "answered again knowing them.";
 
   // "12 of 40 judged · 3 skipped": a skip is not a judgment
   function showProgress(p) {
@@ -37,7 +42,7 @@
 
   function hideReveal() {
     revealing = false;
-    if (revealBox) { revealBox.hidden = true; }
+    if (revealBox) { revealBox.hidden = true; document.getElementById("reveal-note").textContent = ""; }
     ["name1", "name2"].forEach((id) => {
       const el = document.getElementById(id);
       if (el) { el.textContent = ""; el.hidden = true; }
@@ -51,6 +56,14 @@
     revealing = true;
     current = null;
     setAnswering(false);
+    revealBox.hidden = false;
+    statusEl.hidden = true;
+    if (r.withheld) {                              // the person may see these outputs again: no names
+      document.getElementById("reveal-text").textContent = "Stored. You voted: " + (VOTED[r.voted] || r.voted) +
+        ". " + r.withheld.charAt(0).toUpperCase() + r.withheld.slice(1) + ".";
+      document.getElementById("reveal-note").textContent = "You can still undo this vote (u).";
+      return;
+    }
     const n1 = document.getElementById("name1");
     const n2 = document.getElementById("name2");
     n1.textContent = "(" + r.first + ")"; n1.hidden = false;
@@ -58,8 +71,7 @@
     const who = r.voted === "first" ? " (" + r.first + ")" : r.voted === "second" ? " (" + r.second + ")" : "";
     document.getElementById("reveal-text").textContent = "Output 1 was " + r.first + ", Output 2 was " + r.second +
       ". You voted: " + (VOTED[r.voted] || r.voted) + who + ".";
-    revealBox.hidden = false;
-    statusEl.hidden = true;
+    document.getElementById("reveal-note").textContent = "This vote cannot be undone now that you have seen the models.";
   }
 
   function goOn() {
@@ -167,7 +179,8 @@
     }
     sending = false;
     showProgress(res.progress);
-    undoButton.hidden = !!res.reveal;   // a vote whose models were shown cannot be undone
+    named = !!(res.reveal && !res.reveal.withheld);
+    undoButton.hidden = named;          // a vote whose models were shown cannot be undone
     if (res.reveal && revealBox) { showReveal(res.reveal); return; }
     next();
   }
@@ -178,6 +191,7 @@
     try {
       const a = await persistent("POST", "/api/v1/undo");
       sending = false;
+      named = false;
       display(a);
       show("Your last answer was withdrawn: answer this item again.");
     } catch (e) {
@@ -232,8 +246,11 @@
     const typing = active === "comment" || active === "score" || active === "token";
     if (revealing) {                              // the models are shown: Enter goes on, nothing else answers
       if (ev.key === "Enter") { ev.preventDefault(); goOn(); }
+      else if (ev.key === "u" && named) { ev.preventDefault(); document.getElementById("reveal-note").textContent = NO_UNDO; }
+      else if (ev.key === "u") { ev.preventDefault(); hideReveal(); undo(); }
       return;
     }
+    if (!typing && ev.key === "u" && named) { ev.preventDefault(); show(NO_UNDO); return; }
     if (!typing && ev.key === "u" && !undoButton.hidden) { ev.preventDefault(); undo(); return; }
     if (!current) { return; }
     if (kind === "pairwise" && !typing && ["1", "2", "0"].includes(ev.key)) { ev.preventDefault(); send({verdict: ev.key}); }
