@@ -47,10 +47,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import DATA_ROOT  # noqa: E402
 
 
+#: the quick first check (``python -m pytest -m quick``, README): every command once on tiny offline data
+#: (test_quick_commands.py), every command fed bad input (one error line), a failing command's outputs, the
+#: errors, the package's shape, and every docstring example -- under 3 minutes on 2 idle cores
+#: (``benchmarks/test_times.py`` measures it)
+QUICK_MODULES = ("test_quick_commands.py", "test_cli_bad_input.py", "test_cli_outputs.py", "test_errors.py",
+                 "test_house.py")
+
+
 def pytest_collection_modifyitems(config, items):
     """The end-to-end runs (marker ``slow``) first, in their modules' order: the workers take the first tests
     in turn (pytest-xdist's ``load`` schedule), so the longest runs start at once on different workers and the
-    short tests fill the gaps, instead of one long run starting last and running alone."""
+    short tests fill the gaps, instead of one long run starting last and running alone. The quick first check's
+    tests (:data:`QUICK_MODULES` and the doctests) get the marker ``quick``."""
+    from _pytest.doctest import DoctestItem
+
+    for item in items:
+        if isinstance(item, DoctestItem) or item.path.name in QUICK_MODULES:
+            item.add_marker(pytest.mark.quick)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # a stable sort: order kept otherwise
 
 

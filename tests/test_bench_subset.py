@@ -6,7 +6,6 @@ by hand."""
 import json
 
 import numpy as np
-import pytest
 
 from evalsift.bench.subset import PROTOCOL_DEFAULTS, subset_bench
 from evalsift.cli import main

@@ -476,3 +476,99 @@ def test_a_judge_simulated_from_a_reference_metric_is_computed_as_for_metric(cap
     res = json.loads((tmp_path / "bp" / "results.json").read_text())
     assert code == 0, err
     assert res["oracle_metric"] == "ROUGE-2-ref" and "oracle metric:ROUGE-2-ref" in out
+
+
+# ------------------------------------------------------------------ the command table and the shipped examples
+def _leaf_commands():
+    """Every command the parser knows, as typed: 'data info', 'select', 'bench estimate', 'annotate export', ..."""
+    import argparse
+
+    from evalsift.cli import build_parser
+
+    def walk(parser, words):
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            yield " ".join(words)
+            return
+        for name, sp in subs[0].choices.items():
+            yield from walk(sp, [*words, name])
+
+    return list(walk(build_parser(), []))
+
+
+def test_the_docs_command_table_names_every_command():
+    """docs/cli.md's table at the top lists every command of `evalsift --help` (it lacked winrate, estimate,
+    select anchors and bench estimate)."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    table = text.split("| command | what it does |", 1)[1].split("\n\n", 1)[0]
+    cells = [re.sub(r"\\\|", "|", m) for m in re.findall(r"^\| `(.+?)` \|", table, flags=re.M)]
+    # a cell names its command's words before the first option; 'a / b' and 'omni sample | annotate | curve' name several
+    named = set()
+    for cell in cells:
+        for part in re.split(r"` / `", cell):
+            words = [w for w in part.split() if re.fullmatch(r"[a-z][a-z-]*", w) and w.upper() != w]
+            head, rest = words[0], words[1:]
+            named.add(head)
+            for w in rest:
+                named.add(f"{head} {w}")
+    missing = [c for c in _leaf_commands() if c not in named]
+    assert not missing, f"docs/cli.md's command table lacks {missing}"
+    assert {"select", "select anchors", "estimate", "winrate", "bench estimate", "data example"} <= named
+
+
+def test_the_shipped_examples_are_read_as_their_tools_write_them(capsys, tmp_path):
+    """`data example mt-bench` is FastChat's data/mt_bench layout (rank finds question.jsonl beside the judgment
+    file); `data example arena` has both conversations, enough for --style-control length,markdown."""
+    code, _, err = run(capsys, "data", "example", "mt-bench", "--out", str(tmp_path / "mt_bench"))
+    single = tmp_path / "mt_bench" / "model_judgment" / "gpt-4_single.jsonl"
+    assert code == 0 and "synthetic verdicts, fictional models" in err
+    assert (tmp_path / "mt_bench" / "question.jsonl").is_file() and single.with_name("gpt-4_pair.jsonl").is_file()
+    rows = [json.loads(line) for line in single.read_text().splitlines()]
+    # the MT-Bench score: FastChat's mean grade over every graded question and turn, -1 grades left out
+    want = {}
+    for r in rows:
+        if r["score"] != -1:
+            want.setdefault(r["model"], []).append(r["score"])
+    code, out, err = run(capsys, "rank", "--data", str(single), "--by", "category", "--json")
+    d = json.loads(out)
+    assert code == 0 and "-1 (FastChat could not parse" in err
+    assert {m["system"]: round(m["score"], 6) for m in d["means"]} == {k: round(sum(v) / len(v), 6)
+                                                                         for k, v in want.items()}
+    assert sorted(b["value"] for b in d["by"]["boards"]) == sorted({"writing", "roleplay", "reasoning", "math",
+                                                                    "coding", "extraction", "stem", "humanities"})
+    code, out, err = run(capsys, "data", "example", "arena", "--out", str(tmp_path / "arena"))
+    assert code == 0
+    code, out, err = run(capsys, "arena", "--data", str(tmp_path / "arena" / "battles.jsonl"), "--style-control",
+                         "length,markdown", "--out", str(tmp_path / "styled"), "--json")
+    d = json.loads(out)
+    assert code == 0, err
+    assert len(d["models"]) == 5 and [c["name"] for c in d["style_control"]["coefficients"]] == [
+        "length", "headers", "bold", "lists"]
+    # the voters of the example like longer answers: length's coefficient is positive and its interval clear of 0
+    length = d["style_control"]["coefficients"][0]
+    assert length["coef"] > 0 and length["interval"][0] > 0
+    # a second copy into the same folder is a no-op; a file of the user's there is never overwritten
+    (tmp_path / "arena" / "battles.jsonl").write_text("mine\n")
+    code, _, err = run(capsys, "data", "example", "arena", "--out", str(tmp_path / "arena"))
+    assert code == 2 and "is not evalsift's example 'arena'" in err
+    assert (tmp_path / "arena" / "battles.jsonl").read_text() == "mine\n"
+
+
+def test_a_missing_battle_file_says_where_it_looked(capsys, tmp_path, monkeypatch):
+    """The README tour's old style-control line: `battles.jsonl` did not exist, and the error said names were looked
+    up under EVALSIFT_DATA=... when the variable was not set (the data folder had been found beside the folder)."""
+    tmp_path = tmp_path.resolve()  # as the working folder is seen
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    monkeypatch.delenv("EVALSIFT_DATA", raising=False)
+    code, _, err = run(capsys, "arena", "--data", "battles.jsonl", "--style-control", "length,markdown",
+                       "--out", "styled/")
+    assert code == 2 and "EVALSIFT_DATA=" not in err
+    assert f"it is not an existing file either (looked for {tmp_path / 'work' / 'battles.jsonl'})" in err
+    assert (f"Names are looked up under {tmp_path / 'shared' / 'data'} (EVALSIFT_DATA is not set; that shared/data "
+            "folder was found beside the working folder or one of its parents)") in err
+    assert not (tmp_path / "work" / "styled").exists()  # and the failed command left no --out folder

@@ -38,11 +38,16 @@ def summeval(data_dir):
     return load(str(data_dir / "summeval/summeval.json"))
 
 
-def _widest_pair(pool, metric):
+#: the WMT23 systems whose outputs the README's examples embed with MiniLM (select diffuse: GPT4-5shot vs ONLINE-B;
+#: annotate new: GPT4-5shot vs NLLB_Greedy), the same texts embedded once a run in the shared cache
+EMBEDDED = ("GPT4-5shot", "NLLB_Greedy", "ONLINE-B")
+
+
+def _widest_pair(pool, metric, systems=EMBEDDED):
     """The pair whose test-set winner is clearest: largest |wins_a - wins_b| under ``metric``."""
     o = MetricOracle(metric)
     best = None
-    for a, b in itertools.combinations(pool.systems[:6], 2):
+    for a, b in itertools.combinations(systems, 2):
         v = o.verdicts(pool, np.arange(pool.n_items), a, b)
         gap = abs(int((v == "a").sum()) - int((v == "b").sum()))
         if best is None or gap > best[0]:
@@ -64,7 +69,7 @@ def test_wmt_compare_finds_the_clear_winner_with_few_labels(wmt):
 
 @NEEDS_MINILM
 def test_wmt_bench_small(wmt):
-    pool = wmt.with_systems(list(wmt.systems[:3]))
+    pool = wmt.with_systems(list(EMBEDDED))  # outputs the docs' examples embed too: one embedding a run
     res = pairwise_bench(pool, "mqm", ["diffuse", "random", "max_norm"], [10, 50, 368], seeds=3, quiet=True,
                          iterative={"risk": 0.2, "min_labels": 5, "max_labels": 100})
     assert res["n_pairs"] == 3 and res["n_items"] == 460
