@@ -196,7 +196,7 @@ def in_tour(e: Example) -> bool:
 
 #: the options (and sub-command words) whose value is a dataset or recorded judgments
 DATA_OPTIONS = ("--data", "--judge", "--human", "--outputs", "--oracle", "--proxy")
-_PY_DATA = re.compile(r"""(?:load|read_judgments|read_verdicts|response_matrix)\(\s*["']([^"']+)["']""")
+_PY_DATA = re.compile(r"""(?:(?:load|read_judgments|read_verdicts|response_matrix)\(|data_root\(\)\s*/)\s*["']([^"']+)["']""")
 
 
 def _spec_path(value: str) -> str:
