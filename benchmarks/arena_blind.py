@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from _web import league_pool, league_value  # noqa: E402
+from _web import league_pool, league_value, play_blind as play  # noqa: E402 - the tests' simulated people
 from evalsift.oracle import Judgment  # noqa: E402
 from evalsift.store import Store  # noqa: E402
 from evalsift.web import Workspace  # noqa: E402
@@ -40,33 +40,6 @@ def arena(k, n, votes, *, allocation="active", blind_after_vote=False, seed=0, j
                                first=max(2, votes // 4), stop="rank-set:1", blind_after_vote=blind_after_vote,
                                judges=judges)
     return work, pid
-
-
-def play(work, pid, people, votes, strengths):
-    """Turns until ``votes`` votes: ``(votes, leaks, named, withheld)`` from what each person was told."""
-    texts = {(r["item_id"], s): t for r in work.store.items(pid) for s, t in r["outputs"].items()}
-    who = [work.store.annotator_by_token(work.store.add_annotator(pid, f"p{i}")[1]) for i in range(people)]
-    told = [set() for _ in who]
-    live, n, leaks, named, withheld = list(range(people)), 0, 0, 0, 0
-    while live and n < votes:
-        for i in list(live):
-            a = work.next_for(who[i])
-            if a.get("done"):
-                live.remove(i)
-                continue
-            leaks += bool(set(a["outputs"]) & told[i])
-            row = work.store.assignment(a["assignment_id"])
-            first, second = (row["a"], row["b"]) if row["shown_order"] == "ab" else (row["b"], row["a"])
-            key = "1" if league_value(row["item_id"], first, second, strengths) else "2"
-            work.submit(who[i], a["assignment_id"], answer=key)
-            n += 1
-            r = work.reveal(who[i], a["assignment_id"], key)
-            if r is None or "withheld" in r:
-                withheld += r is not None
-            else:
-                named += 1
-                told[i] |= {texts[(row["item_id"], r["first"])], texts[(row["item_id"], r["second"])]}
-    return n, leaks, named, withheld
 
 
 def leaks() -> None:

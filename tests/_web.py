@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from evalsift.pool import Pool
+from evalsift.web.arena import WITHHELD
 
 
 def free_port() -> int:
@@ -226,3 +227,36 @@ def open_page(browser, url: str):
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.goto(url)
     return page, dialogs
+
+
+def play_blind(work, pid, people, votes, strengths):
+    """``people`` take turns asking for a battle and voting for the league's winner until ``votes`` votes are in
+    or nobody gets more. Returns ``(votes, leaks, named, withheld)``: ``leaks`` counts battles handed to a person
+    showing a text whose model an earlier answer had named to that same person."""
+    pool_texts = {(r["item_id"], s): t for r in work.store.items(pid) for s, t in r["outputs"].items()}
+    who = [work.store.annotator_by_token(work.store.add_annotator(pid, f"person{i}")[1]) for i in range(people)]
+    told: list[set[str]] = [set() for _ in who]  # per person: the texts whose model they were told
+    live, n, leaks, named, withheld = list(range(people)), 0, 0, 0, 0
+    while live and n < votes:
+        for i in list(live):
+            a = work.next_for(who[i])
+            if a.get("done"):
+                live.remove(i)
+                continue
+            if set(a["outputs"]) & told[i]:
+                leaks += 1
+            row = work.store.assignment(a["assignment_id"])
+            first, second = (row["a"], row["b"]) if row["shown_order"] == "ab" else (row["b"], row["a"])
+            key = "1" if league_value(row["item_id"], first, second, strengths) else "2"
+            work.submit(who[i], a["assignment_id"], answer=key)
+            n += 1
+            r = work.reveal(who[i], a["assignment_id"], key)
+            if r is None:  # --blind-after-vote: nothing is named, nothing withheld
+                continue
+            if "withheld" in r:
+                withheld += 1
+                assert r == {"withheld": WITHHELD, "voted": "first" if key == "1" else "second"}
+            else:
+                named += 1
+                told[i] |= {pool_texts[(row["item_id"], r["first"])], pool_texts[(row["item_id"], r["second"])]}
+    return n, leaks, named, withheld

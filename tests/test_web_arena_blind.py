@@ -13,41 +13,10 @@ from evalsift.store import Store  # noqa: E402
 from evalsift.web import Workspace  # noqa: E402
 from evalsift.web.arena import WITHHELD  # noqa: E402
 
-from _web import Server, call, league_pool, league_value  # noqa: E402
+from _web import Server, call, league_pool, play_blind  # noqa: E402
 
 EIGHT = (1.4, 1.0, 0.6, 0.2, -0.2, -0.6, -1.0, -1.4)
 """Strengths of an eight-model league S0 (best) ... S7."""
-
-
-def play_blind(work, pid, people, votes, strengths=EIGHT):
-    """``people`` take turns asking for a battle and voting for the league's winner until ``votes`` votes are in
-    or nobody gets more. Returns ``(votes, leaks, named, withheld)``: ``leaks`` counts battles handed to a person
-    showing a text whose model an earlier answer had named to that same person."""
-    pool_texts = {(r["item_id"], s): t for r in work.store.items(pid) for s, t in r["outputs"].items()}
-    who = [work.store.annotator_by_token(work.store.add_annotator(pid, f"person{i}")[1]) for i in range(people)]
-    told: list[set[str]] = [set() for _ in who]  # per person: the texts whose model they were told
-    live, n, leaks, named, withheld = list(range(people)), 0, 0, 0, 0
-    while live and n < votes:
-        for i in list(live):
-            a = work.next_for(who[i])
-            if a.get("done"):
-                live.remove(i)
-                continue
-            if set(a["outputs"]) & told[i]:
-                leaks += 1
-            row = work.store.assignment(a["assignment_id"])
-            first, second = (row["a"], row["b"]) if row["shown_order"] == "ab" else (row["b"], row["a"])
-            key = "1" if league_value(row["item_id"], first, second, strengths) else "2"
-            work.submit(who[i], a["assignment_id"], answer=key)
-            n += 1
-            r = work.reveal(who[i], a["assignment_id"], key)
-            if "withheld" in r:
-                withheld += 1
-                assert r == {"withheld": WITHHELD, "voted": "first" if key == "1" else "second"}
-            else:
-                named += 1
-                told[i] |= {pool_texts[(row["item_id"], r["first"])], pool_texts[(row["item_id"], r["second"])]}
-    return n, leaks, named, withheld
 
 
 @pytest.mark.parametrize("k, prompts, votes", [(3, 4, 11), (5, 10, 60), pytest.param(5, 30, 214, marks=pytest.mark.slow)])
@@ -58,7 +27,7 @@ def test_one_person_is_never_shown_a_text_whose_model_they_were_told(tmp_path, k
     person still gets every battle the project wants."""
     work = Workspace(Store(tmp_path / "w.db"))
     pid, _ = work.create_arena("a", league_pool(n=prompts, k=k), max_battles=votes, allocation="uniform")
-    n, leaks, named, withheld = play_blind(work, pid, 1, votes)
+    n, leaks, named, withheld = play_blind(work, pid, 1, votes, EIGHT)
     assert (n, leaks) == (votes, 0)
     # 3 x 4: 12 battles, 3 per prompt, every two of them share a text; a reveal holds back a prompt's other two
     # battles, so it waits until what is left blind is twice what the project still wants -- the last votes
@@ -75,7 +44,7 @@ def test_eight_models_fifty_prompts_three_people_six_hundred_votes(tmp_path):
     (measured: 286 named, 314 withheld)."""
     work = Workspace(Store(tmp_path / "w.db"))
     pid, _ = work.create_arena("a", league_pool(n=50, k=8), max_battles=600, first=150, stop="rank-set:1")
-    n, leaks, named, withheld = play_blind(work, pid, 3, 600)
+    n, leaks, named, withheld = play_blind(work, pid, 3, 600, EIGHT)
     assert (n, leaks) == (600, 0)
     assert named >= 150 and withheld >= 150
     people = [p["judged"] for p in work.status(pid)["progress"]]
