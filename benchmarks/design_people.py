@@ -21,7 +21,9 @@ with a 95% exact interval, and the mean labels used and the share naming A on th
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import binomtest
@@ -30,20 +32,8 @@ from evalsift.oracle import MetricOracle
 from evalsift.pool import Pool
 from evalsift.session import Session
 
-SCORE = {"a": (1.0, 0.0), "b": (0.0, 1.0), "tie": (0.5, 0.5)}
-
-
-def judged_pool(n: int, share_a: float, ties: float, agree: float, seed: int) -> Pool:
-    """``truth`` gives A a share ``share_a`` of the items and ``ties`` to nobody; ``judge`` is the truth on a
-    share ``agree`` of the items and a uniformly random verdict elsewhere."""
-    rng = np.random.default_rng(seed)
-    n_a, n_t = int(round(share_a * n)), int(round(ties * n))
-    truth = rng.permutation(np.array(["a"] * n_a + ["tie"] * n_t + ["b"] * (n - n_a - n_t)))
-    judge = np.where(rng.random(n) < agree, truth, rng.choice(["a", "b", "tie"], n))
-    return Pool(item_ids=[f"i{k}" for k in range(n)], systems=["A", "B"],
-                outputs={"A": [f"a{k}" for k in range(n)], "B": [f"b{k}" for k in range(n)]},
-                scores={"truth": np.array([SCORE[v] for v in truth]), "judge": np.array([SCORE[v] for v in judge])},
-                human_metrics=["truth"], name="judged")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from test_neyman_design import judged_pool  # noqa: E402 - the tests' two-system pools with a recorded judge
 
 
 def decide(pool: Pool, seed: int, people: int, risk: float) -> Session:

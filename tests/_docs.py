@@ -222,3 +222,20 @@ if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "--time":
             results.append({"example": str(e), "code": code, "seconds": round(secs, 1), "tail": out[-300:]})
             print(f"{secs:7.1f}s rc={code} {e}", flush=True)
     Path("/tmp/docs_times.json").write_text(json.dumps(results, indent=1))
+
+
+def leaf_commands() -> list[str]:
+    """Every command the parser knows, as typed: 'data info', 'select', 'bench estimate', 'annotate export', ..."""
+    import argparse
+
+    from evalsift.cli import build_parser
+
+    def walk(parser, words):
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            yield " ".join(words)
+            return
+        for name, sp in subs[0].choices.items():
+            yield from walk(sp, [*words, name])
+
+    return list(walk(build_parser(), []))

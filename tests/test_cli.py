@@ -6,6 +6,8 @@ import pytest
 
 from evalsift.cli import main
 
+from _docs import leaf_commands
+
 
 def run(capsys, *argv):
     code = main(list(argv))
@@ -479,23 +481,6 @@ def test_a_judge_simulated_from_a_reference_metric_is_computed_as_for_metric(cap
 
 
 # ------------------------------------------------------------------ the command table and the shipped examples
-def _leaf_commands():
-    """Every command the parser knows, as typed: 'data info', 'select', 'bench estimate', 'annotate export', ..."""
-    import argparse
-
-    from evalsift.cli import build_parser
-
-    def walk(parser, words):
-        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-        if not subs:
-            yield " ".join(words)
-            return
-        for name, sp in subs[0].choices.items():
-            yield from walk(sp, [*words, name])
-
-    return list(walk(build_parser(), []))
-
-
 def test_the_docs_command_table_names_every_command():
     """docs/cli.md's table at the top lists every command of `evalsift --help` (it lacked winrate, estimate,
     select anchors and bench estimate)."""
@@ -514,7 +499,7 @@ def test_the_docs_command_table_names_every_command():
             named.add(head)
             for w in rest:
                 named.add(f"{head} {w}")
-    missing = [c for c in _leaf_commands() if c not in named]
+    missing = [c for c in leaf_commands() if c not in named]
     assert not missing, f"docs/cli.md's command table lacks {missing}"
     assert {"select", "select anchors", "estimate", "winrate", "bench estimate", "data example"} <= named
 
