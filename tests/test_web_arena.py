@@ -323,6 +323,10 @@ def test_the_live_board_marks_systems_with_few_battles(tmp_path):
     with Server(tmp_path / "w.db") as srv:
         code, html, _ = AdminClient(srv.url).get(f"/admin/{pid}?token={admin}")
     assert code == 200 and 'id="few"' in html and "fewer than 20 human battles" in html
+    # issue 42: after 12 battles every rank-set spans more than half of the 3 ranks: each rank is marked '?',
+    # and the legend says why, as evalsift arena prints it
+    assert not any(m["resolved"] for m in ar["models"]) and ar["unresolved_note"]
+    assert 'id="unresolved-note"' in html and html.count("not resolved\">?</span>") == 3
 
 
 # ---------------------------------------------------------------------------------------------- issue 32 part 5

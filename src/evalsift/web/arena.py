@@ -553,6 +553,7 @@ def status(state: ArenaState, store: Store) -> dict[str, Any]:
     out["explanation"] = stop["explanation"]["sentence"]
     out.update(models=d["models"], judge_weights=d["judge_weights"], judge_agreement=d["judges"], strata=d["strata"],
                win_matrix=d["win_matrix"], model_order=d["model_order"], few_note=board.few_note(), scale=d["scale"],
+               unresolved_note=d["unresolved_note"],
                coverage=f"live: per-system {1 - st['alpha']:.0%} intervals and simultaneous {1 - st['alpha']:.0%} "
                         f"rank-sets on the {state.n} human battles so far; the stop rule's looks are at "
                         f"{stop['alpha_per_look']:.3g} each")
