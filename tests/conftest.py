@@ -52,7 +52,7 @@ from _data import DATA_ROOT  # noqa: E402
 #: errors, the package's shape, and every docstring example -- under 3 minutes on 2 idle cores
 #: (``benchmarks/test_times.py`` measures it)
 QUICK_MODULES = ("test_quick_commands.py", "test_cli_bad_input.py", "test_cli_outputs.py", "test_errors.py",
-                 "test_house.py")
+                 "test_house.py", "test_harness.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -210,6 +210,24 @@ def add_data(p: argparse.ArgumentParser) -> None:
                         "'FORMAT:path' forces a reader")
     p.add_argument("--include-refs", action="store_true",
                    help="keep human references (refA, ...) as systems (mt-metrics-eval data)")
+    add_run_system(p)
+
+
+def add_run_system(p: argparse.ArgumentParser) -> None:
+    """``--system NAME``: the name of a harness run whose files record none."""
+    p.add_argument("--system", metavar="NAME", help="the system's name where a harness's file holds one run without a "
+                                                    "model name (an lm-eval samples file alone, an Every Eval Ever file)")
+
+
+def load_spec(spec: str, args: argparse.Namespace, **kw):
+    """:func:`evalsift.io.load` of ``spec`` with the options the command line gives: ``--include-refs``, and
+    ``--system`` for a harness's run that records no model name."""
+    from ..io import HARNESSES, load, resolve
+
+    system = getattr(args, "system", None)
+    if system and resolve(spec)[0] in HARNESSES:
+        kw["system"] = system
+    return load(spec, include_refs=getattr(args, "include_refs", False), **kw)
 
 
 EMBEDDINGS_FORMATS = (".npz with arrays vectors (n, d) and text_hash (hex sha256 of the UTF-8 output text) or texts "
@@ -441,10 +459,9 @@ def load_data(args: argparse.Namespace):
     ``--oracle-metric NAME-ref``); ``--human-metric NAME`` makes NAME a human metric whatever the
     data's flags say (naming it on the command line is the statement that it holds human judgments).
     """
-    from ..io import load
     from ..metrics import ensure_metric, ensure_oracle_metric
 
-    pool = load(args.data, include_refs=getattr(args, "include_refs", False))
+    pool = load_spec(args.data, args)
     if getattr(args, "metric", None):
         pool, args.metric = ensure_metric(pool, args.metric)
     for option in ("oracle", "oracle_metric"):

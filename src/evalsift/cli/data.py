@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_quiet, out_dir, print_json
+from ._common import add_quiet, add_run_system, load_spec, out_dir, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,6 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     info.add_argument("spec", metavar="SPEC", help="dataset: a path, 'demo', or a name under $EVALSIFT_DATA")
     info.add_argument("--include-refs", action="store_true", help="keep human references as systems (mt-metrics-eval)")
     info.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_run_system(info)
     add_quiet(info)
     info.set_defaults(handler=cmd_data_info)
     example = data_sub.add_parser("example", help="copy a tiny example in another tool's published layout into a "
@@ -36,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_data_info(args: argparse.Namespace) -> int:
     """``evalsift data info SPEC``; for recorded pairwise judgments (a judge file) also what they say:
     verdicts a/b/tie, judges, pairs, items."""
-    from ..io import load, read_pairwise, resolve
+    from ..io import HARNESSES, read_pairwise, resolve
 
     fmt, path = resolve(args.spec)
     if fmt == "pairwise":
@@ -44,11 +45,15 @@ def cmd_data_info(args: argparse.Namespace) -> int:
         info = recorded.pool.info()
         info["judgments"] = judgments_info(recorded.judgments)
     else:
-        info = load(args.spec, include_refs=args.include_refs).info()
+        info = load_spec(args.spec, args).info()
+    if fmt in HARNESSES:
+        info["written_by"] = HARNESSES[fmt].info(path)
     if args.json:
         print_json(info)
         return 0
     print(f"{info['name']}: {info['n_items']} items x {info['n_systems']} systems")
+    if "written_by" in info:
+        print(_written_by_text(info["written_by"]))
     if "judgments" in info:
         print(_judgments_text(info["judgments"]))
     print("systems: " + ", ".join(f"{s} ({100 * c:.0f}% outputs)" for s, c in info["output_coverage"].items()))
@@ -102,6 +107,14 @@ def judgments_info(judgments) -> dict:
             "other_statuses": dict(others), "judges": dict(judges.most_common()),
             "judge_kinds": dict(Counter(j.kind for j in judgments).most_common()),
             "pairs": len({frozenset((j.a, j.b)) for j in judgments}), "items": len({j.item_id for j in judgments})}
+
+
+def _written_by_text(d: dict) -> str:
+    """The ``written by`` line of ``data info`` on a harness's files: the tool, its version where the files
+    record it, and what else its ``describe`` function found (``found``: runs, tasks, judges)."""
+    version = f" {d['version']}" if d.get("version") else " (the files record no version)"
+    found = f"; {d['found']}" if d.get("found") else ""
+    return f"written by: {d['tool']}{version}{found}"
 
 
 def _judgments_text(d: dict) -> str:

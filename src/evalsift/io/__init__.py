@@ -35,6 +35,7 @@ from .alpaca import read_alpaca
 from .chaosnli import read_chaosnli
 from .datasets import ENV_VAR, data_root, find_datasets, resolve_dataset
 from .demo import make_demo_pool
+from .harness import HARNESSES, detect_harness
 from .mtbench import looks_mtbench_single, read_mtbench_single
 from .mtme import read_mtme, read_score_file
 from .opencompass import looks_opencompass, read_opencompass
@@ -56,9 +57,11 @@ formats.add("opencompass", read_opencompass, "binary response matrix without tex
             "(one 0/1 line per model)")
 formats.add("pairwise", read_pairwise_pool, "recorded pairwise judgments: item_id, system_a, system_b, verdict; Chatbot "
             "Arena battles, FastChat judgments, AlpacaEval annotations (CSV/TSV/JSONL/JSON)")
+for _h in HARNESSES.values():  # the harnesses' own files (evalsift.io.harness); their readers load on first use
+    formats.add(_h.name, _h.read, _h.doc)
 
 __all__ = [
-    "load", "resolve", "detect_format", "data_root", "find_datasets", "formats", "ENV_VAR",
+    "load", "resolve", "detect_format", "HARNESSES", "data_root", "find_datasets", "formats", "ENV_VAR",
     "read_s2e_jsonl", "write_s2e_jsonl", "read_mtme", "read_score_file", "read_summeval",
     "read_alpaca", "read_chaosnli", "read_table", "write_table", "make_demo_pool", "read_pairwise",
 ]
@@ -96,9 +99,13 @@ def _dir_kind(path: Path) -> str:
         return "mtme"
     if looks_opencompass(path):
         return "opencompass"
+    harness = detect_harness(path)
+    if harness is not None:
+        return harness
     raise DataError(
         f"{path}: folder of unknown layout. Expected model_outputs/ (AlpacaEval), summeval.json (SummEval) or an "
-        "mt-metrics-eval test set (sources/, system-outputs/; then name the pair as <folder>/<lp>)."
+        "mt-metrics-eval test set (sources/, system-outputs/; then name the pair as <folder>/<lp>), or an evaluation "
+        "harness's results (" + ", ".join(h.tool for h in HARNESSES.values()) + "; docs/data.md, 'Harness results')."
     )
 
 
@@ -118,6 +125,9 @@ def detect_format(path: str | Path) -> str | None:
     if path.is_dir():
         return _dir_kind(path)
     if path.is_file():
+        harness = detect_harness(path)  # a harness's own file (lm-eval samples, an inspect log, ...) by name or first record
+        if harness is not None:
+            return harness
         suffix = data_suffix(path)  # through a .gz: a gzipped CSV/TSV/JSONL reads as its plain self
         if suffix == ".json":
             return "pairwise" if looks_pairwise(path) else "summeval"
@@ -142,7 +152,7 @@ def _check_options(what: str, fn: Callable[..., Any], kw: dict[str, Any]) -> Non
 
 
 def _read(fmt: str, path: Path, name: str, include_refs: bool | Iterable[str], kw: dict[str, Any]) -> Pool:
-    reader = formats.get(fmt)
+    reader = HARNESSES[fmt].function("reader") if fmt in HARNESSES else formats.get(fmt)
     _check_options(f"the {fmt} reader", reader, kw)
     if "include_refs" in inspect.signature(reader).parameters:
         kw = {**kw, "include_refs": include_refs}
