@@ -9,7 +9,7 @@ tool's own files into :class:`Record` objects, one per (system, item), and hands
 - a system's run that lacks items the others have is joined on the items every run shares, and a
   :class:`~evalsift.errors.DataWarning` names the runs and how many items were left out of each;
 - a repeated (system, item) is an error naming both places, unless the reader reduced it first (inspect's
-  epochs are averaged, as inspect's own ``mean`` reducer does);
+  epochs are read from the log's own reductions, whatever its reducer);
 - every numeric per-item metric becomes a metric of the Pool; the grouping (``task``, ``subset``,
   ``category``, ``benchmark``) becomes a per-item column that ``--by`` can name.
 
@@ -41,9 +41,9 @@ class Record:
 
     ``where`` names the file (and line or entry) the record came from, for errors. ``metrics`` maps a
     metric name to a number (or a letter grade / boolean that :func:`score_value` maps). ``group`` holds the
-    tool's grouping columns (``{"task": "arc_easy"}``). ``judges`` names the metrics that a model grader
-    inside the log produced (inspect's ``model_graded_*`` scorers, Arena-Hard's judge): they are LLM judges'
-    scores, never human ones. ``meta`` holds other per-item fields (first non-empty value per item wins)."""
+    tool's grouping columns (``{"task": "arc_easy"}``). A model grader's scores (inspect's ``model_graded_*``
+    scorers) are metrics like any other, named in the reader's note, and work as ``--proxy metric:NAME``.
+    ``meta`` holds other per-item fields (first non-empty value per item wins)."""
 
     system: str
     item: str
@@ -117,7 +117,6 @@ def pool_from_records(records: Iterable[Record], *, name: str, tool: str, join: 
     outputs: dict[tuple[int, int], str] = {}
     meta: dict[str, dict[int, Any]] = {}
     metric_names: dict[str, None] = {}
-    judge_metrics: set[str] = set()
     letters: set[str] = set()
     for r in records:
         i = items.setdefault(str(r.item), len(items))
