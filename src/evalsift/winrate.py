@@ -44,6 +44,13 @@ coefficients toward the baseline's. Those comparisons are a separate download to
 is AlpacaEval's ``length_controlled_noreg`` variant of the GLM. ``docs/winrate.md`` measures both
 differences against the published leaderboard (``benchmarks/alpaca_lc.py``).
 
+AlpacaEval's published files, where you have them: :func:`read_alpaca_difficulty` reads its difficulty table
+(``instruction_difficulty.csv``, which its code downloads from the Hugging Face hub), used instead of the
+estimate; :func:`read_alpaca_weights` its saved per-model GLM weights (``metrics/weights/<annotator>/
+length_controlled_v1/baseline_<baseline>.csv``), from which :func:`published_controlled` predicts a model's
+length-controlled win rate as AlpacaEval does -- no fit, so with both files AlpacaEval's own number
+(``evalsift winrate --difficulty FILE --weights FILE``; ``benchmarks/alpaca_published_lc.py``).
+
 :func:`winrate_board` puts it together (a :class:`WinRateBoard`, written by :func:`write_board` as
 ``results.json``, ``leaderboard.csv`` and ``leaderboard.html``); ``evalsift winrate`` is its command.
 """
@@ -54,6 +61,7 @@ import csv
 import html
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -89,6 +97,7 @@ class ModelComparisons:
     len_model: np.ndarray | None = None
     len_baseline: np.ndarray | None = None
     groups: tuple[str, ...] | None = None
+    weight: np.ndarray | None = None  # per comparison (Arena-Hard's games weighted by strength); None: all 1
 
     @property
     def n(self) -> int:
@@ -269,7 +278,8 @@ def baseline_comparisons(data: Any, baseline: str, *, annotator: str | None = No
             no_verdict += 1
             continue
         per = rows.setdefault(model, [])
-        entry = (j.item_id, p, group(j) if group else None)
+        wj = j.detail.get("weight") if isinstance(j.detail, Mapping) else None  # Arena-Hard: sum of its games' weights
+        entry = (j.item_id, p, group(j) if group else None, 1.0 if wj is None else float(wj))
         key = (model, j.item_id, j.annotator)
         if key in last:
             repeated += 1
@@ -298,10 +308,11 @@ def baseline_comparisons(data: Any, baseline: str, *, annotator: str | None = No
         lm = [length(index[i], model) if i in index else None for i in ids]
         lb = [length(index[i], baseline) if i in index else None for i in ids]
         have = all(v is not None for v in lm) and all(v is not None for v in lb)
+        wts = np.array([e[3] for e in per], float)
         models[model] = ModelComparisons(
             model=model, item_ids=ids, preference=pref,
             len_model=np.array(lm, float) if have else None, len_baseline=np.array(lb, float) if have else None,
-            groups=tuple(e[2] for e in per) if group else None)
+            groups=tuple(e[2] for e in per) if group else None, weight=None if (wts == 1).all() else wts)
     left = tuple(s for s in systems if s != baseline and s not in models)
     if left:
         notes.append(f"left out, with no verdict of {shown} against {baseline}: {', '.join(left)}")
@@ -313,18 +324,31 @@ def baseline_comparisons(data: Any, baseline: str, *, annotator: str | None = No
 
 
 # ---------------------------------------------------------------------------------------- the win rate
-def win_rate(preference: Sequence[float]) -> dict[str, Any]:
+def win_rate(preference: Sequence[float], weight: Sequence[float] | None = None) -> dict[str, Any]:
     """AlpacaEval's win rate of preferences in [0, 1] (the model's probability of beating the baseline; a draw
     is 0.5): ``win_rate`` = 100 x mean, ``standard_error`` = 100 x sample sd (ddof=1) / sqrt(n) (None below two
     instructions), and the counts of wins (> 0.5), baseline wins (< 0.5) and draws (= 0.5). Dubois et al. 2024,
     Sec. 2 (AlpacaEval's win rate against a baseline).
 
+    ``weight`` (one per comparison; Arena-Hard's questions, each the sum of its games' weights): the weighted
+    mean ``sum(w p) / sum(w)`` -- Arena-Hard-Auto's score -- and the standard error of that ratio,
+    ``sqrt(n / (n - 1) * sum(w^2 (p - mean)^2)) / sum(w)`` (the plain one when the weights are equal).
+
     >>> r = win_rate([1.0, 0.0, 0.5, 1.0])
     >>> r["win_rate"], round(r["standard_error"], 2), r["n_wins"], r["n_draws"]
     (62.5, 23.94, 2, 1)
+    >>> win_rate([1.0, 0.25], [2, 4])["win_rate"]   # (2 x 1 + 4 x 0.25) / 6
+    50.0
     """
     p = np.asarray(preference, float)
     n = len(p)
+    if weight is not None and n:
+        w = np.asarray(weight, float)
+        m = float((w * p).sum() / w.sum())
+        se = math.sqrt(n / (n - 1) * float((w * w * (p - m) ** 2).sum())) / float(w.sum()) if n > 1 else None
+        return {"win_rate": 100 * m, "standard_error": None if se is None else 100 * se,
+                "n": n, "n_wins": int((p > 0.5).sum()), "n_wins_base": int((p < 0.5).sum()),
+                "n_draws": int((p == 0.5).sum())}
     return {"win_rate": float(100 * p.mean()) if n else None,
             "standard_error": float(100 * p.std(ddof=1) / math.sqrt(n)) if n > 1 else None,
             "n": n, "n_wins": int((p > 0.5).sum()), "n_wins_base": int((p < 0.5).sum()),
@@ -734,6 +758,234 @@ def estimate_difficulty(comparisons: Comparisons | Mapping[str, ModelComparisons
     return {"difficulty": {i: float(effects[j]) for i, j in items.items()}, "C": C, "rows": r, "models": M}
 
 
+# ---------------------------------------------------------------------------------------- AlpacaEval's published files
+#: AlpacaEval's saved GLM weights: its formula's terms as patsy names them (the file's columns) -> our names
+WEIGHT_COLUMNS = {"np.tanh(std_delta_len)": "length", "instruction_difficulty": "difficulty",
+                  "not_gamed_baseline.astype(float)": "intercept"}
+_WEIGHTS_NAME = re.compile(r"baseline_(?P<baseline>.+)\.csv$")
+
+
+@dataclass(frozen=True)
+class PublishedDifficulty:
+    """AlpacaEval's per-instruction difficulty table (:func:`read_alpaca_difficulty`): ``values`` maps AlpacaEval's
+    instruction index (``by="index"``) or the instruction's text (``by="instruction"``) to its difficulty."""
+
+    path: str
+    values: dict[Any, float]
+    by: str
+
+    def join(self, pool: Any, item_ids: Sequence[str]) -> tuple[dict[str, float], str]:
+        """``({item_id: difficulty}, how the items were matched)`` for the instructions ``item_ids`` of ``pool``.
+
+        By index: an item whose id is a whole number (the preference table's ``instruction_idx``, an
+        ``annotations.json`` with an ``index`` column) is that index; when the ids are not numbers (AlpacaEval
+        annotations keyed by their text), the k-th instruction in the data's order is index k, as AlpacaEval's own
+        code reads the k-th annotation of a run. By instruction: the item's input text. An instruction of the data
+        without a difficulty is a DataError naming the first and the count (AlpacaEval's code stops on it too)."""
+        wanted = list(dict.fromkeys(item_ids))
+        if self.by == "instruction":
+            inputs = getattr(pool, "inputs", None)
+            if not inputs or not any(inputs):
+                raise DataError(f"{self.path}: the difficulties are keyed by instruction text, and the data holds no "
+                                "instruction texts to join them on (AlpacaEval's preference table has none): give a "
+                                "table keyed by AlpacaEval's instruction index, or annotations with their instructions",
+                                field="difficulty")
+            text_of = dict(zip(pool.item_ids, inputs))
+            keys = {i: (str(text_of[i]) if text_of.get(i) else None) for i in wanted}
+            how = "joined by instruction text"
+        elif all(str(i).strip().isdigit() for i in wanted):
+            keys = {i: int(str(i).strip()) for i in wanted}
+            how = "joined by AlpacaEval's instruction index (the item id)"
+        else:
+            position = {iid: k for k, iid in enumerate(pool.item_ids)}
+            keys = {i: position.get(i) for i in wanted}
+            how = ("joined by position: the data's k-th instruction is AlpacaEval's index k (its item ids are not "
+                   "indices; AlpacaEval's own code reads a run's k-th annotation as index k)")
+        missing = [i for i in wanted if keys[i] is None or keys[i] not in self.values]
+        if missing:
+            first = missing[0]
+            shown = f"item {first!r}" + (f" (index {keys[first]})" if self.by == "index" and keys[first] is not None
+                                         else "")
+            raise DataError(f"{self.path}: {len(missing)} of the data's {len(wanted)} instructions have no difficulty "
+                            f"in this table ({how}); the first: {shown}. AlpacaEval's table covers its 805 "
+                            "instructions: check that the data is AlpacaEval's evaluation set, or leave --difficulty "
+                            "out to estimate the difficulties from the data", field="difficulty", item_id=str(first))
+        return {i: float(self.values[keys[i]]) for i in wanted}, how
+
+
+@dataclass(frozen=True)
+class PublishedWeights:
+    """AlpacaEval's saved per-model GLM weights (:func:`read_alpaca_weights`): ``rows`` maps the file's model
+    name to ``{"length", "difficulty", "intercept"}``; ``baseline``: the one its name records (``baseline_<name>.csv``),
+    or None."""
+
+    path: str
+    rows: dict[str, dict[str, float]]
+    baseline: str | None = None
+
+
+def _csv_table(path: str | Path, what: str, expected: str) -> tuple[Path, list[str], list[tuple[int, list[str]]]]:
+    """(path, header, [(line, row)]) of a small CSV file; DataError naming the file when empty, ragged or not CSV."""
+    import io as _io
+
+    from .io._common import blank_state, empty_file_error, read_text
+
+    path = Path(path)
+    text = read_text(path)
+    if not text.strip():
+        raise empty_file_error(path, blank_state(text), what, expected)
+    reader = csv.reader(_io.StringIO(text, newline=""))
+    try:
+        header = [h.strip() for h in next(reader)]
+        rows = []
+        for r in reader:
+            if not r or not any(c.strip() for c in r):
+                continue
+            if len(r) != len(header):
+                raise DataError(f"{path}: line {reader.line_num} has {len(r)} fields, the header {len(header)}; "
+                                f"expected {expected}.")
+            rows.append((reader.line_num, r))
+    except csv.Error as e:
+        raise DataError(f"{path}: line {reader.line_num} is not valid CSV ({e}); expected {expected}.") from None
+    return path, header, rows
+
+
+def _number(path: Path, line: int, column: str, raw: str, what: str) -> float:
+    from .io._common import to_float
+
+    try:
+        v = to_float(raw)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not math.isfinite(v):
+        raise DataError(f"{path}: line {line}: {column} is {raw.strip()!r}, not a number; every {what} needs one.",
+                        field=column)
+    return v
+
+
+def read_alpaca_difficulty(path: str | Path) -> PublishedDifficulty:
+    """AlpacaEval's per-instruction difficulty table, ``instruction_difficulty.csv`` (the file its
+    ``glm_winrate._get_instructions_difficulty`` reads with ``pd.read_csv(path, index_col=0).squeeze()``): a
+    header line, then per instruction its key (first column, ``index``: AlpacaEval's instruction index 0..804 in
+    its evaluation set's order) and its difficulty (column ``instruction_difficulty``, or ``difficulty``, or the only
+    other column). A table keyed by the instructions' text instead has a column ``instruction`` (or text keys in the
+    first column). A key given twice, or a value that is not a number, is a DataError naming the line.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "instruction_difficulty.csv")
+    >>> _ = open(p, "w").write("index,instruction_difficulty\\n0,0.0\\n1,-0.25\\n")
+    >>> t = read_alpaca_difficulty(p)
+    >>> t.by, t.values
+    ('index', {0: 0.0, 1: -0.25})
+    """
+    expected = ("AlpacaEval's instruction_difficulty.csv: a header line (index,instruction_difficulty), then one "
+                "line per instruction with its index and difficulty")
+    path, header, rows = _csv_table(path, "instruction difficulties", expected)
+    lower = [h.lower() for h in header]
+    key_col = lower.index("instruction") if "instruction" in lower else 0
+    value_col = next((lower.index(c) for c in ("instruction_difficulty", "difficulty") if c in lower), None)
+    if value_col is None and len(header) == 2:
+        value_col = 1 - key_col
+    if value_col is None or value_col == key_col:
+        raise DataError(f"{path}: no difficulty column among {header}; expected {expected}.", field="difficulty")
+    keys = [r[key_col].strip() for _, r in rows]
+    by = "instruction" if lower[key_col] == "instruction" else (
+        "index" if all(k.isdigit() for k in keys) else ("instruction" if lower[key_col] != "index" else None))
+    if by is None:
+        bad = next((line, r[key_col]) for line, r in rows if not r[key_col].strip().isdigit())
+        raise DataError(f"{path}: line {bad[0]}: index {bad[1]!r} is not a whole number; AlpacaEval's table gives each "
+                        "instruction's index (0, 1, ...).", field="index")
+    values: dict[Any, float] = {}
+    seen: dict[Any, int] = {}
+    for (line, r), k in zip(rows, keys):
+        key: Any = int(k) if by == "index" else r[key_col]
+        if key in seen:
+            raise DataError(f"{path}: line {line} gives {header[key_col]} {k[:60]!r} again (first on line {seen[key]}); "
+                            "keep one difficulty per instruction.", field=header[key_col])
+        seen[key] = line
+        values[key] = _number(path, line, header[value_col], r[value_col], "instruction")
+    if not values:
+        raise DataError(f"{path}: a header line and no instruction; expected {expected}.", field="difficulty")
+    return PublishedDifficulty(path=str(path), values=values, by=by)
+
+
+def read_alpaca_weights(path: str | Path) -> PublishedWeights:
+    """AlpacaEval's saved per-model weights of its length-controlled GLM, ``metrics/weights/<annotator>/
+    length_controlled_v1/baseline_<baseline>.csv`` (what ``glm_winrate.get_length_controlled_winrate`` writes with
+    ``DataFrame.to_csv``): the model in the first column (AlpacaEval's ``generator_2``), then one column per term
+    of its formula, :data:`WEIGHT_COLUMNS` (``np.tanh(std_delta_len)``, ``instruction_difficulty``,
+    ``not_gamed_baseline.astype(float)``, the model's intercept). The intercept is needed; a term the file lacks
+    (``length_controlled_minimal`` has no difficulty) is 0; a column of another term is a DataError (its prediction
+    would need it), as are a model given twice and a value that is not a number.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "baseline_gpt4_1106_preview.csv")
+    >>> _ = open(p, "w").write(",np.tanh(std_delta_len),instruction_difficulty,not_gamed_baseline.astype(float)\\n"
+    ...                        "m1,-1.5,0.8,-0.5\\n")
+    >>> w = read_alpaca_weights(p)
+    >>> w.rows["m1"], w.baseline
+    ({'length': -1.5, 'difficulty': 0.8, 'intercept': -0.5}, 'gpt4_1106_preview')
+    """
+    names = ", ".join(WEIGHT_COLUMNS)
+    expected = (f"AlpacaEval's GLM weights (metrics/weights/<annotator>/length_controlled_v1/baseline_<model>.csv): a "
+                f"header line naming {names} after the model column, then one line per model")
+    path, header, rows = _csv_table(path, "GLM weights", expected)
+    terms = header[1:]
+    unknown = [t for t in terms if t not in WEIGHT_COLUMNS]
+    if unknown or "not_gamed_baseline.astype(float)" not in terms:
+        what = (f"unknown term column(s) {unknown}" if unknown else
+                "no column not_gamed_baseline.astype(float) (the model's intercept)")
+        raise DataError(f"{path}: {what}; found {header}. Expected {expected}.", field="weights")
+    out: dict[str, dict[str, float]] = {}
+    seen: dict[str, int] = {}
+    for line, r in rows:
+        model = r[0].strip()
+        if not model:
+            raise DataError(f"{path}: line {line} names no model (first column); every row is one model's weights.",
+                            field="model")
+        if model in seen:
+            raise DataError(f"{path}: line {line} gives the weights of {model!r} again (first on line {seen[model]}); "
+                            "keep one row per model.", field="model", system=model)
+        seen[model] = line
+        row = {v: 0.0 for v in WEIGHT_COLUMNS.values()}
+        for t, raw in zip(terms, r[1:]):
+            row[WEIGHT_COLUMNS[t]] = _number(path, line, t, raw, "model's weight")
+        out[model] = row
+    m = _WEIGHTS_NAME.search(path.name)
+    return PublishedWeights(path=str(path), rows=out, baseline=m.group("baseline") if m else None)
+
+
+def published_controlled(weights: Mapping[str, float], difficulty: Sequence[float]) -> np.ndarray:
+    """Per instruction, the preference AlpacaEval's GLM predicts with a model's saved ``weights`` and no length
+    difference: ``logistic(intercept + difficulty_coefficient x difficulty)`` (the length term is 0 at no length
+    difference). 100 x their mean is the model's length-controlled win rate, as
+    ``glm_winrate.get_length_controlled_winrate`` computes it from the same coefficients.
+
+    >>> published_controlled({"length": -1.5, "difficulty": 1.0, "intercept": 0.0}, [0.0, 1.0]).round(4)
+    array([0.5   , 0.7311])
+    """
+    d = np.asarray(difficulty, float)
+    return _sigmoid(float(weights["intercept"]) + float(weights["difficulty"]) * d)
+
+
+def _weights_keys(data: Any, comparisons: Comparisons, weights: PublishedWeights) -> dict[str, str]:
+    """``{model: the row of weights}``: the model's AlpacaEval results folder (``model_dir`` of the preference
+    table, the name its leaderboard and weights use) when the file has a row of that name, else the model's own name
+    (AlpacaEval's ``generator_2``, the key it saves weights under)."""
+    dirs: dict[str, dict[str, None]] = {}
+    base = comparisons.baseline
+    for j in data.judgments:
+        d = j.detail.get("model_dir") if isinstance(getattr(j, "detail", None), Mapping) else None
+        if d and base in (j.a, j.b):
+            dirs.setdefault(j.b if j.a == base else j.a, {})[str(d)] = None
+    out = {}
+    for model in comparisons.models:
+        key = next((c for c in [*dirs.get(model, {}), model] if c in weights.rows), None)
+        if key is not None:
+            out[model] = key
+    return out
+
+
 # ---------------------------------------------------------------------------------------- the board
 @dataclass
 class WinRateBoard:
@@ -745,6 +997,7 @@ class WinRateBoard:
     difficulty: dict[str, Any] | None = None
     glms: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    published: dict[str, Any] | None = None  # which parts came from AlpacaEval's published files (winrate_board)
 
     @property
     def verdicts(self) -> str:
@@ -776,7 +1029,7 @@ class WinRateBoard:
                 "values": self.difficulty.get("difficulty")} if self.difficulty else None),
             "glm": self.glms or None,
             "boards": self.boards, "left_out": list(c.left_out), "notes": list(c.notes) + self.notes,
-        }
+        } | ({"published": self.published} if self.published is not None else {})
 
     def csv_rows(self) -> list[dict[str, Any]]:
         out = []
@@ -788,6 +1041,8 @@ class WinRateBoard:
                     row["length_controlled_winrate"] = m.get("length_controlled_winrate")
                     row["lc_standard_error"] = m.get("lc_standard_error")
                     row["lc_prediction_sem"] = m.get("lc_prediction_sem")
+                    if self.published is not None:
+                        row["lc_source"] = m.get("lc_source")
                 row.update({"n": m["n"], "n_wins": m["n_wins"], "n_wins_base": m["n_wins_base"],
                             "n_draws": m["n_draws"],
                             "avg_length": m["avg_length"], "baseline": self.comparisons.baseline,
@@ -804,6 +1059,12 @@ class WinRateBoard:
         if lc and self.difficulty is not None:
             lines.append(f"length-controlled (Dubois et al. 2024), GLM {self.difficulty['glm_variant']}; instruction "
                          f"difficulty: {self.difficulty['how']}")
+        pub = self.published
+        if lc and pub is not None:
+            fitted = pub["fitted"]
+            lines.append(f"LC from AlpacaEval's published GLM weights {pub['weights']} for {len(pub['models'])} "
+                         f"model(s) (marked *)" + (f"; fitted here for {len(fitted)}: {', '.join(fitted)}" if fitted
+                                                   else "; none fitted here"))
         for b in self.boards:
             lines.append("")
             lines.append(f"[{b['group']}]" + (f" {b['items']} instructions" if b.get("items") else ""))
@@ -816,6 +1077,8 @@ class WinRateBoard:
                 if lc:
                     v, s = m.get("length_controlled_winrate"), m.get("lc_standard_error")
                     line += f" {'-' if v is None else f'{v:.2f}':>6} {'-' if s is None else f'{s:.2f}':>5}"
+                    if pub is not None:
+                        line += "*" if m.get("lc_source") == "published weights" else " "
                 avg = "-" if m["avg_length"] is None else f"{m['avg_length']:.0f}"
                 lines.append(line + f" {m['n']:>5} {avg:>7}")
         lines.append("")
@@ -847,10 +1110,53 @@ def _resolve_difficulty(comparisons: Comparisons, difficulty: Any, fit: dict[str
                          field="difficulty")
 
 
+def _from_weights(comp: Comparisons, weights: PublishedWeights, keys: Mapping[str, str], values: Mapping[str, float],
+                  difficulty: Any, controlled: dict[str, np.ndarray], influences: dict[str, Any],
+                  glms: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """:func:`winrate_board`'s models with published weights: their controlled preferences (into ``controlled``,
+    ``influences``, ``glms``), the notes, and ``board.published``."""
+    published_difficulty = isinstance(difficulty, PublishedDifficulty)
+    shifted = []
+    for model, key in keys.items():
+        mc = comp.models[model]
+        dv = np.array([values.get(i, 0.0) for i in mc.item_ids], float)
+        row = weights.rows[key]
+        controlled[model] = published_controlled(row, dv)
+        influences[model] = None
+        sd = None if mc.delta_len is None else _standardised(mc.delta_len)[1]
+        glms[model] = {**row, "C": None, "sd_delta_len": sd, "source": "published", "weights": weights.path,
+                       "weights_row": key}
+        if published_difficulty and difficulty.by == "index":
+            ids = list(mc.item_ids)
+            if not all(str(i).strip().isdigit() for i in ids) or sorted(int(i) for i in ids) != list(range(len(ids))):
+                shifted.append(f"{model} ({len(ids)} instructions)")
+    fitted = [m for m in comp.models if m not in keys]
+    renamed = [f"{m} (row {k})" for m, k in keys.items() if k != m]
+    notes.append(f"length-controlled win rates of {len(keys)} model(s) from AlpacaEval's published GLM weights "
+                 f"({weights.path}), predicted as AlpacaEval predicts them: 100 x the mean over the model's "
+                 "instructions of logistic(intercept + difficulty coefficient x instruction difficulty), the length "
+                 "term at 0; their LC SE is AlpacaEval's (the predictions' sem; the file holds no fit to take the "
+                 "fit's uncertainty from)" + (f"; matched by AlpacaEval results folder: {', '.join(renamed)}"
+                                              if renamed else ""))
+    if fitted:
+        notes.append(f"not in {weights.path}, fitted here: {', '.join(fitted)}")
+    if not published_difficulty:
+        notes.append("the published weights were fitted with AlpacaEval's own instruction difficulties; with other "
+                     "ones their predictions only approximate AlpacaEval's: give its table with --difficulty FILE "
+                     "(instruction_difficulty.csv)")
+    if shifted:
+        notes.append("AlpacaEval's get_length_controlled_winrate looks a model's difficulties up by its annotations' "
+                     "row number (reset_index), which is the instruction's own index only for a run of instructions "
+                     "0, 1, ..., n-1 in order; these runs lack some of them, so their published LC may differ from "
+                     f"this one (evalsift joins each instruction's own difficulty): {', '.join(shifted)}")
+    return {"weights": weights.path, "models": dict(keys), "fitted": fitted,
+            "difficulty": difficulty.path if published_difficulty else None}
+
+
 def winrate_board(data: Any, baseline: str, *, annotator: str | None = None, length_controlled: bool = False,
                   by: str | None = None, difficulty: Any = "estimate", regularize: bool = True,
                   repeats: str = "all", quiet: bool | None = None, jobs: int | str | None = 1,
-                  **fit: Any) -> WinRateBoard:
+                  weights: PublishedWeights | str | Path | None = None, **fit: Any) -> WinRateBoard:
     """Every model's win rate against ``baseline`` (:func:`win_rate`; Dubois et al. 2024, Sec. 2) and, with
     ``length_controlled``, its length-controlled win rate (:func:`length_controlled_win_rate`; Sec. 3), overall and per
     value of column ``by``. ``data``: a :class:`~evalsift.io.pairwise_data.PairwiseData` (what
@@ -865,6 +1171,15 @@ def winrate_board(data: Any, baseline: str, *, annotator: str | None = None, len
     progress bars unless ``quiet`` (:func:`evalsift.progress.progress_bar`; ``EVALSIFT_QUIET``). ``jobs``: worker
     processes for the joint difficulty fit (:func:`estimate_difficulty`; 1, the default: none; the same result
     either way; a script asking for more needs an ``if __name__ == "__main__":`` guard).
+
+    AlpacaEval's published files: ``difficulty`` a :class:`PublishedDifficulty` (:func:`read_alpaca_difficulty`, its
+    ``instruction_difficulty.csv``) is joined to the instructions (:meth:`PublishedDifficulty.join`) instead of
+    estimated; ``weights`` (a :class:`PublishedWeights` or the path of its saved GLM weights,
+    :func:`read_alpaca_weights`; it implies ``length_controlled``): every model with a row there gets AlpacaEval's
+    prediction from those weights (:func:`published_controlled`) -- with both files, AlpacaEval's own
+    length-controlled win rate -- and its ``lc_standard_error`` is AlpacaEval's (the predictions' sem: the file holds
+    no fit to take an error from); the other models are fitted here, with a note. ``board.published`` says which
+    parts came from which file.
     """
     comp = baseline_comparisons(data, baseline, annotator=annotator, by=by, repeats=repeats)
     notes: list[str] = []
@@ -872,15 +1187,32 @@ def winrate_board(data: Any, baseline: str, *, annotator: str | None = None, len
     controlled: dict[str, np.ndarray] = {}
     influences: dict[str, LCInfluence | None] = {}
     glms: dict[str, dict[str, Any]] = {}
+    published: dict[str, Any] | None = None
+    from_weights: dict[str, str] = {}
+    if weights is not None:
+        weights = weights if isinstance(weights, PublishedWeights) else read_alpaca_weights(weights)
+        if weights.baseline is not None and weights.baseline != baseline:
+            raise ParameterError(f"{weights.path} holds the weights of models against {weights.baseline} (its name "
+                                 f"says baseline_{weights.baseline}), not against the baseline {baseline}: give the "
+                                 f"file of baseline {baseline}, or --baseline {weights.baseline}", field="weights")
+        from_weights = _weights_keys(data, comp, weights)
+        length_controlled = True
     if length_controlled:
-        no_len = [m for m, mc in comp.models.items() if mc.len_model is None]
+        no_len = [m for m, mc in comp.models.items() if mc.len_model is None and m not in from_weights]
         if len(no_len) == len(comp.models):
             raise DataError("--length-controlled needs the lengths of the outputs, and the data has none: give "
                             "AlpacaEval annotations (output_1, output_2), its preference table (len_output_1, "
                             "len_output_2), or a file with the outputs' texts", field="length")
         if no_len:
             notes.append(f"no output lengths for {', '.join(no_len)}: no length-controlled win rate for them")
-        diff_info = _resolve_difficulty(comp, difficulty, fit, quiet, jobs)
+        if isinstance(difficulty, PublishedDifficulty):
+            needed = [i for m, mc in comp.models.items() if mc.len_model is not None or m in from_weights
+                      for i in mc.item_ids]
+            values, how = difficulty.join(data.pool, needed)
+            diff_info = {"how": f"AlpacaEval's published table {difficulty.path} ({len(difficulty.values)} instructions;"
+                                f" {how})", "difficulty": values, "published": difficulty.path, "joined": how}
+        else:
+            diff_info = _resolve_difficulty(comp, difficulty, fit, quiet, jobs)
         values = diff_info["difficulty"]
         if diff_info.get("models") is not None and diff_info["models"] < FEW_MODELS:
             notes.append(f"the instruction difficulties are estimated from {diff_info['models']} model(s) only; with "
@@ -896,7 +1228,15 @@ def winrate_board(data: Any, baseline: str, *, annotator: str | None = None, len
                                     f"{REGULARIZE_TO_BASELINE})" if anchors else
                                     "length_controlled_noreg (no gamed versions of the baseline "
                                     f"{'used' if gamed else 'in the data'})")
-        fitted = [(model, mc) for model, mc in comp.models.items() if mc.len_model is not None]
+        if weights is not None:
+            published = _from_weights(comp, weights, from_weights, values, difficulty, controlled, influences, glms,
+                                      notes)
+            if not published["fitted"]:
+                diff_info["glm_variant"] = "AlpacaEval's published weights for every model (none fitted here)"
+            else:
+                diff_info["glm_variant"] += f" for the {len(published['fitted'])} model(s) fitted here"
+        fitted = [(model, mc) for model, mc in comp.models.items() if mc.len_model is not None
+                  and model not in from_weights]
         with progress_bar(len(fitted), "length-controlled GLMs (per model)", quiet) as advance:
             for model, mc in fitted:
                 dv = np.array([values.get(i, 0.0) for i in mc.item_ids], float)
@@ -924,7 +1264,7 @@ def winrate_board(data: Any, baseline: str, *, annotator: str | None = None, len
             if not mask.any():
                 continue
             items.update(i for i, k in zip(mc.item_ids, mask) if k)
-            e = {"model": model, **win_rate(mc.preference[mask])}
+            e = {"model": model, **win_rate(mc.preference[mask], None if mc.weight is None else mc.weight[mask])}
             e["avg_length"] = float(mc.len_model[mask].mean()) if mc.len_model is not None else None
             if length_controlled:
                 q = controlled.get(model)
@@ -934,6 +1274,9 @@ def winrate_board(data: Any, baseline: str, *, annotator: str | None = None, len
                 inf = influences.get(model)
                 e["lc_standard_error"] = lc_standard_error(inf, mask) if inf is not None else sem
                 e["lc_prediction_sem"] = sem
+                if published is not None:
+                    e["lc_source"] = ("published weights" if model in from_weights else
+                                      "fitted" if q is not None else None)
             entries.append(e)
         key = "length_controlled_winrate" if length_controlled else "win_rate"
         entries.sort(key=lambda e: (-(e[key] if e[key] is not None else -np.inf), -e["win_rate"], e["model"]))
@@ -942,7 +1285,7 @@ def winrate_board(data: Any, baseline: str, *, annotator: str | None = None, len
         boards.append({"group": "all" if g is None else g, "items": len(items),
                        "models": [{"rank": e.pop("rank"), **e} for e in entries]})
     return WinRateBoard(comparisons=comp, boards=boards, length_controlled=length_controlled, difficulty=diff_info,
-                        glms=glms, notes=notes)
+                        glms=glms, notes=notes, published=published)
 
 
 # ---------------------------------------------------------------------------------------- files
@@ -978,6 +1321,11 @@ def _board_html(board: WinRateBoard) -> str:
                 f"Sec. 3 -- a per-model logistic GLM of the preference on tanh(standardised length difference), the "
                 f"instruction difficulty and the model's intercept, predicted with no length difference. Instruction "
                 f"difficulty: {esc(board.difficulty['how'])}. GLM: {esc(board.difficulty['glm_variant'])}.</p>")
+        if board.published is not None:
+            pub = board.published
+            diff += (f"<p class=note id=published>LC win rates of {len(pub['models'])} model(s) from AlpacaEval's "
+                     f"published GLM weights ({esc(pub['weights'])}), as AlpacaEval predicts them"
+                     + (f"; fitted here: {esc(', '.join(pub['fitted']))}" if pub["fitted"] else "") + ".</p>")
     notes = "".join(f"<li>{esc(n)}</li>" for n in list(c.notes) + board.notes)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>evalsift win rates against {esc(c.baseline)}</title>

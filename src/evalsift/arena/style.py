@@ -13,6 +13,9 @@ bootstrap, PPI++ with judges, weighted human draws) with the features as an extr
   (``re.findall(r"\\w+|[^\\w\\s]", text)``): words and punctuation marks, no tokenizer needed, the
   same count on every machine. (Chatbot Arena counts GPT-3.5's tokenizer tokens; the count differs by a
   roughly constant factor, which the normalised difference below takes out.)
+- without a text, the counts a Chatbot Arena export records in its ``conv_metadata`` (``sum_assistant_a_tokens``,
+  ``header_count_a``, ``bold_count_a``, ``list_count_a`` and the ``_b`` ones; :func:`with_recorded_counts`): its
+  length is its tokenizer's tokens, which the normalised difference below makes comparable;
 - ``headers``: lines that start with 1-6 ``#`` and a space; ``bold``: ``**...**`` and ``__...__`` spans
   within a line; ``lists``: lines that start (after indentation) with ``-``, ``*`` or ``+`` or with a
   number and a dot, then a space. Fenced code blocks (between triple backticks) are left out of the
@@ -155,9 +158,68 @@ def style_covariates(battles, features: Iterable[str]):
     return Covariates(tuple(kept), np.column_stack(cols), note=note)
 
 
+#: Chatbot Arena's ``conv_metadata`` keys of each count, for side ``a`` (``_b`` for side ``b``)
+CONV_METADATA = {"length": "sum_assistant_{}_tokens", "headers": "header_count_{}", "bold": "bold_count_{}",
+                 "lists": "list_count_{}"}
+
+
+def conv_metadata_counts(meta, side: str) -> tuple[float, ...] | None:
+    """One answer's counts (:data:`COUNTS` order) from a Chatbot Arena battle's ``conv_metadata`` (``side`` ``a``
+    or ``b``): ``sum_assistant_<side>_tokens``, and ``header_count_<side>``, ``bold_count_<side>``,
+    ``list_count_<side>`` (numbers, or dicts of numbers that are summed: ``{h1: .., h2: ..}``). None when the
+    length is missing.
+
+    >>> conv_metadata_counts({"sum_assistant_a_tokens": 40, "header_count_a": {"h1": 1, "h2": 1},
+    ...                       "bold_count_a": {"**": 2, "__": 0}, "list_count_a": {"ordered": 0, "unordered": 3}}, "a")
+    (40.0, 2.0, 2.0, 3.0)
+    """
+    if not isinstance(meta, dict) or meta.get(CONV_METADATA["length"].format(side)) is None:
+        return None
+    out = []
+    for name in COUNTS:
+        v = meta.get(CONV_METADATA[name].format(side), 0)
+        try:
+            out.append(float(sum(v.values())) if isinstance(v, dict) else float(v or 0))
+        except (TypeError, ValueError):
+            return None
+    return tuple(out)
+
+
+def with_recorded_counts(battles, data):
+    """``battles`` with the style counts of answers that have no text filled from the counts the battle file
+    records (Chatbot Arena's ``conv_metadata``, kept in each judgment's ``detail``), looked up by (battle id,
+    model). Unchanged when the file records none; ``(battles, filled)``: how many answers were filled."""
+    from dataclasses import replace
+
+    found: dict[tuple[str, str], tuple[float, ...]] = {}
+    for j in data.judgments:
+        meta = (j.detail or {}).get("conv_metadata")
+        if not isinstance(meta, dict):
+            continue
+        for side, model in (("a", j.a), ("b", j.b)):
+            c = conv_metadata_counts(meta, side)
+            if c is not None:
+                found.setdefault((j.item_id, model), c)
+    if not found:
+        return battles, 0
+    counts = (np.stack([battles.style[n] for n in COUNTS]) if battles.style
+              else np.full((len(COUNTS), battles.n, 2), np.nan))
+    filled = 0
+    for k in range(battles.n):
+        for side, m in ((0, battles.a[k]), (1, battles.b[k])):
+            if np.isnan(counts[0, k, side]):
+                c = found.get((battles.ids[k], battles.models[m]))
+                if c is not None:
+                    counts[:, k, side] = c
+                    filled += 1
+    if not filled:
+        return battles, 0
+    return replace(battles, style={n: counts[i] for i, n in enumerate(COUNTS)}), filled
+
+
 NOTE = ("features per battle: (count_a - count_b) / (count_a + count_b + 1), divided by its root mean square over the "
         "battles; length = words and punctuation marks; headers, bold, lists = markdown elements outside code blocks")
 
 
-__all__ = ["COUNTS", "GROUPS", "NOTE", "battle_counts", "missing_text", "parse_style", "style_counts",
-           "style_covariates"]
+__all__ = ["CONV_METADATA", "COUNTS", "GROUPS", "NOTE", "battle_counts", "conv_metadata_counts", "missing_text",
+           "parse_style", "style_counts", "style_covariates", "with_recorded_counts"]

@@ -16,8 +16,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                      "and simultaneous rank-sets; judges sharpen a human budget")
     p.add_argument("--data", required=True, metavar="BATTLES",
                    help="the human battles: a Chatbot Arena battle file (model_a, model_b, winner), FastChat / "
-                        "MT-Bench judgments, AlpacaEval annotations, a pairwise table, or a recorded name under "
-                        "$EVALSIFT_DATA (e.g. arena-ppr/human)")
+                        "MT-Bench judgments, AlpacaEval annotations, a pairwise table, Arena-Hard-Auto judgments "
+                        "(model_judgment/<judge>/: its scores against the baseline are printed under the board), or a "
+                        "recorded name under $EVALSIFT_DATA (e.g. arena-ppr/human)")
     p.add_argument("--judge", action="append", metavar="FILE",
                    help="an LLM judge's verdicts on the same battles (joined on the battle id: num, battle_id, id or "
                         "question_id); repeat for several (stacked). Used with --human-budget")
@@ -55,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "length, markdown (headers, bold, lists; also one by one), comma-separated, e.g. "
                         "length,markdown. Prints the style-controlled scores beside the raw ones, with the style "
                         "coefficients; needs both answers of every battle (conversation_a / conversation_b, output_1 / "
-                        "output_2, or --outputs)")
+                        "output_2, or --outputs) or their recorded counts (Chatbot Arena's conv_metadata; "
+                        "Arena-Hard-Auto's answer metadata, with Arena-Hard's own features)")
     p.add_argument("--outputs", metavar="SPEC",
                    help="with --style-control: the answers' texts, one per (item, model): a table with item_id, system, "
                         "output columns (CSV, TSV, JSONL), an AlpacaEval folder (e.g. alpaca-eval), anything "
@@ -67,6 +69,9 @@ def register(sub: argparse._SubParsersAction) -> None:
               "leaderboard.html")
     add_games(p)
     add_verdicts_from(p)
+    from .winrate import add_strong_weight
+
+    add_strong_weight(p)
     p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="B", help="bootstrap replicates")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed (the draws, the bootstrap)")
     p.add_argument("--out", required=True, metavar="DIR", help="writes results.json, leaderboard.csv, leaderboard.html")
@@ -77,7 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 _LIVE_FIXED = ("judge", "human_budget", "allocation", "stop", "first", "intervals", "ties", "estimator", "style_control",
-               "outputs", "style_missing", "by", "questions", "games", "verdicts_from")
+               "outputs", "style_missing", "by", "questions", "games", "verdicts_from", "strong_weight")
 """Options that change what is fitted: a replay of an arena project's live board (:func:`_live_replay`) has none."""
 _DEFAULTS: dict = {}
 
@@ -105,7 +110,10 @@ def cmd_arena(args: argparse.Namespace) -> int:
     style = features = None
     notes = []
     source = {"games": args.games, "verdicts_from": args.verdicts_from, "by": args.by, "questions": args.questions}
-    if args.style_control is None:
+    ah = _arena_hard(args, judges, notes)  # Arena-Hard-Auto judgments: its games, weights and style features
+    if ah is not None:
+        battles, style, features = ah
+    elif args.style_control is None:
         if args.outputs is not None:
             raise ParameterError("--outputs gives the answers' texts for --style-control: add --style-control "
                                  "length,markdown (or leave --outputs out)", field="outputs")
@@ -118,6 +126,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
             raise ParameterError("--style-control fits the Bradley-Terry model with a tie as half a win: leave out "
                                  "--ties davidson (use --ties half), or leave out --style-control", field="ties")
         battles = read_battles(args.data, judges, texts=True, outputs=args.outputs, **source)
+        battles = _recorded_counts(battles, args.data, notes)
         miss = missing_text(battles)
         if args.style_missing == "drop" and miss.any():
             n0, k0 = battles.n, battles.K
@@ -136,14 +145,21 @@ def cmd_arena(args: argparse.Namespace) -> int:
     board.notes.extend(notes)
     groups = _group_boards(battles, args.by, features, settings) if args.by else None
     paths = write_leaderboard(board, out, by=(args.by, groups) if groups is not None else None)
+    ah_scores = _arena_hard_scores(battles, style, args.alpha, paths["results"]) if ah is not None else None
     if args.json:
         d = board.to_dict()
+        if ah_scores is not None:
+            d["arena_hard"] = ah_scores
         if groups is not None:
             d["by"] = {"column": args.by, "boards": {v: (g.to_dict() if not isinstance(g, str) else {"skipped": g})
                                                      for v, g in groups}}
         print_json(d)
     else:
         print(board.summary())
+        if ah_scores is not None:
+            from ..arena.hard import scores_text
+
+            print("\n" + scores_text(ah_scores["scores"], ah_scores.get("raw")))
         for value, g in groups or ():
             lines = [g] if isinstance(g, str) else g.summary().split("\n")[1:]
             print(f"\n{args.by} = {value}: " + "\n".join(x for x in lines if not x.startswith("assumption:")))
@@ -210,3 +226,78 @@ def _group_boards(battles, by: str, features, settings: dict) -> list:
         except (EvalsiftError, ValueError) as e:
             out.append((str(value), f"no board: {sub.n} battles among {sub.K} models ({e})"))
     return out
+
+
+def _arena_hard(args: argparse.Namespace, judges: list, notes: list):
+    """``(battles, style covariates or None, features or None)`` when ``--data`` is Arena-Hard-Auto judgments
+    (:mod:`evalsift.io.arena_hard`): every game a battle against the baseline, a strong verdict counted
+    ``--strong-weight`` times; ``--style-control`` with Arena-Hard's own features from the answers' metadata.
+    None for any other data (a ``--strong-weight`` other than 1 is then refused)."""
+    from pathlib import Path
+
+    from ..errors import ParameterError
+    from ..arena.hard import arena_hard_battles, arena_hard_covariates
+    from ..io.arena_hard import check_strong_weight, looks_arena_hard
+
+    check_strong_weight(args.strong_weight)
+    if not looks_arena_hard(Path(args.data).expanduser()):
+        if args.strong_weight != 1:
+            raise ParameterError(f"--strong-weight {args.strong_weight}: {args.data} records no verdict strength "
+                                 "(only Arena-Hard-Auto's judgments do: A>>B vs A>B); leave --strong-weight out",
+                                 field="strong_weight")
+        return None
+    from ..io.pairwise import read_verdicts
+
+    if args.outputs is not None:
+        raise ParameterError("--outputs: Arena-Hard-Auto's answers are read from model_answer/ beside model_judgment/ "
+                             "(their metadata counts); leave --outputs out", field="outputs")
+    data = read_verdicts(args.data, games="separate", verdicts_from=args.verdicts_from,
+                         strong_weight=args.strong_weight)
+    battles = arena_hard_battles(data, by=args.by, judges=judges)
+    if args.strong_weight > 1:
+        notes.append(f"--strong-weight {args.strong_weight}: the board's intervals and rank-sets count a strong "
+                     "verdict's copies as separate battles, as Arena-Hard's bootstrap does, so they are too narrow by "
+                     f"up to sqrt({args.strong_weight}); the Arena-Hard score intervals are clustered by question")
+    if args.style_control is None:
+        return battles, None, None
+    from ..arena.style import parse_style
+
+    features = parse_style(args.style_control)
+    if args.ties == "davidson":
+        raise ParameterError("--style-control fits the Bradley-Terry model with a tie as half a win: leave out "
+                             "--ties davidson (use --ties half), or leave out --style-control", field="ties")
+    from ..arena.hard import style_recipe
+
+    return battles, arena_hard_covariates(battles, features, style_recipe(data)), features
+
+
+def _arena_hard_scores(battles, style, alpha: float, results) -> dict:
+    """Arena-Hard-Auto's scores (win rate against the baseline) beside the board, style-controlled and raw when
+    ``style``; added to ``results.json`` as ``arena_hard``."""
+    import json
+    from collections import Counter
+
+    from ..io._common import write_atomic
+    from ..arena.hard import arena_hard_scores
+
+    baseline = battles.models[Counter(battles.a.tolist()).most_common(1)[0][0]]
+    out = {"scores": arena_hard_scores(battles, baseline, covariates=style, alpha=alpha)}
+    if style is not None:
+        out["raw"] = arena_hard_scores(battles, baseline, alpha=alpha)
+    d = json.loads(results.read_text(encoding="utf-8"))
+    d["arena_hard"] = out
+    write_atomic(results, json.dumps(d, indent=2, allow_nan=False) + "\n")
+    return out
+
+
+def _recorded_counts(battles, spec: str, notes: list):
+    """``battles`` with the counts a Chatbot Arena export records (``conv_metadata``) for answers without a text
+    (:func:`~evalsift.arena.style.with_recorded_counts`), with a note saying how many."""
+    from ..arena.style import with_recorded_counts
+    from ..io.pairwise import read_judgments
+
+    battles, filled = with_recorded_counts(battles, read_judgments(spec))
+    if filled:
+        notes.append(f"style counts of {filled} answer(s) without a text from the battle file's conv_metadata "
+                     "(sum_assistant_*_tokens: its tokenizer's tokens; header, bold and list counts)")
+    return battles

@@ -110,6 +110,7 @@ from typing import Any
 from ..errors import DataError
 from ..oracle.base import Judgment, _now
 from ._common import MISSING_TOKENS, to_float, warn_data
+from .arena_hard import read_arena_hard
 from .pairwise_data import KINDS, PairwiseData, _Builder, _choice, _text, alpaca_verdict
 
 #: name parts that make an annotator an LLM judge (matched at the start of a word, any case)
@@ -292,7 +293,8 @@ def read_arena(path: Path, rows: Rows, cols: list[str], name: str | None = None)
         out.output(iid, b, answer_b, line, "conversation_b")
         out.input(iid, user_a or user_b, line, "conversation_a")
         detail: dict[str, Any] = {"source": str(path), "line": line, "winner": text}
-        for f in ("question_id", "turn", "language", "anony", "prob"):  # prob: an evalsift arena export's draw
+        for f in ("question_id", "turn", "language", "anony", "prob",  # prob: an evalsift arena export's draw
+                  "conv_metadata"):  # Chatbot Arena's per-answer counts (tokens, markdown): --style-control without texts
             if f in r and r[f] is not None and f != id_col:
                 detail[f] = r[f]
         found = kinds.get((annotator, named is not None)) if "kind" not in r else None
@@ -643,6 +645,12 @@ def read_evalsift_judgments(path: Path, rows: Rows, cols: list[str], name: str |
     return out.build(name)
 
 
+def read_arena_hard_file(path: Path, rows: Rows, cols: list[str], name: str | None = None) -> PairwiseData:
+    """Arena-Hard-Auto judgments (``model_judgment/<judge>/<model>.jsonl``): one judgment per game, read by
+    :func:`evalsift.io.arena_hard.read_arena_hard` (which reads the file itself, and the answers beside it)."""
+    return read_arena_hard(path, name=name)
+
+
 #: layout name (:func:`~evalsift.io.pairwise_layout.pairwise_layout`) -> reader
 READERS: dict[str, Callable[..., PairwiseData]] = {
     "arena": read_arena,
@@ -650,4 +658,5 @@ READERS: dict[str, Callable[..., PairwiseData]] = {
     "alpaca": read_alpaca_annotations,
     "evalsift": read_evalsift_judgments,
     "review": read_review,
+    "arena-hard": read_arena_hard_file,
 }

@@ -35,6 +35,8 @@ from pathlib import Path
 from ..errors import DataError, ParameterError, UnknownNameError, suggest
 from ..verdicts import with_source
 from .datasets import ENV_VAR, data_root, looked_up_under
+from ._common import warn_data
+from .arena_hard import check_strong_weight, combine_arena_hard, looks_arena_hard, read_arena_hard, weighting_note
 from .judge_files import GAMES, combine_games
 from .mtbench import with_questions
 # re-exported: this module was the home of all of them (``from evalsift.io.pairwise import ...`` keeps working)
@@ -119,6 +121,8 @@ def read_judgments(source: str | Path) -> PairwiseData:
     """
     text = str(source)
     path = Path(text).expanduser()
+    if looks_arena_hard(path):  # a judgment file, model_judgment/<judge>/ or model_judgment/ (Arena-Hard-Auto)
+        return read_arena_hard(path)
     if path.is_file():
         return read_pairwise(path)
     if path.is_dir():
@@ -144,14 +148,28 @@ def read_judgments(source: str | Path) -> PairwiseData:
 
 
 def read_verdicts(source: str | Path, *, games: str = "combined", verdicts_from: str | None = None,
-                  by: str | None = None, questions: str | Path | None = None) -> PairwiseData:
+                  by: str | None = None, questions: str | Path | None = None, strong_weight: int = 1,
+                  baseline: str | None = None) -> PairwiseData:
     """Recorded judgments as ``arena`` and ``winrate`` count them: :func:`read_judgments` of ``source``, with
     FastChat's two games per row combined by FastChat's rule unless ``games="separate"``
-    (:func:`~evalsift.io.judge_files.combine_games`), every judgment's kind set by ``verdicts_from`` when given
-    (:func:`evalsift.verdicts.with_source`), and MT-Bench's categories from ``questions`` -- or, for
-    ``by="category"``, from the ``question.jsonl`` beside the file (:func:`~evalsift.io.mtbench.with_questions`)."""
+    (:func:`~evalsift.io.judge_files.combine_games`), Arena-Hard-Auto's two games per line by Arena-Hard's rule,
+    a strong verdict counting ``strong_weight`` times (:func:`~evalsift.io.arena_hard.combine_arena_hard`;
+    ``baseline``: the baseline of Arena-Hard lines that record none), every judgment's kind set by
+    ``verdicts_from`` when given (:func:`evalsift.verdicts.with_source`), and MT-Bench's categories from
+    ``questions`` -- or, for ``by="category"``, from the ``question.jsonl`` beside the file
+    (:func:`~evalsift.io.mtbench.with_questions`)."""
     if games not in GAMES:
         raise ParameterError(f"games {games!r}: use combined or separate", field="games")
+    check_strong_weight(strong_weight)
+    path = Path(str(source)).expanduser()
+    if looks_arena_hard(path):
+        data = combine_arena_hard(read_arena_hard(path, baseline=baseline), games=games, strong_weight=strong_weight)
+        warn_data(weighting_note(strong_weight))
+        return with_source(data, verdicts_from)
+    if strong_weight != 1:
+        raise ParameterError(f"--strong-weight {strong_weight}: {source} records no verdict strength (only "
+                             "Arena-Hard-Auto's judgments do: A>>B vs A>B); leave --strong-weight out",
+                             field="strong_weight")
     data = read_judgments(source)
     data = with_source(data if games == "separate" else combine_games(data), verdicts_from)
     return with_questions(data, str(source), by, None if questions is None else str(questions))

@@ -119,11 +119,13 @@ LAYOUTS: dict[str, tuple[str, ...]] = {
     "alpaca": ("generator_1", "generator_2", "preference"),
     "evalsift": ("item_id", "a", "b", "verdict", "annotator", "status", "shown_order"),
     "review": ("question_id", "answer1_id", "answer2_id", "score"),
+    "arena-hard": ("model", "games"),  # Arena-Hard-Auto's model_judgment/<judge>/<model>.jsonl (uid or question_id)
 }
 _LAYOUT_NAMES = ("a pairwise table (item_id, system_a, system_b, verdict), Chatbot Arena battles (model_a, model_b, "
                  "winner), FastChat pairwise judgments (question_id, model_1, model_2, g1_winner, g2_winner), "
                  "AlpacaEval annotations (instruction, generator_1, generator_2, preference), FastChat's older review "
-                 "files (review_<model 1>_<model 2>.jsonl: question_id, answer1_id, answer2_id, score), or evalsift's own judgment "
+                 "files (review_<model 1>_<model 2>.jsonl: question_id, answer1_id, answer2_id, score), Arena-Hard-Auto judgments "
+                 "(model_judgment/<judge>/<model>.jsonl: uid, model, games), or evalsift's own judgment "
                  "records (annotate export --format judgments: item_id, a, b, verdict, annotator, status, shown_order)")
 #: AlpacaEval annotations name their item by one of these (besides generator_1, generator_2, preference)
 ALPACA_ITEM_FIELDS = ("instruction", "index")
@@ -149,6 +151,8 @@ def pairwise_layout(columns: Any) -> str | None:
     cols = set(columns)
     for layout, need in LAYOUTS.items():
         if set(need) <= cols:
+            if layout == "arena-hard" and not cols & {"uid", "question_id"}:
+                continue
             if layout == "alpaca" and ("annotator_config" in cols or not cols & set(ALPACA_ITEM_FIELDS)):
                 continue
             return layout
