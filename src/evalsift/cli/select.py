@@ -48,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with 'anchors': systems of --data that are not known ones (the new system, if it is there)")
     p.add_argument("--where", metavar="COLUMN=VALUE", help="with 'anchors': only the items with this per-item value, "
                                                          "e.g. benchmark=MMLU")
+    p.add_argument("--export", metavar="FORMAT", help="also hand the picks back to the harness whose logs --data "
+                   "holds: lm-eval (<out>.lm-eval.json for lm_eval --samples, and the command to run) | inspect; "
+                   "needs data read from that harness's own logs")
     add_encoder(p)
     p.add_argument("--out", required=True, metavar="FILE",
                    help="output JSONL in pick order (subset2evaluate input comes back in its own format)")
@@ -120,8 +123,10 @@ def cmd_select(args: argparse.Namespace) -> int:
                              "take them (the selector is the first word).", field=unused[0].lstrip("-"))
     out = out_file(args.out)
     pool = load_data(args)
+    _check_export(args)
     sel, pool = _selector_and_pool(args, pool)
     items, util, sizes, account = _picks(args, sel, pool)
+    exported = _export(args, pool, [pool.item_ids[i] for i in items], out)
     if "_record" in pool.metadata:  # subset2evaluate input: the same format back, plus the utility
         from ..io import write_s2e_jsonl
 
@@ -129,6 +134,7 @@ def cmd_select(args: argparse.Namespace) -> int:
     else:
         _write_picks(out, pool, sel, items, util, sizes, args.seed)
     print(f"wrote {len(items)} items to {out} ({args.method}, seed {args.seed}; {account})", file=sys.stderr)
+    _say_exported(exported)
     if device_line():
         print(device_line(), file=sys.stderr)
     if args.report:
@@ -145,7 +151,13 @@ def _select_anchors(args: argparse.Namespace) -> int:
     if args.budget is None:
         raise ParameterError("select anchors takes --budget N (the number of items to judge).", field="budget")
     out = out_file(args.out)
-    R = restrict(response_matrix(args.data, metric=args.metric, keep_partial=args.exclude,
+    _check_export(args)
+    data = args.data
+    if args.export:  # the export needs the Pool's per-item columns (task, doc_id): read it once, for both
+        from ._common import load_spec
+
+        data = load_spec(args.data, args)
+    R = restrict(response_matrix(data, metric=args.metric, keep_partial=args.exclude,
                                  include_refs=args.include_refs), args.where)
     if args.exclude:
         R = R.rows([s for s in R.systems if s not in set(args.exclude)])
@@ -154,6 +166,7 @@ def _select_anchors(args: argparse.Namespace) -> int:
     design = check_choice("--method", args.anchor_design or "random", DESIGNS)
     n = cap_budget(args.budget, R.n_items, "--budget", f"the {R.n_items} items")
     anchors = select_anchors(R.Y, n, design, seed=args.seed)
+    exported = _export(args, data, [R.item_ids[i] for i in anchors.items], out) if args.export else None
     write_anchors(out, anchors, R.item_ids)
     for line in R.notes:
         note(line)
@@ -161,7 +174,45 @@ def _select_anchors(args: argparse.Namespace) -> int:
         "deterministic: only model-based estimates (pirt, gpirt, regression)"
     print(f"wrote {anchors.n} anchor items to {out} ({design}, seed {args.seed}; {len(R.systems)} known systems, "
           f"{R.n_items} items, {R.metric}; {kind})", file=sys.stderr)
+    _say_exported(exported)
+    if exported is not None:  # the loop's last step: the new model's run on the anchors -> its estimate
+        import shlex
+
+        print("then, with the new model's run: evalsift estimate --data " + shlex.quote(str(args.data))
+              + f" --metric {shlex.quote(R.metric)} --system NEW_MODEL --items {shlex.quote(str(out))} "
+              "--run NEW_RUN_DIR --out EST_DIR" + (f" --where {shlex.quote(args.where)}" if args.where else ""),
+              file=sys.stderr)
     return 0
+
+
+def _check_export(args: argparse.Namespace) -> None:
+    """An unknown ``--export`` name fails before any work (with a suggestion)."""
+    if getattr(args, "export", None):
+        from ..io.export import exporters
+
+        exporters.get(args.export)
+
+
+def _export(args: argparse.Namespace, pool, item_ids: list[str], out: Path):
+    """The ``--export`` files beside ``out`` (evalsift.io.export), or None without ``--export``. Written before
+    the picks file, so an export that cannot be made (data not from that harness) leaves nothing behind."""
+    if not getattr(args, "export", None):
+        return None
+    import os
+
+    from ..io.export import export
+    from ._common import _record
+
+    before = set(os.listdir(out.parent)) if out.parent.is_dir() else set()
+    exported = export(args.export, pool, item_ids, out)
+    _record("files", [Path(os.path.abspath(p)) for p in exported.paths if p.name not in before])  # undone on failure
+    return exported
+
+
+def _say_exported(exported) -> None:
+    """Print what the export wrote and the next step (the harness command to run)."""
+    if exported is not None and exported.next_step:
+        print(exported.next_step, file=sys.stderr)
 
 
 def _label_free_dims(args: argparse.Namespace, pool) -> dict[str, np.ndarray]:

@@ -189,18 +189,22 @@ def _metric_of(pool, metric: str | None) -> str:
 
 
 def response_matrix(data: Any, *, metric: str | None = None, keep_partial: Iterable[str] = (),
-                    include_refs: bool = False) -> ResponseMatrix:
+                    include_refs: bool = False, partial_if_present: Iterable[str] = ()) -> ResponseMatrix:
     """The systems x items matrix of ``data`` (a spec :func:`evalsift.io.load` reads, or a Pool) on
     ``metric`` (default: the data's only human metric, or its only metric). Items lacking a score
     for some system are left out, except that a system in ``keep_partial`` may lack any (module doc).
+    ``partial_if_present``: systems kept as ``keep_partial`` ones when the data has them, and no error when
+    it does not (``estimate --run``: the new system's scores come from its own run, and the data may or
+    may not hold some of them too).
     """
     keep_partial = set(keep_partial)
+    optional = set(partial_if_present)
     fmt = None
     if isinstance(data, (str, Path)):
         table = _alpaca_table(str(data))
         if table is not None:
             R = _from_alpaca(table, metric if metric not in (None, "gpt4_turbo_pref") else None, str(data))
-            return _complete(R, keep_partial)
+            return _complete(R, keep_partial | (optional & set(R.systems)))
         from ..io import load, resolve
 
         fmt = resolve(str(data))[0]
@@ -216,7 +220,7 @@ def response_matrix(data: Any, *, metric: str | None = None, keep_partial: Itera
                 cols[f] = np.asarray(list(col), dtype=object)
     R = ResponseMatrix(tuple(pool.systems), tuple(pool.item_ids), Y, m, pool.name, cols,
                        bounds=natural_range(fmt, m, pool.is_human(m)))
-    return _complete(R, keep_partial)
+    return _complete(R, keep_partial | (optional & set(R.systems)))
 
 
 def natural_range(fmt: str | None, metric: str, human: bool = True) -> tuple[float | None, float | None] | None:
