@@ -253,6 +253,8 @@ def test_estimate_from_the_new_models_own_run_covers_its_full_score(runs, loop, 
     assert {e["method"] for e in est["estimates"]} == {"mean", "aipw", "regression"}
     for e in est["estimates"]:
         assert e["interval"] is not None and e["interval"][0] <= truth <= e["interval"][1], (e, truth)
+        assert 0 <= e["interval"][0] <= e["interval"][1] <= 1  # acc's stated range: correct (1) or not (0)
+    assert "states no range" not in printed
     assert "newm: acc over 100 items, from 20 judged (stratified design, seed 1); 10 known systems" in printed
 
 

@@ -162,6 +162,7 @@ def test_rank_by_subset(results, capsys):
                      "--resamples", "200", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["human_metric"] == "accuracy" and out["n_items"] == sum(SUBSETS.values())
+    assert out["verdicts"]["source"] == "judge"  # a harness's scorer, not people's verdicts
     boards = {b["value"]: b for b in out["by"]["boards"]}
     assert set(boards) == set(SUBSETS)
     for sub, board in boards.items():

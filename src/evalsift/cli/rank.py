@@ -61,10 +61,11 @@ def rank_metric(pool, wanted: str | None) -> str:
 def rank_source(pool, metric: str, stated: str | None, data: str | None = None) -> dict:
     """Whose verdicts the ranking counts (:mod:`evalsift.verdicts`): ``--verdicts-from`` when given; else, for
     recorded judgments (``data`` a review or judge file), their kinds; else a judge when the data names one (an
-    MT-Bench grade file's ``judge`` column) or the metric is named after a known LLM family; else people. A
+    MT-Bench grade file's ``judge`` column), the data is a harness's results (its scorer's metric is the judge) or
+    the metric is named after a known LLM family; else people. A
     ``--verdicts-from`` that contradicts what the file says (its judge column; its judgments' own fields), and a
     label only a file's name gave, are said in a note."""
-    from ..io import resolve
+    from ..io import HARNESSES, resolve
     from ..io.judge_files import judge_kind
     from ..io.mtbench import pool_judge
     from ..io.pairwise import read_pairwise
@@ -82,6 +83,8 @@ def rank_source(pool, metric: str, stated: str | None, data: str | None = None) 
             names = [a for a, v in desc["annotators"].items() if v["source"] == "judge"] or names
             for text in source_notes(recorded, stated):
                 note(text)
+        elif fmt in HARNESSES:  # a harness's scorer (lm-eval's acc, inspect's match, ...), automatic, not people
+            found = "judge"
     source = stated or found or ("judge" if judge or judge_kind(metric) == "llm" else "human")
     if stated and judge and stated != "judge":
         note(f"--verdicts-from {stated} overrides {data or 'the data'}: its judge column names {judge}, so the file "

@@ -34,6 +34,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..errors import DataError, suggest
+from ..io.harness import HARNESSES
 
 ALPACA_TABLE = "preferences_all_annotators.csv.gz"
 # (format, metric) -> (lowest, highest) score the metric can take; None: no end on that side. Metric None:
@@ -43,6 +44,14 @@ NATURAL_RANGES: dict[tuple[str, str | None], tuple[float | None, float | None]] 
     ("opencompass", None): (0.0, 1.0),  # correct (1) or not (0)
     ("mtme", "mqm"): (None, 0.0),       # MQM: minus the weighted errors; 0 is a perfect segment
     ("mtme", "da-sqm"): (0.0, 100.0),   # DA+SQM: a 0-100 slider
+    # the harnesses' scorers whose definition is correct (1) or not (0), or a share of such (evalsift.io.harness);
+    # lm-eval's filtered variants ("exact_match,strict-match") take the metric's range
+    **{(fmt, m): (0.0, 1.0) for fmt, names in (
+        ("lm-eval", ("acc", "acc_norm", "acc_mutual_info", "exact_match")),
+        ("inspect", ("match", "includes", "choice", "exact", "model_graded_qa", "model_graded_fact")),  # C/I/P/N
+        ("helm", ("exact_match", "quasi_exact_match", "prefix_exact_match", "quasi_prefix_exact_match")),
+        ("rewardbench", ("accuracy",)),
+        ("every-eval", ("is_correct",))) for m in names},
 }
 
 
@@ -225,11 +234,18 @@ def response_matrix(data: Any, *, metric: str | None = None, keep_partial: Itera
 
 def natural_range(fmt: str | None, metric: str, human: bool = True) -> tuple[float | None, float | None] | None:
     """The stated range of ``metric`` read in format ``fmt`` (:data:`NATURAL_RANGES`), or None. A
-    metric's score file (mt-metrics-eval ``metric-scores``) is not a human score of that name."""
+    metric's score file (mt-metrics-eval ``metric-scores``) is not a human score of that name; a harness's
+    scorer (a format of :data:`evalsift.io.harness.HARNESSES`) has its range whatever its flag.
+
+    >>> natural_range("lm-eval", "exact_match,strict-match", human=False), natural_range("lm-eval", "perplexity")
+    ((0.0, 1.0), None)
+    """
     if fmt is None:
         return None
     if (fmt, None) in NATURAL_RANGES:
         return NATURAL_RANGES[(fmt, None)]
+    if fmt in HARNESSES:  # a tool's automatic scorer, never a human column
+        return NATURAL_RANGES.get((fmt, metric.split(",")[0]))
     return NATURAL_RANGES.get((fmt, metric)) if human else None
 
 
