@@ -1,7 +1,8 @@
-"""Writers of three evaluation tools' published file layouts, for the tests and ``benchmarks/helm_memory.py``.
+"""Writers of four evaluation tools' published file layouts, for the tests, the docs' examples
+(``tests/test_docs_examples.py``) and ``benchmarks/helm_memory.py``.
 
-None imports the tool (HELM, RewardBench and Every Eval Ever are not installed here); each writes the files the
-way the tool's own writer does, read from the tool's source:
+None imports the tool (HELM, RewardBench, Every Eval Ever and Arena-Hard-Auto are not installed here); each writes
+the files the way the tool's own writer does, read from the tool's source:
 
 - HELM (stanford-crfm/helm): ``benchmark/runner.py`` (``Runner.run_one`` writes ``run_spec.json``,
   ``scenario_state.json``, ``stats.json``, ``per_instance_stats.json`` as ``json.dumps(asdict_without_nones(...),
@@ -18,6 +19,11 @@ way the tool's own writer does, read from the tool's source:
 - Every Eval Ever (evaleval/every_eval_ever): ``schemas/instance_level_eval.schema.json`` and
   ``schemas/eval.schema.json`` (0.3.0), ``converters/*/instance_level_adapter.py`` (one ``json.dumps`` line per
   record, ``<uuid>_samples.jsonl`` beside ``<uuid>.json`` in ``data/<collection>/<developer>/<model>/``).
+- Arena-Hard-Auto (lmarena/arena-hard-auto), v2.0, as its ``gen_judgment.py`` / ``gen_answer.py`` write them:
+  ``data/<bench>/model_judgment/<judge>/<model>.jsonl`` (``{uid, category, judge, model, baseline, games:
+  [{score, judgment, prompt}]}``), ``model_answer/<model>.jsonl`` (``messages`` and ``metadata``: token_len,
+  header, list and bold counts) and ``question.jsonl``; :func:`arena_hard_world` draws the labels of a judge that
+  favours assistant A and long answers.
 """
 
 from __future__ import annotations
@@ -320,3 +326,72 @@ def eee_result(evaluation_name: str, score: float, *, evaluation_result_id: str 
     if n is not None:
         res["score_details"]["uncertainty"] = {"num_samples": n}
     return res
+
+
+# ============================================================================================== Arena-Hard-Auto
+AH_BASELINE = "o3-mini-2025-01-31"  #: v2.0's default baseline of its hard_prompt category
+AH_JUDGE = "gpt-4.1"  #: v2.0's default judge (show_result.py --judge-names)
+
+
+def write_jsonl(path: Path, rows: Iterable[Any]) -> None:
+    """One ``json.dumps`` line per row (the parent folders made)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def arena_hard_meta(tokens: int, headers: int, lists: int, bold: int) -> dict[str, Any]:
+    """Arena-Hard's answer metadata, in gen_answer.py's key order (show_result.py reads them in that order)."""
+    return {"token_len": tokens, "header_count": {"h1": headers, "h2": 0, "h3": 0, "h4": 0, "h5": 0, "h6": 0},
+            "list_count": {"ordered": lists, "unordered": 0}, "bold_count": {"**": bold, "__": 0}}
+
+
+def arena_hard_world(n_models: int = 4, n_q: int = 120, seed: int = 0, *, baseline: str = AH_BASELINE,
+                     names: Sequence[str] | None = None):
+    """Labels of a judge that favours assistant A and long answers, and every answer's metadata:
+    ``(models, uids, md, labels)`` with ``md[(system, uid)]`` the answer's metadata and ``labels[(model, uid)]``
+    the two games' labels. ``names``: the models' names (default ``m0``, ``m1``, ...), weakest first."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    models = list(names) if names is not None else [f"m{k}" for k in range(n_models)]
+    strength = dict(zip(models, np.linspace(-1.0, 1.0, len(models))))
+    uids = [f"{k:04x}q" for k in range(n_q)]
+    md = {}
+    for s in [baseline] + models:
+        for u in uids:
+            md[(s, u)] = arena_hard_meta(int(rng.integers(50, 800)), int(rng.poisson(1)), int(rng.poisson(2)),
+                                         int(rng.poisson(1.5)))
+    labels = {}
+    for m in models:
+        for u in uids:
+            adv = strength[m] + 0.8 * math.tanh((md[(m, u)]["token_len"] - md[(baseline, u)]["token_len"]) / 300)
+            games = []
+            for g in (1, 2):
+                x = (-adv if g == 1 else adv) + 0.4 + rng.logistic(0, 0.7)
+                games.append("A>>B" if x > 1.5 else "A>B" if x > 0.3 else "A=B" if x > -0.3 else
+                             "B>A" if x > -1.5 else "B>>A")
+            labels[(m, u)] = games
+    return models, uids, md, labels
+
+
+def write_arena_hard_v2(root: Path, models, uids, md, labels, nulls=(), *, baseline: str = AH_BASELINE,
+                        judge: str = AH_JUDGE) -> Path:
+    """``root/data/arena-hard-v2.0/``: ``model_judgment/<judge>/<model>.jsonl`` (``nulls``: the ``(model, uid,
+    game)`` whose label is null), ``model_answer/<system>.jsonl`` for the baseline and every model, and
+    ``question.jsonl``; the benchmark folder."""
+    bench = root / "data" / "arena-hard-v2.0"
+    for m in models:
+        rows = []
+        for u in uids:
+            games = [{"score": None if (m, u, g) in nulls else lab, "judgment": {"answer": f"[[{lab}]]"},
+                      "prompt": []} for g, lab in enumerate(labels[(m, u)], 1)]
+            rows.append({"uid": u, "category": "hard_prompt", "judge": judge, "model": m, "baseline": baseline,
+                         "games": games})
+        write_jsonl(bench / "model_judgment" / judge / f"{m}.jsonl", rows)
+    for s in [baseline] + list(models):
+        write_jsonl(bench / "model_answer" / f"{s}.jsonl", [
+            {"uid": u, "ans_id": "x", "model": s, "messages": [{"role": "user", "content": f"Q {u}"}, {
+                "role": "assistant", "content": {"answer": f"answer of {s} to {u}"}}], "tstamp": 0,
+             "metadata": md[(s, u)]} for u in uids])
+    write_jsonl(bench / "question.jsonl", [{"uid": u, "category": "hard_prompt", "prompt": f"Q {u}"} for u in uids])
+    return bench

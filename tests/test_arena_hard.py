@@ -2,10 +2,11 @@
 scores against an independent computation of Arena-Hard's show_result.py rule, style control from the answers'
 metadata, and style control from a Chatbot-Arena-like battle file's conv_metadata without texts.
 
-The files are written here in Arena-Hard-Auto's layout as its gen_judgment.py / gen_answer.py write them
-(``data/<bench>/model_judgment/<judge>/<model>.jsonl``: v2.0 ``{uid, category, judge, model, baseline, games:
-[{score, judgment, prompt}]}``, v0.1 ``{question_id, model, judge, games: [{user_prompt, judgment, score}]}``;
-``model_answer/<model>.jsonl`` with ``metadata`` (v2.0) or ``conv_metadata`` (v0.1)).
+The files are written in Arena-Hard-Auto's layout as its gen_judgment.py / gen_answer.py write them (v2.0 by
+tests/_harness_layouts.py, v0.1 lines here): ``data/<bench>/model_judgment/<judge>/<model>.jsonl``, v2.0 ``{uid,
+category, judge, model, baseline, games: [{score, judgment, prompt}]}``, v0.1 ``{question_id, model, judge, games:
+[{user_prompt, judgment, score}]}``; ``model_answer/<model>.jsonl`` with ``metadata`` (v2.0) or ``conv_metadata``
+(v0.1).
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from _harness_layouts import AH_BASELINE as BASE, AH_JUDGE as JUDGE, write_jsonl
+from _harness_layouts import arena_hard_world as world, write_arena_hard_v2 as write_v2
 from evalsift.cli import main
 from evalsift.errors import DataError, DataWarning, ParameterError
 from evalsift.io import load
@@ -25,63 +27,7 @@ from evalsift.io.arena_hard import (combine_arena_hard,
                                     describe_arena_hard, looks_arena_hard, model_score, parse_label, read_arena_hard)
 from evalsift.io.pairwise import read_judgments, read_verdicts
 
-BASE = "o3-mini-2025-01-31"
-JUDGE = "gpt-4.1"
 LABELS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
-
-
-def write_jsonl(path: Path, rows) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-
-
-def meta(tokens: int, headers: int, lists: int, bold: int) -> dict:
-    """Arena-Hard's answer metadata, in gen_answer.py's key order (show_result.py reads them in that order)."""
-    return {"token_len": tokens, "header_count": {"h1": headers, "h2": 0, "h3": 0, "h4": 0, "h5": 0, "h6": 0},
-            "list_count": {"ordered": lists, "unordered": 0}, "bold_count": {"**": bold, "__": 0}}
-
-
-def world(n_models: int = 4, n_q: int = 120, seed: int = 0):
-    """Labels of a judge that favours assistant A and long answers, and every answer's metadata."""
-    rng = np.random.default_rng(seed)
-    models = [f"m{k}" for k in range(n_models)]
-    strength = dict(zip(models, np.linspace(-1.0, 1.0, n_models)))
-    uids = [f"{k:04x}q" for k in range(n_q)]
-    md = {}
-    for s in [BASE] + models:
-        for u in uids:
-            md[(s, u)] = meta(int(rng.integers(50, 800)), int(rng.poisson(1)), int(rng.poisson(2)),
-                              int(rng.poisson(1.5)))
-    labels = {}
-    for m in models:
-        for u in uids:
-            adv = strength[m] + 0.8 * math.tanh((md[(m, u)]["token_len"] - md[(BASE, u)]["token_len"]) / 300)
-            games = []
-            for g in (1, 2):
-                x = (-adv if g == 1 else adv) + 0.4 + rng.logistic(0, 0.7)
-                games.append("A>>B" if x > 1.5 else "A>B" if x > 0.3 else "A=B" if x > -0.3 else
-                             "B>A" if x > -1.5 else "B>>A")
-            labels[(m, u)] = games
-    return models, uids, md, labels
-
-
-def write_v2(root: Path, models, uids, md, labels, nulls=()) -> Path:
-    bench = root / "data" / "arena-hard-v2.0"
-    for m in models:
-        rows = []
-        for u in uids:
-            games = [{"score": None if (m, u, g) in nulls else lab, "judgment": {"answer": f"[[{lab}]]"},
-                      "prompt": []} for g, lab in enumerate(labels[(m, u)], 1)]
-            rows.append({"uid": u, "category": "hard_prompt", "judge": JUDGE, "model": m, "baseline": BASE,
-                         "games": games})
-        write_jsonl(bench / "model_judgment" / JUDGE / f"{m}.jsonl", rows)
-    for s in [BASE] + models:
-        write_jsonl(bench / "model_answer" / f"{s}.jsonl", [
-            {"uid": u, "ans_id": "x", "model": s, "messages": [{"role": "user", "content": f"Q {u}"}, {
-                "role": "assistant", "content": {"answer": f"answer of {s} to {u}"}}], "tstamp": 0,
-             "metadata": md[(s, u)]} for u in uids])
-    write_jsonl(bench / "question.jsonl", [{"uid": u, "category": "hard_prompt", "prompt": f"Q {u}"} for u in uids])
-    return bench
 
 
 @pytest.fixture(scope="module")

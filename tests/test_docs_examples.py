@@ -12,7 +12,8 @@ parsed. A few cannot run here;
 :data:`NOT_RUN` names each with the reason, and those are still checked: a command's options are
 parsed by the real parser, a Python fragment is compiled. The list is checked against the documents,
 so an entry that no longer matches an example fails. Files an example outside the tour assumes the reader
-has (their own ``big.jsonl`` and ``vectors.npz``, FastChat's and Chatbot Arena's files) are made first. The LLM-judge
+has (their own ``big.jsonl`` and ``vectors.npz``, FastChat's and Chatbot Arena's files, and the evaluation tools'
+output that ``docs/coming-from.md`` and ``docs/data.md`` name: :func:`_harness_props`) are made first. The LLM-judge
 examples talk to the stub OpenAI-compatible server on 127.0.0.1 instead of the address in the text.
 While ``evalsift serve`` runs, each person whose link an example printed answers 40 items through the
 app's API, so the examples after it (status, export, a replay of the verdicts) have judgments to use.
@@ -68,6 +69,14 @@ NOT_RUN = {
         "about 35 minutes: training the 6-layer toy and enumerating its 10^8 sequences",
     ("docs/reproductions.md", "for s in 0 1"): "sampling two toys, about 12 minutes",
     ("docs/reproductions.md", "evalsift --quiet omni curve"): "reads the two samples the loop above writes",
+    ("docs/coming-from.md", "lm_eval "): "the reader's own models through lm-eval (a download); lm-eval-out/ and "
+                                         "new-run/ are lm-eval's own output of small local models and tasks "
+                                         "(tests/_harness_runs.py)",
+    ("docs/coming-from.md", "inspect eval "): "the reader's own task and model through inspect; logs/ are inspect's "
+                                              "own logs of a local task (tests/_inspect_runs.py)",
+    ("docs/coming-from.md", "evalsift estimate --data logs/"):
+        "reads new-logs/, the new model's run that the inspect eval line before it writes (not run here); estimate "
+        "--run runs on lm-eval's files in the same document",
 }
 
 
@@ -177,6 +186,143 @@ def _judge_props(folder: Path, text: str) -> None:
         arena_battles(folder / "battles.jsonl")
 
 
+#: the documents whose examples read the evaluation tools' own files (made by :func:`_harness_props`)
+HARNESS_DOCS = ("docs/coming-from.md", "docs/data.md")
+#: the folder each tool's files lie in, in the documents, and what making them needs
+HARNESS_FOLDERS = {"lm-eval-out": ("lm_eval", "lm-evaluation-harness"), "new-run": ("lm_eval", "lm-evaluation-harness"),
+                   "logs": ("inspect_ai", "inspect_ai"), "benchmark_output": ("ijson", "ijson (HELM's reader)"),
+                   "results": (None, ""), "every_eval_ever": (None, ""), "arena-hard": (None, "")}
+
+
+def _harness_props(folder: Path, e: Example) -> str | None:
+    """The evaluation tools' files an example of :data:`HARNESS_DOCS` names, made in ``folder`` the first time one
+    is named; why not, when a tool is missing (the example is then skipped).
+
+    - ``lm-eval-out/``: lm-evaluation-harness 0.4.13's own ``--log_samples`` output of ten tiny models on two local
+      tasks (``tests/_harness_runs.py``: built once per test session in ``$EVALSIFT_TEST_RUN_DIR`` and shared with
+      ``tests/test_lm_eval.py``, copied here); ``new-run/``: the new model's run from the same build (its full run:
+      it covers every anchor, which is what ``estimate --run`` reads). The ``lm_eval`` commands themselves are not
+      run (:data:`NOT_RUN`).
+    - ``logs/``: inspect_ai's own ``.eval`` logs of two mock models on two tasks (``tests/_inspect_runs.py``, built
+      and shared the same way).
+    - ``benchmark_output/runs/v1/``, ``results/`` (RewardBench), ``every_eval_ever/data/``, ``arena-hard/data/``:
+      written in HELM's, RewardBench's, Every Eval Ever's and Arena-Hard-Auto's layouts by
+      ``tests/_harness_layouts.py``."""
+    import importlib.util
+    import shutil
+
+    if e.doc not in HARNESS_DOCS:
+        return None
+    words = e.argv if e.kind == "bash" else re.findall(r"[\w./-]+", e.text)
+    named = {p.split("/")[0] for w in words for p in re.split(r"[,:=]", w)} & set(HARNESS_FOLDERS)
+    for name in sorted(named):
+        if (folder / name).exists():
+            continue
+        module, tool = HARNESS_FOLDERS[name]
+        if module and importlib.util.find_spec(module) is None:
+            return f"{tool} is not installed (pip install 'evalsift[test]')"
+        if name == "logs" and importlib.util.find_spec("zstandard") is None:
+            return "zstandard is not installed (pip install 'evalsift[harness]'): inspect's .eval entries are zstd"
+        if name == "benchmark_output":
+            _helm_props(folder / "benchmark_output" / "runs" / "v1")
+        elif name == "results":
+            _rewardbench_props(folder / "results")
+        elif name == "every_eval_ever":
+            _every_eval_props(folder / "every_eval_ever")
+        elif name == "arena-hard":
+            from _harness_layouts import arena_hard_world, write_arena_hard_v2
+
+            models, uids, md, labels = arena_hard_world(n_q=100, names=["model-a", "model-b", "model-c", "model-d"])
+            write_arena_hard_v2(folder / "arena-hard", models, uids, md, labels, nulls={("model-b", uids[3], 2)})
+        else:
+            runs_root = Path(os.environ.get("EVALSIFT_TEST_RUN_DIR") or folder.parent)
+            if name == "logs":
+                from _inspect_runs import inspect_runs
+
+                shutil.copytree(inspect_runs(runs_root / "inspect-runs").evals, folder / "logs")
+            else:
+                from _harness_runs import lm_eval_runs
+
+                runs = lm_eval_runs(runs_root / "lm-eval-runs")
+                shutil.copytree(runs.known if name == "lm-eval-out" else runs.new_full, folder / name)
+    return None
+
+
+def _crc(*key) -> float:
+    """A number in [0, 1) fixed by ``key``."""
+    import zlib
+
+    return (zlib.crc32(repr(key).encode()) % 10_000) / 10_000
+
+
+def _helm_props(runs: Path) -> None:
+    """Two models' HELM runs of two scenarios: MMLU anatomy (multiple choice, 12 test instances, 3 train trials)
+    and CivilComments (10 instances, sub-splits toxic / non-toxic)."""
+    from _harness_layouts import write_helm_run
+
+    for model in ("openai/gpt2", "eleutherai/pythia-1b"):
+        mmlu = [{"id": f"id{i}", "text": f"Question {i}: which bone?", "split": "test",
+                 "references": [(f"bone {i}-{j}", j == i % 4) for j in range(4)]} for i in range(12)]
+        write_helm_run(runs, scenario="mmlu", args={"subject": "anatomy", "method": "multiple_choice_joint"}, model=model,
+                       instances=mmlu, num_train_trials=3, choices=True, method="multiple_choice_joint",
+                       value=lambda i, t, m, model=model: (300 + i if m == "num_prompt_tokens" else
+                                                           _crc(model, i, t, m) < 0.55),
+                       metric_groups=[["exact_match", "quasi_exact_match"], ["num_prompt_tokens"]],
+                       completion=lambda i, t: " " + "ABCD"[(i + t) % 4])
+        civil = [{"id": f"id{100 + i}", "text": f"comment {i}", "split": "test", "references": [("True", True)],
+                  "sub_split": "toxic" if i % 3 == 0 else "non-toxic"} for i in range(10)]
+        write_helm_run(runs, scenario="civil_comments", args={"demographic": "all"}, model=model, instances=civil,
+                       value=lambda i, t, m, model=model: _crc(model, "cc", i) < 0.6,
+                       metric_groups=[["quasi_exact_match"]])
+
+
+def _rewardbench_props(results: Path) -> None:
+    """RewardBench's ``eval-set-scores/`` (and ``eval-set/``) of a classifier, a DPO model and a generative judge,
+    on 60 prompts of six subsets (two of each section but Safety's one, and Chat Hard's one)."""
+    import random
+
+    from _harness_layouts import write_rewardbench
+
+    subsets = {"alpacaeval-easy": 12, "mt-bench-easy": 8, "llmbar-natural": 10, "donotanswer": 9, "math-prm": 14,
+               "hep-python": 7}
+    for k, (model, kind) in enumerate((("openbmb/UltraRM-13b", "Seq. Classifier"), ("allenai/tulu-2-dpo-7b", "DPO"),
+                                       ("openai/gpt-4", "Generative RM"))):
+        rng, rows, pid = random.Random(k), [], 0
+        for sub, n in subsets.items():
+            for _ in range(n):
+                c, r = rng.gauss(0.3, 1.0), rng.gauss(0.0, 1.0)
+                row = {"subset": sub, "id": pid, "text_chosen": f"prompt {pid} good", "text_rejected": f"prompt {pid} bad",
+                       "chosen": c, "rejected": r, "result": 1 if c > r else 0}
+                if kind == "Generative RM":
+                    row["result"] = rng.choice([1, 1, 0, 0.5])
+                rows.append(row)
+                pid += 1
+        write_rewardbench(results, model, rows, model_type=kind, scores=kind != "Generative RM")
+
+
+def _every_eval_props(root: Path) -> None:
+    """Every Eval Ever's ``data/ai2_arc/<developer>/<model>/``: two models' lm-eval-converted samples of arc_easy
+    (acc, acc_norm) and arc_challenge, each beside its aggregate record."""
+    import json
+
+    from _harness_layouts import eee_result, eee_sample, write_every_eval
+
+    for k, model in enumerate(("meta-llama/Llama-3.2-1B", "Qwen/Qwen2.5-0.5B")):
+        eid, samples, per = f"lm_eval/{model}/1760000000", [], {}
+        for task, n in (("arc_easy", 12), ("arc_challenge", 8)):
+            for i in range(n):
+                acc, acc_norm = float(_crc(model, task, i) < 0.6), float(_crc(model, task, "n", i) < 0.65)
+                per.setdefault((task, "acc"), []).append(acc)
+                per.setdefault((task, "acc_norm"), []).append(acc_norm)
+                samples.append(eee_sample(evaluation_id=eid, model_id=model, evaluation_name=task, sample_id=str(i),
+                                          score=acc, is_correct=acc == 1.0, raw=f"Question {i}", reference=["B"],
+                                          output="B" if acc else "C",
+                                          metadata={"lm_eval_metrics": json.dumps({"acc": acc, "acc_norm": acc_norm})}))
+        results = [eee_result(task, sum(v) / len(v), description=metric) for (task, metric), v in per.items()]
+        write_every_eval(root, model_id=model, collection="ai2_arc", samples=samples, results=results, seed=40 + k,
+                         evaluation_id=eid)
+
+
 TOUR = "## A five-minute tour"
 
 
@@ -203,7 +349,7 @@ def _spec_path(value: str) -> str:
     """The file or name a dataset value stands for: ``judgments:X``, ``judge:judgments:X``, ``fmt:X`` -> X."""
     for prefix in ("judge:", "judgments:", "metric:"):
         value = value.removeprefix(prefix)
-    return value.split(":", 1)[1] if re.match(r"^[a-z]+:", value) else value
+    return value.split(":", 1)[1] if re.match(r"^[a-z][a-z-]*:", value) else value  # lm-eval:X, every-eval:X too
 
 
 def needs_data(e: Example, cwd: Path) -> bool:
@@ -275,6 +421,11 @@ def test_every_example_runs(doc, tmp_path):
                 if ("big.jsonl" in e.text or "vectors.npz" in e.text) and not (shell.cwd / "vectors.npz").exists():
                     _props(shell.cwd)
                 _judge_props(shell.cwd, e.text)
+                no_tool = _harness_props(shell.cwd, e)
+                if no_tool:
+                    skipped.append((e, no_tool))
+                    missing |= _written(e)
+                    continue
             if not have_data and (needs_data(e, shell.cwd) or _reads(e, missing)):
                 skipped.append((e, f"needs the real data at {DATA_ROOT}"))
                 missing |= _written(e)
