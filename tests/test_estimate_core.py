@@ -256,3 +256,25 @@ def test_anchor_options_on_another_selector_are_refused(capsys):
     capsys.readouterr()
     assert main(["select", "random", "--data", "demo", "--budget", "5", "--method", "irt", "--out", "x.jsonl"]) == 2
     assert "--method belongs to `evalsift select anchors`" in capsys.readouterr().err
+
+
+def test_fit_abilities_finds_the_map_on_steep_items():
+    """estimators.fit_abilities (main's pirt): a plain Newton step swung between the clip limits on steep items
+    (44 of 50 correct at a = 5, b = 1 ended at -8); the bracketed solve finds the MAP the bisection finds."""
+    from types import SimpleNamespace
+
+    from scipy.optimize import brentq
+
+    from evalsift.estimate.estimators import fit_abilities
+
+    for a_, b_ in ((5.0, 1.0), (8.0, 0.5), (1.0, 0.0), (10.0, 0.0)):
+        irt = SimpleNamespace(discrimination=np.full(50, a_), difficulty=np.full(50, b_))
+        y = np.r_[np.ones(44), np.zeros(6)][None, :]
+        theta, info = fit_abilities(irt, np.arange(50), y)
+
+        def grad(t):
+            p = 1 / (1 + np.exp(-a_ * (t - b_)))
+            return float((a_ * (y[0] - p)).sum() - t)
+
+        assert abs(theta[0] - brentq(grad, -8, 8, xtol=1e-12)) < 1e-6, (a_, b_, theta)
+        assert info[0] >= 1.0
