@@ -123,7 +123,7 @@ def alpaca_targets(res: dict, wall: float) -> dict:
     rows = rows_at(res)
     valid = {m: r for (sp, m), r in rows.items() if sp == "all" and m.split("@")[0] in DESIGN_BASED}
     best = min(valid, key=lambda m: valid[m]["mae"])
-    gp = rows[("all", "gpirt@anchor-points")]["mae"]
+    gp = rows[("all", "gpirt@anchor-irt")]["mae"]
     cov = {f"{sp}/{m}": rows[(sp, m)]["coverage"] for (sp, m) in rows if m.split("@")[0] in DESIGN_BASED}
     return {"wall_s": wall, "speed_met": wall <= 60, "best_valid": best, "best_valid_mae": valid[best]["mae"],
             "gpirt_mae": gp, "mae_met": valid[best]["mae"] <= gp and valid[best]["mae"] <= 2.0,

@@ -255,14 +255,18 @@ def test_ridge_loo_residuals_equal_brute_force_refits(n, p):
 
 
 # --------------------------------------------------------------------------- 5. pirt and gpirt
+@pytest.mark.parametrize("method", ["pirt", "pirt-1d"])
 @pytest.mark.parametrize("continuous", [False, True])
-def test_pirt_with_every_item_judged_is_the_plain_mean(continuous):
+def test_pirt_with_every_item_judged_is_the_plain_mean(continuous, method):
     Y = simulate_2pl(S=15, M=150, seed=9, continuous=continuous)
     known = KnownSystems(Y[1:])
     a = select_anchors(known.Yk, 150, "random", seed=0)  # n = M: every item judged
-    e = estimate_score(known, Y[3, a.items], a, "pirt")
+    e = estimate_score(known, Y[3, a.items], a, method)
     assert e.value == pytest.approx(Y[3].mean(), abs=1e-12)
-    assert e.low == pytest.approx(e.value, abs=1e-12) and e.high == pytest.approx(e.value, abs=1e-12)
+    if method == "pirt-1d":  # ours: a normal interval, of width 0 once every item is judged
+        assert e.low == pytest.approx(e.value, abs=1e-12) and e.high == pytest.approx(e.value, abs=1e-12)
+    else:  # the paper's gives none
+        assert e.low is None and e.high is None and e.details["dims"] in (5, 10)
     assert e.kind == "model-based" and "2PL" in e.assumption
 
 
@@ -271,27 +275,28 @@ def test_pirt_orders_systems_and_gpirt_mixes_anchor_and_pirt():
     known_rows, new_rows = np.arange(0, 40, 2), np.arange(1, 40, 2)
     known = KnownSystems(Y[known_rows])
     ap = select_anchors(known.Yk, 30, "anchor-points", seed=0)
-    pirt = np.array([estimate_score(known, Y[s, ap.items], ap, "pirt").value for s in new_rows])
+    pirt = np.array([estimate_score(known, Y[s, ap.items], ap, "pirt-1d").value for s in new_rows])
     truth = Y[new_rows].mean(axis=1)
     assert spearmanr(pirt, truth).statistic > 0.9
     assert np.abs(pirt - truth).mean() < 0.08  # a plain mean of 30 random items errs by about 0.07
     for s in new_rows[:4]:
-        g = estimate_score(known, Y[s, ap.items], ap, "gpirt")
+        g = estimate_score(known, Y[s, ap.items], ap, "gpirt-1d")
         lam = g.details["lam"]
         assert 0.0 <= lam <= 1.0 and lam in LAMBDA_GRID
-        p = estimate_score(known, Y[s, ap.items], ap, "pirt").value
+        p = estimate_score(known, Y[s, ap.items], ap, "pirt-1d").value
         assert g.value == pytest.approx(lam * float(ap.weights @ Y[s, ap.items]) + (1 - lam) * p, abs=1e-12)
         assert g.low is None and g.high is None and g.to_dict()["interval"] is None
 
 
-def test_pirt_with_every_item_judged_is_the_mean_outside_the_known_range():
+@pytest.mark.parametrize("method", ["pirt", "pirt-1d"])
+def test_pirt_with_every_item_judged_is_the_mean_outside_the_known_range(method):
     rng = np.random.default_rng(1)
     Z = -rng.gamma(1.0, 3.0, (10, 100))  # MQM-like: 0 is perfect, lower is worse
     Z[0] *= 3  # the new system is worse than every known one on many items
     assert Z[0].min() < Z[1:].min()
     known = KnownSystems(Z[1:])
     a = select_anchors(known.Yk, 100, "random", seed=0)
-    assert estimate_score(known, Z[0, a.items], a, "pirt").value == pytest.approx(Z[0].mean(), abs=1e-9)
+    assert estimate_score(known, Z[0, a.items], a, method).value == pytest.approx(Z[0].mean(), abs=1e-9)
 
 
 # ------------------------------------------------------------------------------ 6. anchor files
@@ -533,10 +538,10 @@ def test_bench_estimate_command_on_a_small_long_table(tmp_path, capsys):
     data = long_table(tmp_path / "t.csv", Y, column=lambda i: "geometry" if i % 3 == 0 else "algebra")
     out = tmp_path / "b"
     assert main(["--quiet", "bench", "estimate", "--data", str(data), "--budgets", "10,30", "--seeds", "2",
-                 "--methods", "mean,aipw,regression,gpirt", "--by", "topic", "--out", str(out)]) == 0
+                 "--methods", "mean,aipw,regression,gpirt-1d", "--by", "topic", "--out", str(out)]) == 0
     res = json.loads((out / "results.json").read_text())
     assert res["systems"] == 8 and res["items"] == 120 and res["unit"] == "points" and res["budgets"] == [10, 30]
-    methods = ["mean@random", "aipw@random", "regression@random", "gpirt@anchor-points"]
+    methods = ["mean@random", "aipw@random", "regression@random", "gpirt-1d@anchor-points"]
     assert res["methods"] == methods
     cells = {(r["split"], r["method"], r["budget"]) for r in res["table"]}
     assert cells == {(sp, m, b) for sp in ("all", "extrapolation") for m in methods for b in (10, 30)}
@@ -555,7 +560,7 @@ def test_bench_estimate_command_on_a_small_long_table(tmp_path, capsys):
     assert {g: res["groups"][g]["items"] for g in res["groups"]} == {"algebra": 80, "geometry": 40}
     text = (out / "table.txt").read_text()
     peers = [ln for ln in text.splitlines() if "(peer)" in ln]
-    assert peers and all(ln.split()[0] in ("regression@random", "gpirt@anchor-points") for ln in peers)
+    assert peers and all(ln.split()[0] == "regression@random" for ln in peers)  # gpirt-1d is ours, not a peer's
     assert not any("(peer)" in ln for ln in text.splitlines() if ln.split()[:1] in (["mean@random"], ["aipw@random"]))
     assert "== topic = algebra (80 items)" in text
 

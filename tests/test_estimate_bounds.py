@@ -84,7 +84,7 @@ def test_clipping_to_the_range_keeps_every_covering_interval_and_only_narrows():
     below = 0
     for seed in range(30):
         a = select_anchors(free.Yk, 25, "stratified", seed=seed)
-        for m in ("mean", "aipw", "regression", "pirt"):
+        for m in ("mean", "aipw", "regression", "pirt-1d"):
             e0 = estimate_score(free, Y[0, a.items], a, m)
             e1 = estimate_score(bounded, Y[0, a.items], a, m)
             if e0.low is None:
@@ -207,7 +207,7 @@ def test_estimate_prints_a_weak_models_interval_inside_0_100(tmp_path, capsys):
                  "20", "--method", "stratified", "--out", str(anchors)]) == 0
     capsys.readouterr()
     assert main(["estimate", "--data", str(f), "--metric", "cfg", "--system", "m0", "--items", str(anchors),
-                 "--method", "mean,aipw,regression,pirt", "--out", str(tmp_path / "e")]) == 0
+                 "--method", "mean,aipw,regression,pirt-1d", "--out", str(tmp_path / "e")]) == 0
     out = capsys.readouterr().out
     res = json.loads((tmp_path / "e" / "estimate.json").read_text())
     lows = [e["interval"][0] for e in res["estimates"] if e["interval"]]

@@ -123,9 +123,9 @@ def test_pirt_with_every_item_judged_is_the_mean_and_gpirt_weight_is_a_grid_valu
     known = KnownSystems(Y[1:])
     a = select_anchors(known.Yk, 119, "random", seed=0)
     full = type(a)(np.arange(120), np.full(120, 1 / 120), np.ones(120), None, "given", 0, 120)
-    assert estimate_score(known, Y[0], full, "pirt").value == pytest.approx(Y[0].mean())
+    assert estimate_score(known, Y[0], full, "pirt-1d").value == pytest.approx(Y[0].mean())
     ap = select_anchors(known.Yk, 20, "anchor-points", seed=0)
-    g = estimate_score(known, Y[0, ap.items], ap, "gpirt")
+    g = estimate_score(known, Y[0, ap.items], ap, "gpirt-1d")
     assert 0 <= g.details["lam"] <= 1 and g.low is None and g.kind == "model-based"
 
 
@@ -223,7 +223,7 @@ def test_bench_estimate_command_writes_both_splits_and_groups(tmp_path, capsys):
     data = long_table(tmp_path / "t.csv", Y)
     out = tmp_path / "b"
     assert main(["--quiet", "bench", "estimate", "--data", str(data), "--budgets", "10,30", "--seeds", "2",
-                 "--methods", "mean,aipw,regression,gpirt", "--by", "domain", "--out", str(out)]) == 0
+                 "--methods", "mean,aipw,regression,gpirt-1d", "--by", "domain", "--out", str(out)]) == 0
     res = json.loads((out / "results.json").read_text())
     assert {r["split"] for r in res["table"]} == {"all", "extrapolation"}
     assert res["splits"]["extrapolation"] == ["sys0", "sys1"]  # the best quarter of 8 (sys0 is the best)

@@ -5,9 +5,9 @@ Commands (one module each):
   data example NAME --out DIR         a tiny shipped example in FastChat's or Chatbot Arena's layout (cli/data.py)
   methods                             registered selectors, oracles and encoders           (cli/data.py)
   select METHOD --data SPEC ...       items to judge, in order                             (cli/select.py)
-  select anchors --data SPEC --budget N [--method random|stratified|anchor-points|irt] --out FILE
+  select anchors --data SPEC --budget N [--method random|stratified|anchor-points|anchor-irt|irt] --out FILE
                                       the items a new system is judged on                 (cli/select.py)
-  estimate --data SPEC --system NEW --items FILE [--method mean|aipw|regression|pirt|gpirt] --out DIR
+  estimate --data SPEC --system NEW --items FILE [--method mean|aipw|regression|pirt|gpirt|pirt-1d|gpirt-1d] --out DIR
                                       its full-benchmark score from them, with an interval (cli/estimate.py)
   compare --data SPEC --a --b --oracle metric:NAME
                                       the iterative loop: decision, labels used, risk      (cli/compare.py)

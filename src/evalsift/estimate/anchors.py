@@ -18,6 +18,14 @@ estimate of the full-benchmark mean; the weights sum to 1) and, for a probabilit
   the items. Deterministic given the seed: no inclusion probabilities (two centroids whose nearest
   item is the same give one anchor with both weights, and a matrix with fewer distinct response
   vectors than ``n`` -- binary scores of a few systems -- gives fewer anchors than ``n``).
+- ``anchor-irt``: the anchor points of tinyBenchmarks' code (``anchor_points.ipynb`` with
+  ``clustering="irt"``, its default): scikit-learn's ``KMeans(n, n_init="auto", random_state=seed)``
+  on the items' embeddings ``(gamma_j, b_j)`` of the multidimensional 2PL of
+  :class:`evalsift.estimate.tinybench.TinyBenchmarks` fitted to the known systems (the authors use
+  ``random_state=42``); each anchor is the item nearest its centre, weighted by its cluster's share.
+  Two centres with the same nearest item give one anchor with both weights. Deterministic given the
+  seed: no inclusion probabilities. ``anchor-points`` above is the code's other option
+  (``clustering="correct."``, on the score vectors).
 - ``irt``: IRT-information picks: a 2PL fitted to the known systems (:func:`evalsift.irt.fit_irt`),
   ``n`` target abilities spread evenly over the known systems' abilities, and for each the unpicked
   item of most Fisher information there; equal weights. Deterministic: no inclusion probabilities.
@@ -44,7 +52,7 @@ import numpy as np
 
 from ..errors import DataError, ParameterError, check_choice
 
-DESIGNS = ("random", "stratified", "anchor-points", "irt")
+DESIGNS = ("random", "stratified", "anchor-points", "irt", "anchor-irt")
 PROBABILITY_DESIGNS = ("random", "stratified")
 MAX_STRATA = 10
 
@@ -85,10 +93,11 @@ class Anchors:
         return out
 
 
-def select_anchors(Yk, budget: int, design: str = "random", *, seed: int = 0, irt=None) -> Anchors:
+def select_anchors(Yk, budget: int, design: str = "random", *, seed: int = 0, irt=None, tinybench=None) -> Anchors:
     """Pick ``budget`` items of the known systems' matrix ``Yk`` (systems x items) by ``design``
     (module doc). ``irt``: an :class:`~evalsift.irt.IRTResult` fitted to ``Yk`` (design ``irt``
-    fits one when absent)."""
+    fits one when absent); ``tinybench``: a :class:`~evalsift.estimate.tinybench.TinyBenchmarks`
+    fitted to ``Yk`` on the [0, 1] scale (design ``anchor-irt`` fits one when absent)."""
     design = check_choice("design", design, DESIGNS)
     Yk = np.asarray(Yk, dtype=float)
     if Yk.ndim != 2 or not np.isfinite(Yk).all():
@@ -106,7 +115,27 @@ def select_anchors(Yk, budget: int, design: str = "random", *, seed: int = 0, ir
         return _stratified(Yk, n, rng, int(seed))
     if design == "anchor-points":
         return _anchor_points(Yk, n, int(seed))
+    if design == "anchor-irt":
+        return _anchor_irt(Yk, n, int(seed), tinybench)
     return _irt_picks(Yk, n, int(seed), irt)
+
+
+def _anchor_irt(Yk: np.ndarray, n: int, seed: int, tb) -> Anchors:
+    from .tinybench import TinyBenchmarks, anchor_points
+
+    if tb is None:
+        lo, hi = unit_scale(Yk)
+        tb = TinyBenchmarks.fit(np.clip((Yk - lo) / (hi - lo), 0.0, 1.0))
+    M = Yk.shape[1]
+    if tb.irt.n_items != M:
+        raise DataError(f"anchor-irt: the tinyBenchmarks fit has {tb.irt.n_items} items, the known systems {M}",
+                        field="responses")
+    picked, share = anchor_points(n, irt=tb.irt, seed=seed)
+    weights: dict[int, float] = {}
+    for item, w in zip(picked, share):
+        weights[int(item)] = weights.get(int(item), 0.0) + float(w)
+    items = np.array(list(weights), dtype=int)
+    return Anchors(items, np.array([weights[i] for i in items]), None, None, "anchor-irt", seed, M)
 
 
 def difficulty_strata(Yk: np.ndarray, n: int) -> np.ndarray:
