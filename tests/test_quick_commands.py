@@ -57,6 +57,10 @@ CHAINS: dict[str, list[list[str]]] = {
          "->", "anchors.jsonl"],
         ["estimate", *DEMO, "--metric", "human", "--system", "C", "--items", "{t}/anchors.jsonl", "--out", "{t}/est",
          "->", "est/estimate.json"],
+        ["estimate", "start", *DEMO, "--metric", "human", "--system", "C", "--rule", "fisher", "--budget", "5",
+         "--state", "{t}/adaptive", "->", "adaptive/state.json"],  # the adaptive steps (tell: test_estimate_steps)
+        ["estimate", "next", "--state", "{t}/adaptive"],
+        ["estimate", "show", "--state", "{t}/adaptive"],
         ["profile", *DEMO, "--metric", "human", "--dims", "length", "--samples", "20", "--out", "{t}/prof",
          "->", "prof/report.html"],
         ["embed", "export", *DEMO, *TFIDF, "--out", "{t}/v.npz", "->", "v.npz"],

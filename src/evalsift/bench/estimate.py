@@ -34,22 +34,39 @@ from ..progress import progress_bar
 
 DEFAULT_METHODS = ("mean", "mean@stratified", "aipw", "aipw@stratified", "regression", "pirt", "gpirt")
 PEERS = {"regression@random": "Zhang et al. 2025 baseline (random + regression)",
-         "pirt@anchor-points": "tinyBenchmarks p-IRT (anchor points)",
-         "gpirt@anchor-points": "tinyBenchmarks gp-IRT (anchor points)",
-         "mean@anchor-points": "tinyBenchmarks anchor estimate"}
+         "pirt@anchor-irt": "tinyBenchmarks p-IRT (the paper's pipeline, IRT anchor points)",
+         "gpirt@anchor-irt": "tinyBenchmarks gp-IRT (the paper's pipeline, IRT anchor points)",
+         "mean@anchor-irt": "tinyBenchmarks IRT anchor estimate",
+         "mean@anchor-points": "tinyBenchmarks anchor estimate (correctness clusters)"}
 SPLITS = ("all", "extrapolation")
+# adaptive design -> the estimator it is scored with (evalsift.estimate.adaptive: RULES)
+ADAPTIVE = {"fisher": "pirt-1d", "active-cs": "aipw"}
 
 
 def parse_method(spec: str) -> tuple[str, str]:
     """``ESTIMATOR[@DESIGN]`` -> (estimator, design); the design defaults to the estimator's own.
     ``aipw`` with a deterministic design is refused (it has no design-based interval)."""
     est, _, design = spec.partition("@")
-    est = check_choice("method", est.strip(), METHODS)
-    design = check_choice("design", design.strip() or DEFAULT_DESIGN[est], DESIGNS)
+    est, design = est.strip(), design.strip()
+    if not design and est in ADAPTIVE:  # the bare rule names: fisher, active-cs
+        est, design = ADAPTIVE[est], est
+    if design in ADAPTIVE:
+        est = check_choice("method", est, METHODS)
+        if est != ADAPTIVE[design]:
+            raise ParameterError(f"method {spec!r}: the adaptive design {design} is scored with {ADAPTIVE[design]} "
+                                 f"only (use {ADAPTIVE[design]}@{design})", field="methods")
+        return est, design
+    est = check_choice("method", est, METHODS)
+    design = check_choice("design", design or DEFAULT_DESIGN[est], tuple(DESIGNS) + tuple(ADAPTIVE))
     if est == "aipw" and design not in PROBABILITY_DESIGNS:
         raise ParameterError(f"method {spec!r}: aipw needs a random design ({', '.join(PROBABILITY_DESIGNS)}); "
                              f"{design} picks items deterministically.", field="methods")
     return est, design
+
+
+def is_adaptive(label: str) -> bool:
+    """True for a method whose design is adaptive (``pirt-1d@fisher``, ``aipw@active-cs``)."""
+    return label.partition("@")[2] in ADAPTIVE
 
 
 def method_label(spec: str) -> str:
@@ -91,6 +108,11 @@ def run_estimate_bench(R: ResponseMatrix, *, budgets: Sequence[int] = (10, 25, 5
         raise ParameterError(f"--budgets {dropped}: each must be below the {M} items of the data.", field="budgets")
     for sp in splits:
         check_choice("split", sp, SPLITS)
+    if any(d == "active-cs" for _, d in parsed) and (R.bounds is None or None in R.bounds):
+        raise ParameterError(f"aipw@active-cs needs the score's stated range at both ends: its confidence sequence "
+                             f"bets on values in a known range; {R.metric} of {R.source} states "
+                             f"{'none' if R.bounds is None else tuple(R.bounds)}. Leave active-cs out of --methods "
+                             f"(pirt-1d@fisher needs no range).", field="methods")
     if len(R.systems) < 4:  # a held-out case needs 3 known systems (_run_case); with fewer every case is skipped
         raise DataError(f"bench estimate needs at least 4 systems (each held out in turn, with at least 3 known "
                         f"ones); {R.source} has {len(R.systems)} ({', '.join(R.systems)}). Use data with more "
@@ -105,12 +127,13 @@ def run_estimate_bench(R: ResponseMatrix, *, budgets: Sequence[int] = (10, 25, 5
                          advance=advance, journal=journal)
     records = [r for out in outs for r in out["records"]]
     skipped = [out["skipped"] for out in outs if out["skipped"]]
-    timing = {k: round(sum(out["timing"][k] for out in outs), 3) for k in ("fit", "select", "estimate")}
+    timing = {k: round(sum(out["timing"][k] for out in outs), 3) for k in ("fit", "select", "estimate", "adaptive")}
     return {"data": R.source, "metric": R.metric, "unit": R.unit, "systems": len(R.systems), "items": M,
             "notes": list(R.notes) + ([f"budgets {dropped} are not below the {M} items and are left out"]
                                       if dropped else []), "budgets": list(budgets),
             "methods": labels, "seeds": seeds, "alpha": alpha,
             "peers": {m: PEERS[m] for m in labels if m in PEERS},
+            "adaptive": [m for m in labels if is_adaptive(m)],
             "splits": {sp: [R.systems[s] for s2, s, _ in cases if s2 == sp] for sp in splits},
             "skipped": skipped, "table": summarise(records, labels, budgets, splits), "records": records,
             "timing_s": timing}
@@ -120,28 +143,33 @@ def _run_case(shared: dict[str, Any], task: tuple) -> dict[str, Any]:
     """Every budget, seed and method for one held-out case (a worker's task)."""
     case_no, sp, s, known_rows = task
     Y, systems, scale, parsed, labels = shared["Y"], shared["systems"], shared["scale"], shared["parsed"], shared["labels"]
-    timing = {"fit": 0.0, "select": 0.0, "estimate": 0.0}
+    timing = {"fit": 0.0, "select": 0.0, "estimate": 0.0, "adaptive": 0.0}
     records: list[dict[str, Any]] = []
     if len(known_rows) < 3:
         return {"records": [], "timing": timing,
                 "skipped": {"split": sp, "system": systems[s], "why": f"only {len(known_rows)} known systems"}}
-    designs = sorted({d for _, d in parsed})
+    static = [(label, (e, d)) for label, (e, d) in zip(labels, parsed) if d not in ADAPTIVE]
+    adaptive = [(label, d) for label, (e, d) in zip(labels, parsed) if d in ADAPTIVE]
+    designs = sorted({d for _, (_, d) in static})
     t0 = time.perf_counter()
     known = KnownSystems(Y[known_rows], bounds=shared.get("bounds"))
-    if any(e in ("pirt", "gpirt") for e, _ in parsed) or "irt" in designs:
+    if any(e in ("pirt-1d", "gpirt-1d") for _, (e, _) in static) or "irt" in designs or adaptive:
         known.irt
-    if any(e == "gpirt" for e, _ in parsed):
+    if any(e == "gpirt-1d" for _, (e, _) in static):
         known.validation()
+    if any(e in ("pirt", "gpirt") for _, (e, _) in static) or "anchor-irt" in designs:
+        known.tinybench
     timing["fit"] += time.perf_counter() - t0
     truth = float(Y[s].mean())
     for b in shared["budgets"]:
         for seed in range(shared["seeds"]):
             t0 = time.perf_counter()
             draw = seed + 1000 * case_no  # a fresh draw per held-out case: independent errors across systems
-            anchors = {d: select_anchors(known.Yk, b, d, seed=draw, irt=known._irt) for d in designs}
+            anchors = {d: select_anchors(known.Yk, b, d, seed=draw, irt=known._irt, tinybench=known._tb)
+                       for d in designs}
             t1 = time.perf_counter()
             timing["select"] += t1 - t0
-            for label, (est, d) in zip(labels, parsed):
+            for label, (est, d) in static:
                 a = anchors[d]
                 e = estimate_score(known, Y[s, a.items], a, est, alpha=shared["alpha"])
                 rec = {"split": sp, "system": systems[s], "budget": b, "seed": seed, "method": label,
@@ -153,7 +181,40 @@ def _run_case(shared: dict[str, Any], task: tuple) -> dict[str, Any]:
                     rec["interval"] = "none"
                 records.append(rec)
             timing["estimate"] += time.perf_counter() - t1
+    if adaptive:
+        t0 = time.perf_counter()
+        records += _adaptive_records(shared, known, case_no, sp, s, adaptive, truth)
+        timing["adaptive"] += time.perf_counter() - t0
     return {"records": records, "timing": timing, "skipped": None}
+
+
+def _adaptive_records(shared: dict[str, Any], known: KnownSystems, case_no: int, sp: str, s: int,
+                      adaptive: list[tuple[str, str]], truth: float) -> list[dict[str, Any]]:
+    """The adaptive designs' records for one held-out case: one test per seed (``fisher``: one for
+    all seeds, it draws nothing), run to the largest budget and read at every budget."""
+    from ..estimate.adaptive import simulate_budgets
+
+    Y, systems, scale, budgets = shared["Y"], shared["systems"], shared["scale"], shared["budgets"]
+    fit = known.irt
+    irt = {"discrimination": np.asarray(fit.discrimination, dtype=float),
+           "difficulty": np.asarray(fit.difficulty, dtype=float), "scale": (known.lo, known.hi)}
+    bounds = shared.get("bounds")
+    records = []
+    for label, rule in adaptive:
+        runs = {}
+        for seed in range(shared["seeds"]):
+            draw = 0 if rule == "fisher" else seed + 1000 * case_no
+            if draw not in runs:
+                runs[draw] = simulate_budgets(None, Y[s], rule, budgets, seed=draw, irt=irt, alpha=shared["alpha"],
+                                              bounds=None if bounds is None else tuple(bounds))
+            for b, e in zip(budgets, runs[draw]):
+                rec = {"split": sp, "system": systems[s], "budget": b, "seed": seed, "method": label,
+                       "error": (e.value - truth) * scale, "n": e.n, "adaptive": True}
+                if e.low is not None:
+                    rec["covered"] = bool(e.low <= truth <= e.high)
+                    rec["width"] = float((e.high - e.low) * scale)
+                records.append(rec)  # fisher: no interval, as pirt (model-based): not a 'none' of the table
+    return records
 
 
 def summarise(records: list[dict[str, Any]], methods: Sequence[str], budgets: Sequence[int],
@@ -177,7 +238,7 @@ def summarise(records: list[dict[str, Any]], methods: Sequence[str], budgets: Se
                              "bias": float(err.mean()), "coverage": float(np.mean(cov)) if cov else None,
                              "width": float(np.mean(wid)) if wid else None,
                              "none": sum(r.get("interval") == "none" for r in rs), "estimates": len(rs),
-                             "peer": PEERS.get(m)})
+                             "peer": PEERS.get(m), "adaptive": is_adaptive(m)})
     return rows
 
 
@@ -197,7 +258,7 @@ def table_text(res: dict[str, Any]) -> str:
             cov = "-" if r["coverage"] is None else f"{r['coverage']:.3f}"
             wid = "-" if r["width"] is None else f"{r['width']:.2f}"
             none = r.get("none") or 0
-            peer = "  (peer)" if r["peer"] else ""
+            peer = "  (peer)" if r["peer"] else "  (adaptive)" if r.get("adaptive") else ""
             lines.append(f"  {r['method']:<26}{r['budget']:>7}{r['mae']:>8.2f}{r['bias']:>+8.2f}{cov:>10}{wid:>8}"
                          f"{none if none else '-':>6}{peer}")
         lines.append("")
@@ -205,6 +266,10 @@ def table_text(res: dict[str, Any]) -> str:
         lines.append("none: estimates that got no interval (a conformal interval needs enough known systems; a judged "
                      "sample without spread, with no stated range, bounds nothing); they are left out of the coverage "
                      "and width")
+    if any(r.get("adaptive") for r in res["table"]):
+        lines.append("(adaptive): the next item depends on the answers so far, simulated from the full matrix; "
+                     "pirt-1d@fisher (Fluid Benchmarking's rule, scored as pirt-1d) is model-based and gives no interval; "
+                     "aipw@active-cs's interval is a confidence sequence, valid at every step")
     return "\n".join(lines)
 
 

@@ -139,6 +139,10 @@ class ResponseMatrix:
         """The values of ``column``, in first-seen order."""
         return list(dict.fromkeys(str(v) for v in self._column(column)))
 
+    def column(self, column: str) -> np.ndarray:
+        """The per-item values of ``column`` (a DataError naming the columns there are when it is absent)."""
+        return self._column(column)
+
     def _column(self, column: str) -> np.ndarray:
         if column not in self.columns:
             raise DataError(f"{self.source} has no per-item column {column!r}.{suggest(column, self.columns)} "
