@@ -74,6 +74,9 @@ NOT_RUN = {
                                          "(tests/_harness_runs.py)",
     ("docs/coming-from.md", "inspect eval "): "the reader's own task and model through inspect; logs/ are inspect's "
                                               "own logs of a local task (tests/_inspect_runs.py)",
+    ("docs/estimate.md", "evalsift estimate start --data runs/"):
+        "the reader's own lm-eval runs and models; the same loop runs on lm-eval's own output of tiny local models "
+        "in tests/test_estimate_steps.py",
     ("docs/coming-from.md", "evalsift estimate --data logs/"):
         "reads new-logs/, the new model's run that the inspect eval line before it writes (not run here); estimate "
         "--run runs on lm-eval's files in the same document",
