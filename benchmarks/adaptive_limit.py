@@ -32,20 +32,12 @@ from pathlib import Path
 
 import numpy as np
 
-from evalsift.estimate import KnownSystems, estimate_score, response_matrix, select_anchors
+from evalsift.estimate import KnownSystems, estimate_score, select_anchors
 from evalsift.estimate.adaptive import AdaptiveTest, map_ability
 from evalsift.estimate.estimators import ridge_fit
 from evalsift.stats.sequential import win_rate_sequence
 
-
-def datasets(which):
-    """(name, ResponseMatrix) per data set asked for; opencompass-irt one per benchmark."""
-    if "alpaca-eval" in which:
-        yield "alpaca-eval", response_matrix("alpaca-eval")
-    if "opencompass-irt" in which:
-        R = response_matrix("opencompass-irt")
-        for value in R.groups("benchmark"):
-            yield f"opencompass-irt/{value}", R.group("benchmark", value)
+from _estimate_data import datasets
 
 
 def measure(R, budget: int, held: int = 12, seeds: int = 3) -> dict:

@@ -22,33 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from evalsift.bench.estimate import held_out_cases
-from evalsift.estimate import KnownSystems, response_matrix
+from evalsift.estimate import KnownSystems
 from evalsift.estimate.adaptive import simulate
 
-
-def datasets(which):
-    """(name, ResponseMatrix) per data set asked for; opencompass-irt one per benchmark."""
-    if "alpaca-eval" in which:
-        yield "alpaca-eval", response_matrix("alpaca-eval")
-    if "opencompass-irt" in which:
-        R = response_matrix("opencompass-irt")
-        for value in R.groups("benchmark"):
-            yield f"opencompass-irt/{value}", R.group("benchmark", value)
-
-
-def first_narrow(t, width: float) -> int:
-    """The first number of steps of the finished test ``t`` whose interval is at most ``width`` wide
-    (the data's unit), else all of them."""
-    n_lo, n_hi = 1, len(t.steps)
-    if t._width(n_hi) > width:
-        return n_hi
-    while n_lo < n_hi:
-        mid = (n_lo + n_hi) // 2
-        if t._width(mid) <= width:
-            n_hi = mid
-        else:
-            n_lo = mid + 1
-    return n_lo
+from _estimate_data import datasets
 
 
 def run(R, widths, budget: int, seeds: int) -> list[dict]:
@@ -70,7 +47,7 @@ def run(R, widths, budget: int, seeds: int) -> list[dict]:
                                 irt=irt, bounds=(lo, hi), item_ids=[str(i) for i in range(R.Y.shape[1])])
                 steps, probs = list(t.steps), list(t._probs)
                 for W in widths:  # the first step whose width is <= W (simulate's bisection: widths never grow)
-                    n = first_narrow(t, W / scale)
+                    n = t.steps_to_width(W / scale)
                     t.steps, t._probs = steps[:n], probs[:n]
                     e = t.estimate()
                     t.steps, t._probs = steps, probs

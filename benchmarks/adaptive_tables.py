@@ -19,23 +19,12 @@ from pathlib import Path
 
 from evalsift.bench.estimate import run_estimate_bench, table_text
 from evalsift.errors import ParameterError
-from evalsift.estimate import response_matrix
+
+from _estimate_data import datasets
 
 BUDGETS = (25, 50, 100, 200)
 METHODS = ("mean@random", "aipw@random", "pirt-1d@fisher", "aipw@active-cs")
 ADAPTIVE = ("pirt-1d@fisher", "aipw@active-cs")
-
-
-def datasets(which):
-    """(name, ResponseMatrix) for each data set asked for; opencompass-irt one per benchmark."""
-    if "wmt23" in which:
-        yield "wmt23/en-de mqm", response_matrix("wmt23/en-de", metric="mqm")
-    if "alpaca-eval" in which:
-        yield "alpaca-eval", response_matrix("alpaca-eval")
-    if "opencompass-irt" in which:
-        R = response_matrix("opencompass-irt")
-        for value in R.groups("benchmark"):
-            yield f"opencompass-irt/{value}", R.group("benchmark", value)
 
 
 def summary(name, res):

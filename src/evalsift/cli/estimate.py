@@ -484,6 +484,16 @@ def cmd_start(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _open_state(folder: Path) -> Iterator[tuple[dict, Any]]:
+    """The test's state (document, AdaptiveTest) read under the folder's lock, held for the block; a missing
+    state is its clear error before any lock file is made."""
+    if not (folder / STATE_FILE).is_file():
+        read_state(folder)
+    with _locked(folder):
+        yield read_state(folder)
+
+
 def _asked(test) -> list[str]:
     return [test.item_ids[s.item] for s in test.steps if s.score is None]
 
@@ -496,10 +506,7 @@ def cmd_next(args: argparse.Namespace) -> int:
     from ..io.export import lm_eval_command, lm_eval_samples
 
     folder = Path(args.state)
-    if not (folder / STATE_FILE).is_file():
-        read_state(folder)  # its error for a missing state, before a lock file is made
-    with _locked(folder):
-        doc, test = read_state(folder)
+    with _open_state(folder) as (doc, test):
         again = _asked(test)
         items = test.ask(args.batch or doc["batch"])
         samples = folder / SAMPLES_FILE
@@ -585,10 +592,7 @@ def read_results(spec: str, doc: dict, item_ids: Sequence[str]) -> dict[str, flo
 def cmd_tell(args: argparse.Namespace) -> int:
     """``evalsift estimate tell``: the new system's scores on the asked items into the state."""
     folder = Path(args.state)
-    if not (folder / STATE_FILE).is_file():
-        read_state(folder)  # its error for a missing state, before a lock file is made
-    with _locked(folder):
-        doc, test = read_state(folder)
+    with _open_state(folder) as (doc, test):
         asked = _asked(test)
         told = {test.item_ids[s.item]: s.score for s in test.steps if s.score is not None}
         scores = read_results(args.results, doc, test.item_ids)

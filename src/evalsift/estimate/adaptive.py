@@ -394,6 +394,23 @@ class AdaptiveTest:
         lo, hi = self._interval(n)
         return (hi - lo) * (self.bounds[1] - self.bounds[0])
 
+    def steps_to_width(self, width: float) -> int:
+        """``active-cs``: the fewest of the told steps after which the interval is at most ``width`` wide (the
+        data's unit), or all of them when it never is -- the step a user who stops at the first narrow enough
+        interval stops at. The interval is a running intersection, so its width never grows: a bisection."""
+        if self.rule != "active-cs":
+            raise ParameterError("steps_to_width: only active-cs has an interval", field="rule")
+        n_lo, n_hi = 1, self._told_prefix()
+        if n_hi == 0 or self._width(n_hi) > width:
+            return n_hi
+        while n_lo < n_hi:
+            mid = (n_lo + n_hi) // 2
+            if self._width(mid) <= width:
+                n_hi = mid
+            else:
+                n_lo = mid + 1
+        return n_lo
+
     def estimate(self) -> Estimate:
         """The new system's full-benchmark score from the scores told so far (the prefix of steps
         told in order, for ``active-cs``), with ``active-cs``'s interval at level ``1 - alpha``."""
@@ -534,15 +551,8 @@ def simulate(known: Any, y: np.ndarray, rule: str, budget: int, *, seed: int = 0
             break
         t.tell(asked[0], float(y[t._pos[asked[0]]]))
     if stop_width is not None and rule == "active-cs":
-        n_lo, n_hi = 1, len(t.steps)
-        if t._width(n_hi) <= stop_width:
-            while n_lo < n_hi:
-                mid = (n_lo + n_hi) // 2
-                if t._width(mid) <= stop_width:
-                    n_hi = mid
-                else:
-                    n_lo = mid + 1
-            del t.steps[n_lo:], t._probs[n_lo:]
+        n = t.steps_to_width(stop_width)
+        del t.steps[n:], t._probs[n:]
     return t.estimate(), t
 
 
