@@ -77,6 +77,9 @@ NOT_RUN = {
     ("docs/estimate.md", "evalsift estimate start --data runs/"):
         "the reader's own lm-eval runs and models; the same loop runs on lm-eval's own output of tiny local models "
         "in tests/test_estimate_steps.py",
+    ("docs/estimate.md", "evalsift estimate next --state st/"): "the step after the reader's own start above",
+    ("docs/estimate.md", "evalsift estimate tell --state st/"): "the reader's own lm-eval run of those items",
+    ("docs/estimate.md", "evalsift estimate show --state st/"): "the reader's own test above",
     ("docs/coming-from.md", "evalsift estimate --data logs/"):
         "reads new-logs/, the new model's run that the inspect eval line before it writes (not run here); estimate "
         "--run runs on lm-eval's files in the same document",
