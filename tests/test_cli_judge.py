@@ -492,9 +492,9 @@ def test_ctrl_c_at_start_up_prints_one_line_and_no_traceback(tmp_path, after):
     said = [x for x in lines.text().splitlines() if not x.startswith("import time:")]
     print(f"\nCtrl-C after {after}: exit {code}: {said}")
     assert reached and code == 130 and len(said) == 1 and said[0].startswith("interrupted"), said
-    if after == "evalsift.io":
-        assert said == ["interrupted; nothing was judged"]
-    assert not (tmp_path / "j.jsonl").exists()
+    if after == "evalsift.io":  # the signal may land while loading --data or once judging began, before any answer
+        assert said[0] == "interrupted; nothing was judged" or said[0].startswith("interrupted; judged 0 of 2 asked"), said
+    assert not (tmp_path / "j.jsonl").exists()  # either way nothing is left behind
 
 
 def test_the_first_ctrl_c_keeps_the_answers_in_flight(tmp_path):
