@@ -380,11 +380,13 @@ def needs_data(e: Example, cwd: Path) -> bool:
 
 
 def _written(e: Example) -> set[str]:
-    """What ``e`` writes that a later example may read: its ``--out`` and ``--db`` values."""
+    """What ``e`` writes that a later example may read: its ``--out`` and ``--db`` values, and the ``--state`` folder
+    ``estimate start`` makes (the later steps read it)."""
     if e.kind != "bash":
         return set()
     words = e.argv
-    return {w.rstrip("/") for k, w in zip(words, words[1:]) if k in ("--out", "--db")}
+    made = ("--out", "--db", "--state") if words[1:3] == ["estimate", "start"] else ("--out", "--db")
+    return {w.rstrip("/") for k, w in zip(words, words[1:]) if k in made}
 
 
 def _reads(e: Example, missing: set[str]) -> bool:
