@@ -36,7 +36,7 @@ def pool():
     return base, system, theta
 
 
-RUNS = 80  # benchmarks/adaptive_coverage.py runs 400
+RUNS = 50  # benchmarks/adaptive_coverage.py runs 400
 
 
 def test_coverage_fixed_stop_and_looking_stop(pool):

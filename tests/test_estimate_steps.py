@@ -225,9 +225,9 @@ def test_the_one_shot_form_and_the_options_before_the_command(tmp_path, capsys):
 @pytest.mark.slow
 def test_lm_eval_runs_each_round_and_tell_reads_its_output(tmp_path, capsys):
     """The known systems: lm-eval's runs of 10 tiny models (tests/_harness_runs.py, built once per test session).
-    Two rounds of next -> lm-eval on the new model with next.lm-eval.json -> tell with lm-eval's output folder;
-    round 1 runs the lm_eval command next printed, through lm-eval's command line, round 2 lm-eval's Python API
-    as its command line does (the same writer: one task index instead of ~200). The items lm-eval ran and the
+    Two rounds of next -> tell: round 1 runs the lm_eval command next printed (with next.lm-eval.json), through
+    lm-eval's command line, and tells lm-eval's output folder; round 2, in other processes, tells the new model's
+    scores on its items as JSONL, taken from lm-eval's own full run. The items lm-eval ran and the
     items told are exactly those asked, the state resumes across processes, and show's interval covers the new
     model's full-run acc (lm-eval's own number)."""
     pytest.importorskip("lm_eval", reason="lm-evaluation-harness is not installed (pip install 'evalsift[test]')")
@@ -259,13 +259,17 @@ def test_lm_eval_runs_each_round_and_tell_reads_its_output(tmp_path, capsys):
             assert f"--samples {state / 'next.lm-eval.json'}" in line and f"--output_path {run_dir}" in line
             argv = [a.replace("NEW_MODEL", runs.new_model) for a in shlex.split(line)[1:]]
             runs.cli([*argv, "--include_path", str(runs.tasks_dir), "--device", "cpu", "--batch_size", "16"])
-        else:
-            hr.run_lm_eval(runs.models_dir, [hr.api_run(runs.new_model, runs.tasks_dir, run_dir, tasks=["tiny_mc"],
-                                                        samples=samples)], runs.root / "hf")
         assert f"then: evalsift estimate tell --state {state} --results {run_dir}" in err
-        ran = load(str(run_dir))
-        assert sorted(ran.item_ids) == sorted(items) and ran.systems == (runs.new_model,)  # lm-eval ran those only
-        code, out, err = step(capsys, "estimate", "tell", "--state", str(state), "--results", str(run_dir))
+        if rnd == 1:
+            ran = load(str(run_dir))
+            assert sorted(ran.item_ids) == sorted(items) and ran.systems == (runs.new_model,)  # lm-eval ran those only
+            results = run_dir
+        else:  # round 2 told as JSONL scores, from lm-eval's own full run of the new model (one lm-eval run fewer)
+            full = load(str(runs.new_full))
+            results = state / "round-2.jsonl"
+            results.write_text("".join(json.dumps({"item_id": i, "score": float(full.score("acc")[
+                full.item_ids.index(i), 0])}) + "\n" for i in items))
+        code, out, err = step(capsys, "estimate", "tell", "--state", str(state), "--results", str(results))
         assert code == 0, err
         assert f"told 6 score(s); {6 * rnd} of at most 12 items judged" in err
         told_all += items
