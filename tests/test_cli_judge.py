@@ -625,6 +625,33 @@ def test_a_swallowed_ctrl_c_still_stops_the_llm_judge_before_its_next_batch(tmp_
         assert not interrupt.requested() and judge.judge_pairs(pool, [2], "A", "B")[0].status == "done"
 
 
+def test_a_press_while_a_judgment_is_handed_on_lets_it_finish_first():
+    """Ctrl-C landing while a received answer's judgment is being handed on (written, in `evalsift judge`) waits
+    for that hand-over to end: the KeyboardInterrupt comes after it, never inside it. Raised inside, it lost the
+    judgment from --out although its answers were in the cache (seen once under load, in
+    test_the_first_ctrl_c_keeps_the_answers_in_flight)."""
+    from evalsift import interrupt, load
+    from evalsift.oracle.llm import LLMJudge
+
+    pool = load("demo")
+    handed = []
+
+    def on_judgment(j):  # the press lands here, as in the middle of writing the line
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.3)  # the handler runs during this sleep: before the fix, the KeyboardInterrupt came from here
+        handed.append(j.item_id)
+
+    with StubServer(prefer_longer()) as stub:
+        judge = LLMJudge("judge", base_url=stub.base_url)
+        before = interrupt.install()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                judge.judge_pairs(pool, [0, 2, 3], "A", "B", on_judgment=on_judgment)
+        finally:
+            interrupt.restore(before)
+    assert handed and handed[0] == pool.item_ids[0], handed  # the judgment handed on whole, then the stop
+
+
 # ------------------------------------------------------------------------------------ --out: judge's own files only
 @pytest.mark.parametrize("content", [
     '{"item_id": "0"}\n{"item_id": "2"}\n',                                      # the picks, given as --out by mistake

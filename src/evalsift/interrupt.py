@@ -85,4 +85,27 @@ def check() -> None:
         raise KeyboardInterrupt
 
 
-__all__ = ["check", "install", "presses", "quiet", "requested", "restore"]
+class deferred:
+    """A block a press does not break into: inside it the handler counts the press but raises nothing, and
+    :func:`check` (the next check point, after the block) raises it. For steps that must finish whole once
+    begun, e.g. handing a received answer on until its judgment is written: a ``KeyboardInterrupt`` raised
+    between the answer's storing and its judgment's writing lost the judgment from the output.
+
+    >>> with deferred():
+    ...     presses()
+    0
+    """
+
+    def __enter__(self) -> "deferred":
+        global _raising
+        self._was = _raising
+        _raising = False
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        global _raising
+        _raising = self._was
+        return False
+
+
+__all__ = ["check", "deferred", "install", "presses", "quiet", "requested", "restore"]

@@ -209,7 +209,9 @@ class _CallRunner:
         """
         done = on_filled or (lambda c: None)
         interrupt.check()  # Ctrl-C, also one swallowed on the way: no new batch of requests
-        todo, stale = self._from_cache(calls, usable, done)
+        with interrupt.deferred():  # cache hits are handed on whole (a press stops the run right after)
+            todo, stale = self._from_cache(calls, usable, done)
+        interrupt.check()
         if not todo:
             return
         openai = _import_openai()
@@ -265,7 +267,9 @@ class _CallRunner:
             for n in range(min(self.concurrency, len(todo))):  # daemons: a request in flight never holds the process
                 threading.Thread(target=work, name=f"evalsift-llm-{n}", daemon=True).start()
             for _ in range(len(todo)):
-                take(_next(answers))
+                with interrupt.deferred():  # a press lands in _next's check, before an answer is taken or after
+                    take(_next(answers))    # it is stored and handed on, never in between
+            interrupt.check()
         except KeyboardInterrupt:
             with lock:
                 stop.set()
