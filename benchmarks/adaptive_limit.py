@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from evalsift.estimate import KnownSystems, estimate_score, select_anchors
-from evalsift.estimate.adaptive import AdaptiveTest, map_ability
+from evalsift.estimate.adaptive import AdaptiveTest, item_parameters, map_ability
 from evalsift.estimate.estimators import ridge_fit
 from evalsift.stats.sequential import win_rate_sequence
 
@@ -52,9 +52,8 @@ def measure(R, budget: int, held: int = 12, seeds: int = 3) -> dict:
     oracle = {"2pl": [], "ridge": []}
     for s in rows:
         known = KnownSystems(np.delete(Y, s, 0), bounds=R.bounds)
-        fit = known.irt
-        a, b = np.asarray(fit.discrimination, dtype=float), np.asarray(fit.difficulty, dtype=float)
-        irt = {"discrimination": a, "difficulty": b, "scale": (known.lo, known.hi)}
+        irt = item_parameters(known)
+        a, b = irt["discrimination"], irt["difficulty"]
         truth = (Y[s].mean() - lo) / sc
         for seed in range(seeds):
             t = AdaptiveTest(None, "active-cs", budget=budget, seed=seed + 100 * int(s), irt=irt,

@@ -23,7 +23,7 @@ import numpy as np
 
 from evalsift.bench.estimate import held_out_cases
 from evalsift.estimate import KnownSystems
-from evalsift.estimate.adaptive import simulate
+from evalsift.estimate.adaptive import item_parameters, simulate
 
 from _estimate_data import datasets
 
@@ -38,9 +38,7 @@ def run(R, widths, budget: int, seeds: int) -> list[dict]:
             if len(known_rows) < 3:
                 continue
             known = KnownSystems(R.Y[known_rows], bounds=R.bounds)
-            fit = known.irt
-            irt = {"discrimination": np.asarray(fit.discrimination, dtype=float),
-                   "difficulty": np.asarray(fit.difficulty, dtype=float), "scale": (known.lo, known.hi)}
+            irt = item_parameters(known)
             truth = float(R.Y[s].mean())
             for seed in range(seeds):
                 _, t = simulate(None, R.Y[s], "active-cs", min(budget, R.Y.shape[1]), seed=seed + 1000 * int(s),

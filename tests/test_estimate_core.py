@@ -278,3 +278,15 @@ def test_fit_abilities_finds_the_map_on_steep_items():
 
         assert abs(theta[0] - brentq(grad, -8, 8, xtol=1e-12)) < 1e-6, (a_, b_, theta)
         assert info[0] >= 1.0
+
+
+def test_estimate_without_method_is_still_aipw_alone(tmp_path, capsys):
+    """The one-shot `estimate` without --method estimates with aipw only, as before issue 44 made --method's
+    default depend on --by (with --by: shared-offset,separate)."""
+    anchors = tmp_path / "a.jsonl"
+    assert main(["--quiet", "select", "anchors", "--data", "demo", "--metric", "human", "--exclude", "C", "--budget",
+                 "20", "--out", str(anchors)]) == 0
+    assert main(["--quiet", "estimate", "--data", "demo", "--metric", "human", "--system", "C", "--items",
+                 str(anchors), "--out", str(tmp_path / "e")]) == 0
+    res = json.loads((tmp_path / "e" / "estimate.json").read_text())
+    assert [e["method"] for e in res["estimates"]] == ["aipw"]

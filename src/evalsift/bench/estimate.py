@@ -192,12 +192,10 @@ def _adaptive_records(shared: dict[str, Any], known: KnownSystems, case_no: int,
                       adaptive: list[tuple[str, str]], truth: float) -> list[dict[str, Any]]:
     """The adaptive designs' records for one held-out case: one test per seed (``fisher``: one for
     all seeds, it draws nothing), run to the largest budget and read at every budget."""
-    from ..estimate.adaptive import simulate_budgets
+    from ..estimate.adaptive import item_parameters, simulate_budgets
 
     Y, systems, scale, budgets = shared["Y"], shared["systems"], shared["scale"], shared["budgets"]
-    fit = known.irt
-    irt = {"discrimination": np.asarray(fit.discrimination, dtype=float),
-           "difficulty": np.asarray(fit.difficulty, dtype=float), "scale": (known.lo, known.hi)}
+    irt = item_parameters(known)
     bounds = shared.get("bounds")
     records = []
     for label, rule in adaptive:

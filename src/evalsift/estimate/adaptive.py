@@ -96,10 +96,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import DataError, ParameterError, check_choice
-from ..stats.sequential import Predictor, win_rate_sequence
+from ..stats.sequential import Predictor, aipw_sequence, win_rate_sequence
 from scipy.optimize import brentq
 
-from .estimators import Estimate
+from .estimators import Estimate, KnownSystems
 
 RULES = ("fisher", "active-cs")
 STATE_FORMAT = "evalsift-adaptive-test"
@@ -217,18 +217,13 @@ class AdaptiveTest:
                  horizon: int | None = None) -> None:
         self.rule = check_choice("rule", rule, RULES, where="AdaptiveTest")
         if irt is None:
-            from .anchors import fit_item_model, unit_scale
-
             Yk, ids, bnds = _known_matrix(known)
-            fit = fit_item_model(Yk, fit_seed)
-            a, b = np.asarray(fit.discrimination, dtype=float), np.asarray(fit.difficulty, dtype=float)
-            scale = unit_scale(Yk)
+            irt = item_parameters(KnownSystems(Yk, seed=fit_seed))
             item_ids = ids if item_ids is None else item_ids
             bounds = bnds if bounds is None else bounds
-        else:
-            a = np.asarray(irt["discrimination"], dtype=float)
-            b = np.asarray(irt["difficulty"], dtype=float)
-            scale = tuple(float(x) for x in irt.get("scale", (0.0, 1.0)))
+        a = np.asarray(irt["discrimination"], dtype=float)
+        b = np.asarray(irt["difficulty"], dtype=float)
+        scale = tuple(float(x) for x in irt.get("scale", (0.0, 1.0)))
         if a.shape != b.shape or a.ndim != 1 or not len(a) or not np.isfinite(a).all() or not np.isfinite(b).all():
             raise DataError("AdaptiveTest: the item parameters need one finite discrimination and difficulty per item",
                             field="irt")
@@ -433,8 +428,10 @@ class AdaptiveTest:
         if n == 0:
             return Estimate(value=math.nan, low=float(blo), high=float(bhi), kind="design-based", n=0,
                             details={"stopped": stop}, **common)
-        low, high = self._interval(n)
-        point = _aipw_point(self.steps[:n], self._probs[:n], self._predictor, self.M, self._unit)
+        steps = self.steps[:n]
+        low, high, point = aipw_sequence([self._unit(s.score) for s in steps], self.M, self.alpha,
+                                         items=[s.item for s in steps], control=self._predictor,
+                                         probs=self._probs[:n], horizon=self.horizon or self.budget)
         point = min(max(point, low), high)
         return Estimate(value=blo + (bhi - blo) * point, low=blo + (bhi - blo) * low, high=blo + (bhi - blo) * high,
                         kind="design-based", n=n,
@@ -492,21 +489,12 @@ class AdaptiveTest:
         return t
 
 
-def _aipw_point(steps, probs, predictor: IRTPredictor, M: int, unit) -> float:
-    """The average over steps of ``(sum_{s<t} y_s + R_t z_t) / M``, each unbiased for the pool mean."""
-    items: list[int] = []
-    ys: list[float] = []
-    acc = 0.0
-    for s, q in zip(steps, probs):
-        f = predictor.predict(np.array(items, dtype=int), np.array(ys, dtype=float))
-        cand = q > 0
-        R = int(cand.sum())
-        y = unit(s.score)
-        z = float(f[cand].mean()) + (y - float(f[s.item])) / (R * float(q[s.item]))
-        acc += (sum(ys) + R * z) / M
-        items.append(s.item)
-        ys.append(y)
-    return acc / len(steps)
+def item_parameters(known) -> dict[str, Any]:
+    """The 2PL fitted to a :class:`evalsift.estimate.KnownSystems` (its ``irt``, on its ``lo``-``hi`` scale) as
+    :class:`AdaptiveTest`'s ``irt=`` takes it: ``{"discrimination", "difficulty", "scale"}``."""
+    fit = known.irt
+    return {"discrimination": np.asarray(fit.discrimination, dtype=float),
+            "difficulty": np.asarray(fit.difficulty, dtype=float), "scale": (known.lo, known.hi)}
 
 
 def _known_matrix(known) -> tuple[np.ndarray, tuple[str, ...] | None, tuple | None]:

@@ -184,20 +184,18 @@ class _Layout:
     def __init__(self, K: int, M: int, D: int) -> None:
         self.K, self.M, self.D = K, M, D
         self.shapes = _guide_shapes(K, M, D)
-        self.normal, self.gamma = {}, {}
-        off = 0
-        for s in _NORMAL_SITES:
-            n = int(np.prod(self.shapes[s]))
-            self.normal[s] = slice(off, off + n)
-            off += n
-        self.n_normal = off
-        off = 0
-        for s in _GAMMA_SITES:
-            n = int(np.prod(self.shapes[s]))
-            self.gamma[s] = slice(off, off + n)
-            off += n
-        self.n_gamma = off
+        self.normal, self.n_normal = self._slices(_NORMAL_SITES)
+        self.gamma, self.n_gamma = self._slices(_GAMMA_SITES)
         self.size = 2 * self.n_normal + 2 * self.n_gamma
+
+    def _slices(self, sites) -> tuple[dict[str, slice], int]:
+        """Each site's slice of one flat block, the sites one after another; and the block's length."""
+        out, off = {}, 0
+        for s in sites:
+            n = int(np.prod(self.shapes[s]))
+            out[s] = slice(off, off + n)
+            off += n
+        return out, off
 
     def parts(self, x):
         """(loc, log scale, log alpha, log beta) views of the flat vector ``x``."""

@@ -494,6 +494,33 @@ def win_rate_sequence(values: Sequence[float], pool: int, level: float, *, items
     >>> 0.5 < lo < 0.8 < hi < 1.0
     True
     """
+    seen = _adjusted(values, pool, items, control, probs, horizon)
+    return _sequence(seen, int(pool), level, horizon)
+
+
+def aipw_sequence(values: Sequence[float], pool: int, level: float, *, items: Sequence[int], control: Predictor,
+                  probs: Sequence[np.ndarray | None] | None = None,
+                  horizon: int | None = None) -> tuple[float, float, float]:
+    """:func:`win_rate_sequence` with a ``control`` and, from the same adjusted values (one pass over the
+    predictions), the point estimate: the mean over steps ``t`` of ``(sum_{s<t} y_s + (M - t + 1) z_t) / M``,
+    each unbiased for the pool's mean. Returns (low, high, estimate); NaN for the estimate with no values.
+
+    >>> p = StrataPredictor([np.array([0, 0, 1, 1])], shrink=1.0)
+    >>> lo, hi, est = aipw_sequence([1.0, 0.0], 4, 0.1, items=[0, 2], control=p)
+    >>> lo <= est <= hi
+    True
+    """
+    seen = _adjusted(values, pool, items, control, probs, horizon)
+    low, high = _sequence(seen, int(pool), level, horizon)
+    M = int(pool)
+    before = np.concatenate([[0.0], np.cumsum(seen.y)[:-1]])
+    steps = np.arange(len(seen.z))
+    estimate = float(np.mean((before + (M - steps) * np.asarray(seen.z)) / M)) if seen.z else math.nan
+    return low, high, estimate
+
+
+def _adjusted(values, pool, items, control, probs, horizon) -> "_Adjusted":
+    """The values as the bettors see them (checked), for :func:`win_rate_sequence` and :func:`aipw_sequence`."""
     y = np.asarray(values, dtype=float)
     seen = _Adjusted(int(pool), control)
     if probs is not None and len(probs) != len(y):
@@ -502,7 +529,7 @@ def win_rate_sequence(values: Sequence[float], pool: int, level: float, *, items
         seen.add(float(x), i, None if probs is None else probs[k])
     if horizon is not None and (isinstance(horizon, bool) or int(horizon) < 1):
         raise ParameterError(f"horizon must be a positive number of values, got {horizon!r}", field="horizon")
-    return _sequence(seen, int(pool), level, horizon)
+    return seen
 
 
 def win_rate_interval(values: Sequence[float], pool: int, level: float, **kwargs) -> tuple[float, float]:
