@@ -1,4 +1,6 @@
-"""``evalsift judge``: have a judge (an LLM, usually) judge a selection, resumably."""
+"""``evalsift judge``: have a judge (an LLM, usually) judge a selection, resumably; with ``--selective``, a judge
+that answers only where its agreement with people is guaranteed (:mod:`evalsift.oracle.selective`) and hands
+the rest on."""
 
 from __future__ import annotations
 
@@ -20,9 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``judge``."""
     p = sub.add_parser("judge", help="judge a selection of items (e.g. with an LLM judge); resumes where it stopped")
     add_data(p)
-    p.add_argument("--items", required=True, metavar="FILE", help="the picks to judge (JSONL with item_id, e.g. from "
+    p.add_argument("--items", metavar="FILE", help="the picks to judge (JSONL with item_id, e.g. from "
                                                                   "'evalsift select')")
-    p.add_argument("--oracle", required=True, metavar="SPEC", help=ORACLE_HELP)
+    p.add_argument("--oracle", metavar="SPEC", help=ORACLE_HELP)
     p.add_argument("--mode", choices=["pairwise", "score"], default="pairwise",
                    help="compare --a with --b, or score each of --systems (an LLM judge's score template)")
     p.add_argument("--a", metavar="SYS", help="first system (pairwise)")
@@ -32,13 +34,54 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="items handed to the judge together (its --judge-concurrency bounds the requests in flight); "
                         "each judgment is written the moment its answers are in")
     p.add_argument("--out", required=True, metavar="FILE",
-                   help="judgments JSONL, appended to; an existing file is continued: items with a verdict are not "
+                   help="(with --selective: a folder, see below) judgments JSONL, appended to; an existing file is continued: items with a verdict are not "
                         "asked again, nor items whose answers had no usable verdict (unless --retry-errors); items "
                         "whose call failed are asked again. A line cut off by a killed run is removed first; a "
                         "file judge did not write is refused, untouched")
     add_judge_opts(p)
+    add_selective_opts(p)
     add_quiet(p)
     p.set_defaults(handler=cmd_judge)
+
+
+def add_selective_opts(p: argparse.ArgumentParser) -> None:
+    """The ``--selective`` options of ``judge`` (:mod:`evalsift.oracle.selective`)."""
+    from ..oracle.selective import METHODS, MIN_ITEMS, TIES
+
+    g = p.add_argument_group(
+        "selective judge (--selective)",
+        "the judge answers only where its calibrated confidence guarantees P(it agrees with people | it answers) "
+        ">= --agreement with probability >= 1 - --risk (Trust or Escalate's fixed-sequence test), and escalates the "
+        "rest. Recorded: --data PEOPLE (human verdicts) --judge judgments:A [--judge judgments:B ...] "
+        "--calibration-size N --seed S. Live: --data POOL --a X --b Y --oracle llm:MODEL --calibration FILE "
+        "(human verdicts on some items; the judge is asked on them first). --out DIR gets kept.jsonl, "
+        "escalated.jsonl and results.json, written whole or not at all")
+    g.add_argument("--selective", action="store_true", help="answer only where the agreement is guaranteed")
+    g.add_argument("--judge", action="append", metavar="judgments:FILE",
+                   help="a recorded judge (repeat for several: their verdicts averaged give the confidence; with "
+                        "--cascade, one stage each, in order)")
+    g.add_argument("--calibration", metavar="FILE", help="live: human verdicts on some items of --data (a pairwise "
+                                                         "table or any judgments file) to calibrate on")
+    g.add_argument("--agreement", type=float, default=0.9, help="the agreement with people to guarantee (default 0.9)")
+    g.add_argument("--risk", type=float, default=0.1,
+                   help="the chance the guarantee may fail (default 0.1: it holds with probability >= 0.9)")
+    g.add_argument("--calibration-size", type=positive_int, default=500,
+                   help="recorded: how many human-labelled items to calibrate on, drawn at random (default 500)")
+    g.add_argument("--seed", type=int, default=0, help="the draw of the calibration items (default 0)")
+    g.add_argument("--ties", choices=TIES, default="exclude",
+                   help="exclude (default, the paper's): agreement on the items where people named a winner; count: "
+                        "on every item, a tie a third verdict")
+    g.add_argument("--method", choices=METHODS, default=METHODS[0],
+                   help="fixed-sequence: Trust or Escalate's test (thresholds from high to low, an exact binomial "
+                        "p-value at each, stop at the first failure)")
+    g.add_argument("--min-items", type=positive_int, default=MIN_ITEMS,
+                   help=f"the fewest answered calibration items a threshold is tested with (default {MIN_ITEMS})")
+    g.add_argument("--cascade", action="store_true",
+                   help="the --judge judges tried in order, each calibrated on what the ones before left, "
+                        "escalating to the next")
+    g.add_argument("--escalate-to", metavar="DB:PROJECT",
+                   help="live: put the escalated items into a new pairwise annotation project PROJECT in the store "
+                        "DB, for people")
 
 
 Unit = tuple[str, str, str]  # (item_id, a, b); b is "" for a score
@@ -202,8 +245,17 @@ def cmd_judge(args: argparse.Namespace) -> int:
     Exit status 0 when at least one item got its verdict (the summary counts the rest); 2 with one
     ``error:`` line when items were asked and none did (every call failed, or no answer was usable);
     130 on Ctrl-C (the first waits up to one ``--judge-timeout`` for answers in flight, a second
-    abandons them).
+    abandons them). ``--selective``: :func:`cmd_selective`.
     """
+    if args.selective:
+        return cmd_selective(args)
+    for opt in ("judge", "calibration", "escalate_to"):
+        if getattr(args, opt):
+            raise ParameterError(f"--{opt.replace('_', '-')} belongs to a selective judge: add --selective",
+                                 field=opt)
+    for opt in ("items", "oracle"):
+        if not getattr(args, opt):
+            raise ParameterError(f"judge needs --{opt} (or --selective with its options)", field=opt)
     try:
         prepared = _prepare(args)
     except KeyboardInterrupt:
@@ -311,3 +363,211 @@ def _prepare(args: argparse.Namespace):
     todo = [u for u in units if not _settled(states.get(u), retry)]
     kept = sum(1 for u in units if states.get(u, {}).get("status") == "error" and _settled(states[u], retry))
     return out, oracle, work_pool, units, todo, kept
+
+
+# ---------------------------------------------------------------------------------------------- --selective
+def _judge_source(spec: str) -> str:
+    """The recorded source of a ``--judge judgments:FILE`` (the prefix may be left out)."""
+    kind, sep, rest = spec.partition(":")
+    if sep and kind == "judgments":
+        return rest
+    if sep and kind in ("llm", "metric"):
+        raise ParameterError(f"--judge {spec}: a recorded judge is judgments:FILE; a live LLM judge is --oracle "
+                             f"{spec} with --calibration FILE", field="judge")
+    return spec
+
+
+def _check_selective_out(path: str) -> Path:
+    """``--out DIR`` of a selective run, checked before any work (so a refused folder costs nothing)."""
+    from ..errors import DataError
+    from ..oracle.selective import is_selective_dir
+    from ._common import _make_folder
+
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise DataError(f"--out {path} is a file; --selective writes a folder (kept.jsonl, escalated.jsonl, "
+                        "results.json): give a folder name", field="out")
+    if out.is_dir() and any(out.iterdir()) and not is_selective_dir(out):
+        raise DataError(f"--out {path} holds files a selective judge did not write; give a new or empty folder",
+                        field="out")
+    _make_folder(out.parent)
+    return out
+
+
+def _escalate_target(spec: str | None) -> tuple[str, str] | None:
+    if spec is None:
+        return None
+    db, sep, project = spec.rpartition(":")
+    if not (sep and db and project.strip()):
+        raise ParameterError(f"--escalate-to {spec!r}: give DB:PROJECT, e.g. evalsift.db:hard-items", field="escalate_to")
+    return db, project.strip()
+
+
+def cmd_selective(args: argparse.Namespace) -> int:
+    """``evalsift judge --selective``: calibrate the judge's confidence threshold on human-labelled items
+    (recorded judges: ``--judge``; a live one: ``--oracle`` with ``--calibration``), keep its verdicts where the
+    agreement is guaranteed and escalate the rest (to the next judge of ``--cascade``; to a new annotation
+    project with ``--escalate-to``). Writes ``--out DIR`` whole at the end; prints the guarantee."""
+    from ..oracle.selective import write_dir
+
+    if args.oracle and args.judge:
+        raise ParameterError("--selective takes recorded judges (--judge judgments:FILE) or one live judge "
+                             "(--oracle llm:MODEL with --calibration FILE), not both", field="judge")
+    if not (args.oracle or args.judge):
+        raise ParameterError("--selective needs a judge: --judge judgments:FILE (recorded verdicts; repeat for "
+                             "several) or --oracle llm:MODEL with --calibration FILE", field="judge")
+    target = _escalate_target(args.escalate_to)
+    if target is not None and Path(target[0]).is_file():  # refused before the judge is asked anything
+        from ..errors import DataError
+        from ..store import Store
+
+        if any(p.name == target[1] for p in Store(target[0]).projects()):
+            raise DataError(f"--escalate-to {args.escalate_to}: a project named {target[1]!r} already exists in "
+                            f"{target[0]}; the escalated items go into a new project: choose another name",
+                            field="escalate_to")
+    out = _check_selective_out(args.out)
+    if args.judge:
+        if args.calibration:
+            raise ParameterError("--calibration FILE is the live form's (--oracle); recorded judges calibrate on "
+                                 "--calibration-size items of --data drawn with --seed", field="calibration")
+        if target is not None:
+            raise ParameterError("--escalate-to needs the items' texts to show people: use the live form (--data "
+                                 "POOL --a X --b Y --oracle llm:MODEL --calibration FILE)", field="escalate_to")
+        run, extra, pool = _selective_recorded(args), {}, None
+    else:
+        run, extra, pool = _selective_live(args)
+    res = run["results"]
+    if target is not None:
+        res["escalated_to"] = _escalate(target, pool, run, args)
+    write_dir(out, run, extra)
+    _print_selective(res, out)
+    return 0
+
+
+def _stages(args: argparse.Namespace, pairs: dict) -> list[tuple[str, list]]:
+    from ..io.pairwise import read_judgments
+    from ..oracle.selective import judge_weights
+
+    weights = []
+    for spec in args.judge:
+        data = read_judgments(_judge_source(spec))
+        w = judge_weights(data.judgments, pairs)
+        if not w:
+            raise ParameterError(f"--judge {spec}: none of its verdicts is on an item of --data {args.data} (items "
+                                 "match by id and pair of systems)", field="judge")
+        src = Path(_judge_source(spec))
+        weights.append((src.stem if src.is_file() else str(src), w))
+    if args.cascade:
+        return [(name, [w]) for name, w in weights]
+    return [("+".join(n for n, _ in weights), [w for _, w in weights])]
+
+
+def _selective_recorded(args: argparse.Namespace) -> dict:
+    """The recorded form: people's verdicts in ``--data``, recorded judges in ``--judge``."""
+    from ..io.pairwise import read_judgments
+    from ..oracle.selective import human_verdicts, selective_run, split
+
+    people = read_judgments(args.data)
+    human, pairs = human_verdicts(people.judgments)
+    stages = _stages(args, pairs)
+    counted = [i for i in human if args.ties == "count" or human[i] != "tie"]
+    cal, _ = split(counted, args.calibration_size, args.seed)
+    cal_set = set(cal)
+    judged = [i for i in pairs if i not in cal_set]
+    run = selective_run(human, pairs, stages, calibration=cal, judged=judged, agreement=args.agreement,
+                        risk=args.risk, ties=args.ties, min_items=args.min_items, method=args.method)
+    run["results"].update(people=str(args.data), judges=list(args.judge), seed=args.seed,
+                          calibration_size=args.calibration_size, form="recorded")
+    return run
+
+
+def _selective_live(args: argparse.Namespace):
+    """The live form: ``--oracle`` asked on ``--calibration``'s human-labelled items of ``--data``, then on the
+    rest (``--items``, default every other item of the pair)."""
+    from ..errors import DataError
+    from ..io.pairwise import read_judgments
+    from ..oracle.selective import human_verdicts, judge_weights, selective_run
+    from ..restrict import restrict_pair
+
+    if not args.calibration:
+        raise ParameterError("a live selective judge (--oracle) calibrates on people's verdicts: give --calibration "
+                             "FILE (a pairwise table of human verdicts on items of --data)", field="calibration")
+    if not (args.a and args.b):
+        raise ParameterError("judge --selective --oracle compares two systems: give --a SYS --b SYS", field="a")
+    pool = load_data(args)
+    r = restrict_pair(pool, args.a, args.b)
+    if r.dropped:
+        note(r.note())
+    pool = r.pool
+    index = {iid: k for k, iid in enumerate(pool.item_ids)}
+    human_all, hpairs = human_verdicts(read_judgments(args.calibration).judgments)
+    human = {i: v if hpairs[i] == (args.a, args.b) else {"a": "b", "b": "a"}.get(v, v)
+             for i, v in human_all.items() if i in index and set(hpairs[i]) == {args.a, args.b}}
+    if not human:
+        raise DataError(f"--calibration {args.calibration}: no human verdict on an item of --data {args.data} for "
+                        f"{args.a} vs {args.b} (items match by id)", field="calibration")
+    cal = [i for i in pool.item_ids if i in human]
+    wanted = ([pool.item_ids[k] for k in picked_positions(args.items, pool, args.data)] if args.items
+              else list(pool.item_ids))
+    judged = [i for i in dict.fromkeys(wanted) if i not in human]
+    if not judged:
+        raise DataError("every item to judge has a human verdict in --calibration; nothing is left for the judge",
+                        field="items")
+    oracle = build_oracle(args, args.oracle)
+    asked = [index[i] for i in cal + judged]
+    records = []
+    for start in range(0, len(asked), args.batch):
+        interrupt.check()
+        records.extend(oracle.judge_pairs(pool, asked[start:start + args.batch], args.a, args.b))
+    pairs = {i: (args.a, args.b) for i in pool.item_ids}
+    weights = judge_weights(records, pairs)
+    failed = sum(j.status != "done" for j in records)
+    if not weights:
+        raise OracleError(f"no usable verdict from {oracle.name} on any of the {len(asked)} item(s) asked "
+                          f"({failed} error(s)); check --judge-url and the model", field="oracle")
+    if failed:
+        note(f"{failed} of {len(records)} judgment(s) had no usable verdict: those items are escalated")
+    run = selective_run(human, pairs, [(oracle.name, [weights])], calibration=cal, judged=judged,
+                        agreement=args.agreement, risk=args.risk, ties=args.ties, min_items=args.min_items,
+                        method=args.method)
+    run["results"].update(people=str(Path(args.calibration).resolve()), judges=[oracle.name], form="live",
+                          a=args.a, b=args.b, data=str(args.data))
+    return run, {"judgments.jsonl": [j.to_dict() for j in records]}, pool
+
+
+def _escalate(target: tuple[str, str], pool, run: dict, args: argparse.Namespace) -> dict:
+    """Create the annotation project ``target`` (DB, name) with the escalated items, as ``annotate new
+    --mode pairwise`` does; returns what results.json records of it."""
+    from ..store import Store
+    from ..web import Workspace
+
+    db, name = target
+    ids = {r["item_id"] for r in run["escalated"]}
+    if not ids:
+        note("--escalate-to: the judge answered every item; no project was created")
+        return {"db": db, "project": None, "items": 0}
+    positions = [k for k, iid in enumerate(pool.item_ids) if iid in ids]
+    work = Workspace(Store(db))
+    pid, token = work.create_fixed(name, pool.subset(positions), mode="pairwise", a=args.a, b=args.b,
+                                   data={"spec": args.data, "escalated_from": "judge --selective"})
+    print(f"escalated {len(positions)} item(s) to annotation project {name!r} (id {pid}) in {db}; its admin token "
+          f"(shown once): {token}")
+    return {"db": db, "project": name, "project_id": pid, "items": len(positions)}
+
+
+def _print_selective(res: dict, out: Path) -> None:
+    cov = res["coverage"]
+    lo, hi = cov["interval"]
+    for s in res["stages"]:
+        t = "none passed: answers nothing" if s["threshold"] is None else f"{s['threshold']:.4g}"
+        print(f"{s['judge']}: threshold {t} (calibration: {s['calibration_answered']} of {s['calibration_items']} "
+              f"answered, {s['calibration_disagreements']} disagree); kept {s['kept']}")
+    print(f"coverage {cov['value']:.3f} ({cov['answered']} of {cov['items']} judged items the rule counts; "
+          f"{cov['level']:.0%} Clopper-Pearson interval {lo:.3f}-{hi:.3f}); kept {res['kept']}, escalated "
+          f"{res['escalated']}")
+    emp = res.get("empirical_agreement")
+    if emp and res.get("form") == "recorded":
+        print(f"agreement with people on the kept items they also labelled: {emp['value']:.3f} ({emp['agree']} of "
+              f"{emp['answered']}; a check, not the guarantee)")
+    print(res["guarantee"])
+    print(f"wrote {out}/kept.jsonl, escalated.jsonl, results.json")

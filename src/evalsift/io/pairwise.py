@@ -126,6 +126,10 @@ def read_judgments(source: str | Path) -> PairwiseData:
     if path.is_file():
         return read_pairwise(path)
     if path.is_dir():
+        from ..oracle.selective import is_selective_dir, read_dir
+
+        if is_selective_dir(path):  # a selective judge's output: its kept verdicts, people's elsewhere
+            return read_dir(path)
         raise DataError(f"{path} is a folder; judgments:SOURCE takes a pairwise table file (.csv/.tsv/.jsonl) or a "
                         "dataset name such as summeval/llm-pairwise/coherence or alpaca-eval/preferences.")
     root = data_root()
