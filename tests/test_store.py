@@ -318,7 +318,7 @@ def test_a_schema_1_file_is_upgraded_with_its_judgments_and_queue(tmp_path):
     conn.commit()
     conn.close()
     st = Store(path)
-    assert st.schema_version == LATEST == 4
+    assert st.schema_version == LATEST == 5
     rows = st.judgment_rows(1)
     assert [(r["id"], r["idempotency_key"], r["retracted_at"]) for r in rows] == [(1, "k", None)]
     # i0: alice's judgment done, bob's lease open; i1: nothing (overlap 2 on both)

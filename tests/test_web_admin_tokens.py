@@ -90,7 +90,7 @@ def test_a_schema_3_file_opens_migrates_and_keeps_every_judgment(tmp_path):
     pid = 1
     before = sqlite3.connect(path).execute("SELECT * FROM judgments ORDER BY id").fetchall()
     st = Store(path)
-    assert st.schema_version == LATEST == 4
+    assert st.schema_version == LATEST == 5
     assert sqlite3.connect(path).execute("SELECT * FROM judgments ORDER BY id").fetchall() == before
     assert [r["counted"] for r in st.judgment_rows(pid)] == [True, True, False]  # the undone one counts not
     assert st.is_admin(pid, token) and st.admin_cookie(pid) is not None

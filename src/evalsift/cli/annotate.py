@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     an = sub.add_parser("annotate", help="annotation projects: create, add annotators, status, export")
     add_quiet(an)
     asub = an.add_subparsers(dest="annotate_cmd", required=True,
-                             metavar="{new,add-annotator,revoke,rotate-token,rotate-admin,revoke-admin,status,export}")
+                             metavar="{new,add-annotator,unpause,revoke,rotate-token,rotate-admin,revoke-admin,status,export}")
 
     new = asub.add_parser("new", help="a new project: a live pairwise decision, or a fixed selection")
     _add_db(new)
@@ -129,6 +129,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="how long an item stays with one annotator before it goes back to the queue")
     new.add_argument("--guidelines", type=_text_file, metavar="FILE",
                      help="a text or Markdown file shown to annotators on their page (as plain text)")
+    qc = new.add_argument_group("quality control (pairwise projects)")
+    qc.add_argument("--gold", metavar="FILE",
+                    help="gold items: a JSONL file of items with their two outputs (as --from reads them) and "
+                         "'answer' (--a's name, --b's name or tie), mixed into each person's queue, indistinguishable "
+                         "on the page; their answers are never verdicts")
+    qc.add_argument("--gold-rate", type=open_unit, default=None, metavar="R",
+                    help="with --gold: the share of requests that get a gold item (default 0.2)")
+    qc.add_argument("--min-gold-accuracy", type=open_unit, default=None, metavar="A",
+                    help="with --gold: flag a person once the 95%% anytime upper bound on their gold accuracy falls "
+                         "below A: their queue is paused and their verdicts leave the decision (kept in the store; "
+                         "'annotate unpause' lifts it)")
+    qc.add_argument("--adjudicate", choices=["split"], default=None,
+                    help="split: an item whose --overlap people do not all agree goes to the adjudicators' queue "
+                         "(add-annotator --role adjudicator); the adjudicator's verdict is what counts for it")
     new.add_argument("--url", default="http://127.0.0.1:8000", help="the server's address, for the printed admin link")
     new.add_argument("--json", action="store_true", help='print {"project": ID, "admin_token": ..., "admin_url": ...}')
     add_quiet(new)
@@ -137,6 +151,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     _person_command(asub, "add-annotator", "add a person; prints their link", cmd_add_annotator,
                     "the annotator's name (unique in the project)",
                     '{"annotator": ID, "token": ..., "url": ..., "project": ID, "project_name": ...}')
+    _person_command(asub, "unpause", "resume a person the gold rule paused: their queue opens and their verdicts count "
+                    "again", cmd_unpause, "the annotator's name")
     _person_command(asub, "revoke", "revoke a person's link: it stops working, their open items go back", cmd_revoke,
                     "the annotator's name")
     _person_command(asub, "rotate-token", "give a person a new link (the old one stops working)", cmd_rotate,
@@ -185,6 +201,10 @@ def _person_command(asub, name: str, help: str, handler, name_help: str, json_he
     _add_db(p)
     p.add_argument("--project", required=True, metavar="ID", help="project id or name")
     p.add_argument("--name", required=True, help=name_help)
+    if handler is cmd_add_annotator:
+        p.add_argument("--role", choices=["annotator", "adjudicator"], default="annotator",
+                       help="annotator (judges the queue) or adjudicator (judges the items --adjudicate sends to the "
+                            "adjudicators' queue; their verdict counts for those items)")
     if json_help is not None:
         p.add_argument("--url", default="http://127.0.0.1:8000", help="the server's address, for the printed link")
         p.add_argument("--json", action="store_true", help=f"print {json_help}")
@@ -278,13 +298,14 @@ def _create(args: argparse.Namespace) -> tuple[int, str]:
                 note(f"proxy: {by_proxy.note()}")
             data = by_proxy.pool
         sel = build_selector(args.method, args.seed, {"encoder": resolve_encoder(args, pool)})
+        quality = _quality_args(args, args.a, args.b)
         work = Workspace(_store(args, must_exist=False))
         return work.create_live_pairwise(args.name, data, args.a, args.b, sel, risk=args.risk,
                                          min_labels=args.min_labels, max_labels=args.max_labels or 200,
                                          risk_rule=args.risk_rule, overlap=args.overlap,
                                          lease_seconds=args.lease_seconds, data={"spec": args.data},
                                          guidelines=args.guidelines, proxy=proxy, sampling=args.sampling,
-                                         explore=args.explore)
+                                         explore=args.explore, **quality)
     if args.sampling != "uniform":
         raise ParameterError(f"--design {args.sampling} draws a live pairwise project's items: use it with --pairwise "
                              "and --proxy (an arena's is --allocation)", field="sampling")
@@ -312,10 +333,28 @@ def _create(args: argparse.Namespace) -> tuple[int, str]:
         if r.dropped:
             note(r.note())
         sub = r.pool
+    quality = _quality_args(args, a, b) if args.mode == "pairwise" else _quality_args(args, None, None)
     work = Workspace(_store(args, must_exist=False))
     return work.create_fixed(args.name, sub, mode=args.mode, a=a, b=b, systems=systems, scale=args.scale,
                              overlap=args.overlap, lease_seconds=args.lease_seconds, data=data,
-                             guidelines=args.guidelines)
+                             guidelines=args.guidelines, **quality)
+
+
+def _quality_args(args: argparse.Namespace, a: str | None, b: str | None) -> dict:
+    """The gold and adjudication options of ``annotate new`` for the Workspace (the gold file read and checked)."""
+    from ..web.quality import DEFAULT_GOLD_RATE, read_gold_file
+
+    if args.gold is None:
+        for opt in ("gold_rate", "min_gold_accuracy"):
+            if getattr(args, opt) is not None:
+                raise ParameterError(f"--{opt.replace('_', '-')} needs --gold FILE (the items with known answers)",
+                                     field=opt)
+        return {"adjudicate": args.adjudicate} if args.adjudicate else {}
+    if a is None or b is None:
+        raise ParameterError("--gold items are supported on pairwise projects (a verdict is right or wrong); a score "
+                             "project has no known answer to compare a score with", field="gold")
+    return {"gold": read_gold_file(args.gold, a, b), "gold_rate": args.gold_rate or DEFAULT_GOLD_RATE,
+            "min_gold_accuracy": args.min_gold_accuracy, "adjudicate": args.adjudicate}
 
 
 def _create_arena(args: argparse.Namespace) -> tuple[int, str]:
@@ -329,6 +368,9 @@ def _create_arena(args: argparse.Namespace) -> tuple[int, str]:
                              field="data")
     if args.a or args.b:
         raise ParameterError("--arena ranks several systems: name them with --systems A,B,C (not --a/--b)", field="a")
+    if args.gold or args.adjudicate or args.min_gold_accuracy is not None:
+        raise ParameterError("--gold, --min-gold-accuracy and --adjudicate are for pairwise projects (--pairwise, or "
+                             "--from with --mode pairwise), not an arena", field="gold")
     if args.covariates:
         raise ParameterError("--covariates belong to a pairwise proxy's calibration; an arena's judges are combined "
                              "by PPI++ without them", field="covariates")
@@ -375,13 +417,23 @@ def cmd_add_annotator(args: argparse.Namespace) -> int:
     """``evalsift annotate add-annotator``."""
     store = _store(args)
     project = store.project(args.project)
-    aid, token = store.add_annotator(project.id, args.name)
+    aid, token = store.add_annotator(project.id, args.name, role=args.role)
     url = f"{args.url.rstrip('/')}/a/{token}"
     if args.json:
         print_json({"annotator": aid, "token": token, "url": url, "project": project.id,
                     "project_name": project.name})
     else:
         print(f"{args.name} in project {project.id} ({project.name}): {url}")
+    return 0
+
+
+def cmd_unpause(args: argparse.Namespace) -> int:
+    """``evalsift annotate unpause``: the admin's answer to a gold-rule flag."""
+    store = _store(args)
+    project = store.project(args.project)
+    store.unpause_annotator(project.id, args.name)
+    print(f"{args.name} may work again in project {project.name!r}, and their verdicts count in the decision again "
+          "(the gold rule will not flag them a second time)")
     return 0
 
 
@@ -452,6 +504,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"judgments: {status['judgments']['done']} done, {status['judgments']['skipped']} skipped; "
           f"open leases {status['open_leases']}" + (f"; {extra} late answer(s) past the overlap, stored and not "
                                                    "counted" if extra else ""))
+    g = status.get("gold")
+    if g:
+        print(_gold_lines(g))
+    adj = status.get("adjudication")
+    if adj:
+        print(f"adjudication ({adj['rule']}): {adj['disputed']} disputed item(s), {adj['adjudicated']} adjudicated; "
+              f"adjudicators: {', '.join(adj['adjudicators']) or 'none yet (add-annotator --role adjudicator)'}")
     ar = status.get("arena")
     if ar:
         print(_arena_lines(ar))
@@ -478,6 +537,19 @@ def cmd_status(args: argparse.Namespace) -> int:
     else:
         print("agreement: no item has been judged by 2 or more people yet")
     return 0
+
+
+def _gold_lines(g: dict) -> str:
+    """The gold items' part of ``annotate status``: each person's accuracy with its anytime interval, the rule."""
+    lines = [f"gold items: {g['items']} (served on {g['rate']:g} of requests); {g['answers']} gold answer(s), never "
+             f"counted as verdicts; {g['correct_means']}",
+             f"rule: {g['rule']}; confidence level {100 * g['level']:g}% per end, valid at every answer "
+             f"(a betting confidence sequence over the gold set); assumption: {g['assumption']}"]
+    for p in g["annotators"]:
+        state = (" -- FLAGGED: paused, verdicts excluded from the decision (annotate unpause lifts it)" if p["excluded"]
+                 else " -- flagged, unpaused by the admin" if p["unpaused"] else "")
+        lines.append(f"  {p['name']}: {p['text']}{state}")
+    return "\n".join(lines)
 
 
 def _agreement_text(ag: dict, num) -> str:
@@ -601,25 +673,30 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def write_pairwise_table(store, project_id: int, path: Path) -> int:
     """The project's finished verdicts as a pairwise table (``item_id, system_a, system_b, verdict,
-    annotator, input, output_a, output_b, shown_order, comment, counted``); CSV, TSV or JSONL by suffix.
-    ``counted`` is false for a late answer past its item's overlap (stored, never counted by the decision).
+    annotator, input, output_a, output_b, shown_order, comment, counted, excluded, adjudicated``); CSV, TSV or
+    JSONL by suffix. ``counted`` is false for a late answer past its item's overlap and for the verdicts of a
+    person the gold rule flagged (``excluded``; stored, never counted by the decision); ``adjudicated`` marks an
+    adjudicator's verdict, the one that counts for its disputed item. Gold answers are never in it.
     CSV/TSV text cells that a spreadsheet would run as formulas start with ``'``."""
     from ..store import OverlapCount
 
     items = {r["item_id"]: r for r in store.items(project_id)}
     rows = []
     count = OverlapCount(int(store.project(project_id).settings.get("overlap", 1)))
+    excluded = store.excluded(project_id)
     for j in store.judgments(project_id):
-        counted = count.counts(j)
+        counted = j.annotator not in excluded and count.counts(j)
         if j.status != "done" or j.is_score:
             continue
         it = items.get(j.item_id, {"input": None, "outputs": {}})
         rows.append({"item_id": j.item_id, "system_a": j.a, "system_b": j.b, "verdict": j.verdict,
                      "annotator": j.annotator, "input": it["input"], "output_a": it["outputs"].get(j.a),
                      "output_b": it["outputs"].get(j.b), "shown_order": j.shown_order,
-                     "comment": j.detail.get("comment", ""), "counted": counted})
+                     "comment": j.detail.get("comment", ""), "counted": counted,
+                     "excluded": j.annotator in excluded, "adjudicated": j.kind == "adjudicator"})
     _write_rows(path, rows, ["item_id", "system_a", "system_b", "verdict", "annotator", "input", "output_a",
-                             "output_b", "shown_order", "comment", "counted"], "a pairwise table is .csv, .tsv or .jsonl")
+                             "output_b", "shown_order", "comment", "counted", "excluded", "adjudicated"],
+                "a pairwise table is .csv, .tsv or .jsonl")
     return len(rows)
 
 

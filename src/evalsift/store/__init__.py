@@ -54,7 +54,7 @@ True
 """
 
 from .schema import LATEST, MIGRATIONS, project_units
-from .store import DEFAULT_DB, LLMResponseCache, OverlapCount, Project, Store, hash_token
+from .store import ADJUDICATOR_KIND, DEFAULT_DB, LLMResponseCache, OverlapCount, Project, Store, hash_token
 
-__all__ = ["DEFAULT_DB", "LATEST", "LLMResponseCache", "MIGRATIONS", "OverlapCount", "Project", "Store", "hash_token",
+__all__ = ["ADJUDICATOR_KIND", "DEFAULT_DB", "LATEST", "LLMResponseCache", "MIGRATIONS", "OverlapCount", "Project", "Store", "hash_token",
            "project_units"]

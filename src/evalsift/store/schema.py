@@ -262,4 +262,46 @@ CREATE TABLE secrets (                          -- keys this store keeps for its
 );
 """, _cookie_key))
 
+MIGRATIONS.append((5, "gold items (known answers mixed into people's queues) and their answers, annotator roles "
+                      "(adjudicator), gold-accuracy flags", """
+CREATE TABLE gold_items (                       -- items with a known answer; their input and outputs are rows of items
+    project_id    INTEGER NOT NULL REFERENCES projects(id),   -- and outputs under item_id (hidden from the
+    gold_id       TEXT NOT NULL,                -- project's items), so a gold assignment is an assignment like others
+    item_id       TEXT NOT NULL,
+    answer        TEXT NOT NULL,                -- the known verdict: 'a', 'b' or 'tie' (the project's a and b)
+    created_at    TEXT NOT NULL,
+    PRIMARY KEY (project_id, gold_id),
+    UNIQUE (project_id, item_id),
+    FOREIGN KEY (project_id, item_id) REFERENCES items(project_id, item_id)
+);
+CREATE TABLE gold_answers (                     -- a person's answer to a gold item: never a judgment
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    project_id      INTEGER NOT NULL REFERENCES projects(id),
+    annotator_id    INTEGER NOT NULL REFERENCES annotators(id),
+    annotator       TEXT NOT NULL,
+    gold_id         TEXT NOT NULL,
+    assignment_id   INTEGER NOT NULL REFERENCES assignments(id),
+    given           TEXT,                         -- 'a', 'b', 'tie'; NULL for a skip
+    status          TEXT NOT NULL CHECK (status IN ('done', 'skipped')),
+    correct         INTEGER,                      -- 1 / 0; NULL for a skip
+    idempotency_key TEXT,
+    created_at      TEXT NOT NULL
+);
+CREATE INDEX gold_answers_who ON gold_answers(project_id, annotator_id);
+CREATE INDEX gold_answers_assignment ON gold_answers(assignment_id);
+CREATE TRIGGER gold_answers_no_update BEFORE UPDATE ON gold_answers
+    BEGIN SELECT RAISE(ABORT, 'gold answers are append-only'); END;
+CREATE TRIGGER gold_answers_no_delete BEFORE DELETE ON gold_answers
+    BEGIN SELECT RAISE(ABORT, 'gold answers are append-only: they are never deleted'); END;
+CREATE TABLE gold_retractions (                 -- an undo of a gold answer: it stays, marked withdrawn
+    gold_answer_id INTEGER PRIMARY KEY REFERENCES gold_answers(id),
+    project_id     INTEGER NOT NULL REFERENCES projects(id),
+    created_at     TEXT NOT NULL
+);
+ALTER TABLE annotators ADD COLUMN role TEXT NOT NULL DEFAULT 'annotator';   -- or 'adjudicator'
+ALTER TABLE annotators ADD COLUMN flagged_at TEXT;      -- the gold rule flagged the person: paused, verdicts excluded
+ALTER TABLE annotators ADD COLUMN flag_reason TEXT;
+ALTER TABLE annotators ADD COLUMN cleared_at TEXT;      -- the admin unpaused them (annotate unpause): counted again
+"""))
+
 LATEST = MIGRATIONS[-1][0]

@@ -24,9 +24,12 @@ from .schema import LATEST, MIGRATIONS
 
 DEFAULT_DB = "evalsift.db"
 KINDS = ("pairwise", "score")
+ROLES = ("annotator", "adjudicator")
 MODES = ("live", "fixed")  # an arena project is pairwise and live, with settings["arena"]
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
 SQLITE_MAGIC = b"SQLite format 3\x00"
+ADJUDICATOR_KIND = "adjudicator"
+"""The kind of an adjudicator's judgment: the verdict that counts for a disputed item (never an overlap slot)."""
 
 
 def hash_token(token: str) -> str:
@@ -429,7 +432,14 @@ class Store:
             outs.setdefault(r["item_id"], {})[r["system"]] = r["output"]
         return [{"item_id": r["item_id"], "position": r["position"], "input": r["input"], "meta": json.loads(r["meta"]),
                  "outputs": outs.get(r["item_id"], {})}
-                for r in conn.execute("SELECT * FROM items WHERE project_id = ? ORDER BY position", (project_id,))]
+                for r in conn.execute(f"SELECT * FROM items WHERE project_id = ?{self._not_gold()} ORDER BY position",
+                                      (project_id,))]
+
+    def _not_gold(self, column: str = "item_id") -> str:
+        """SQL that leaves a project's gold items out of its items (they are rows of ``items`` so that a gold
+        assignment is an assignment like the others; the project's pool never holds them)."""
+        return (f" AND {column} NOT IN (SELECT g.item_id FROM gold_items g WHERE g.project_id = items.project_id)"
+                if self._has("gold_items") else "")
 
     def item(self, project_id: int, item_id: str) -> dict[str, Any] | None:
         """One item with its outputs (as :meth:`items` gives them), or None -- without reading the rest."""
@@ -444,20 +454,24 @@ class Store:
 
     def item_count(self, project_id: int) -> int:
         """How many items the project holds."""
-        return int(self._conn().execute("SELECT COUNT(*) FROM items WHERE project_id = ?", (project_id,)).fetchone()[0])
+        return int(self._conn().execute(f"SELECT COUNT(*) FROM items WHERE project_id = ?{self._not_gold()}",
+                                        (project_id,)).fetchone()[0])
 
     # ------------------------------------------------------------------ annotators
-    def add_annotator(self, project_id: int, name: str) -> tuple[int, str]:
-        """Add an annotator; returns ``(annotator id, token)`` -- the token is shown once, stored hashed."""
+    def add_annotator(self, project_id: int, name: str, *, role: str = "annotator") -> tuple[int, str]:
+        """Add an annotator; returns ``(annotator id, token)`` -- the token is shown once, stored hashed.
+        ``role``: ``annotator`` (judges the queue) or ``adjudicator`` (judges the items the project's
+        adjudication rule sends to its queue; their verdict is what counts for those items)."""
         self.project(project_id)
+        check_choice("role", role, ROLES, where="add-annotator")
         if not name or not str(name).strip():
             raise ParameterError("an annotator needs a name (--name)", field="name")
         token = secrets.token_urlsafe(24)
         with self._write() as conn:
             if conn.execute("SELECT 1 FROM annotators WHERE project_id = ? AND name = ?", (project_id, name)).fetchone():
                 raise DataError(f"project {project_id} already has an annotator named {name!r}", field="name")
-            cur = conn.execute("INSERT INTO annotators (project_id, name, token, created_at) VALUES (?, ?, ?, ?)",
-                               (project_id, name, hash_token(token), _now()))
+            cur = conn.execute("INSERT INTO annotators (project_id, name, token, created_at, role) VALUES (?, ?, ?, ?, ?)",
+                               (project_id, name, hash_token(token), _now(), role))
         return int(cur.lastrowid), token
 
     def _annotator_row(self, conn, project_id: int, name: str) -> sqlite3.Row:
@@ -494,13 +508,33 @@ class Store:
         if not token or not isinstance(token, str):
             return None
         revoked = " AND revoked_at IS NULL" if self._has("servers") else ""
-        row = self._conn().execute(f"SELECT id, project_id, name FROM annotators WHERE token = ?{revoked}",
+        extra = ", role, flagged_at, cleared_at" if self._has("gold_items") else ""
+        row = self._conn().execute(f"SELECT id, project_id, name{extra} FROM annotators WHERE token = ?{revoked}",
                                    (hash_token(token),)).fetchone()
-        return None if row is None else dict(row)
+        if row is None:
+            return None
+        out = dict(row)
+        out.setdefault("role", "annotator")
+        out["paused"] = bool(out.pop("flagged_at", None)) and not out.pop("cleared_at", None)
+        out.pop("cleared_at", None)
+        return out
+
+    def annotator_state(self, annotator_id: int) -> dict[str, Any]:
+        """``{role, paused}`` of an annotator now (``paused``: flagged by the gold rule and not unpaused)."""
+        if not self._has("gold_items"):
+            return {"role": "annotator", "paused": False}
+        r = self._conn().execute("SELECT role, flagged_at, cleared_at FROM annotators WHERE id = ?",
+                                 (annotator_id,)).fetchone()
+        if r is None:
+            return {"role": "annotator", "paused": False}
+        return {"role": r["role"], "paused": r["flagged_at"] is not None and r["cleared_at"] is None}
 
     def annotators(self, project_id: int) -> list[dict[str, Any]]:
-        """``{id, name, created_at, revoked_at, last_seen}`` of the project's annotators."""
+        """``{id, name, created_at, revoked_at, last_seen}`` of the project's annotators (and, from migration 5,
+        ``role``, ``flagged_at``, ``flag_reason``, ``cleared_at``: the gold rule's flag and the admin's unpause)."""
         cols = "id, name, created_at, revoked_at, last_seen" if self._has("servers") else "id, name, created_at"
+        if self._has("gold_items"):
+            cols += ", role, flagged_at, flag_reason, cleared_at"
         return [dict(r) for r in self._conn().execute(
             f"SELECT {cols} FROM annotators WHERE project_id = ? ORDER BY id", (project_id,))]
 
@@ -543,7 +577,13 @@ class Store:
         open leases below the overlap) and that this annotator has never had. Returns the assignment row,
         or None when there is no such unit. ``shown_order(unit row) -> 'ab' | 'ba'``; ``prob``: the
         probability with which a random rule drew the unit, kept with the assignment (and with its judgment),
-        or ``prob(unit row)`` giving it for the unit chosen."""
+        or ``prob(unit row)`` giving it for the unit chosen.
+
+        A project with gold items (:meth:`add_gold_items`, settings ``gold.rate`` R) serves one instead of
+        the unit chosen on a share R of the requests that find a unit -- a draw seeded by the project, the
+        person and how many assignments they have had, so deterministic -- the person's next gold item in
+        an order of their own (seeded, uniformly random, each once): the gold assignment has no unit, the
+        project's own pair and a shown order drawn as any other's, so nothing on the page tells it apart."""
         with self._write() as conn:
             now = time.time()
             _expire(conn, project_id, now)
@@ -567,6 +607,12 @@ class Store:
                         break
             if row is None:
                 return None
+            gold = self._gold_turn(conn, project_id, annotator_id)
+            if gold is not None:  # this request is a gold turn: a gold item instead, the real unit stays free
+                order = shown_order({**dict(row), "item_id": gold["item_id"]}) if shown_order else "ab"
+                aid = self._insert_lease(conn, project_id, annotator_id, None, gold["item_id"], row["a"],
+                                         row["b"] or None, order, seconds)
+                return dict(conn.execute("SELECT * FROM assignments WHERE id = ?", (aid,)).fetchone())
             order = shown_order(dict(row)) if (shown_order and row["b"]) else "ab"
             p = prob(dict(row)) if callable(prob) else prob
             aid = self._insert_lease(conn, project_id, annotator_id, row["pos"], row["item_id"], row["a"],
@@ -592,6 +638,180 @@ class Store:
         rows = conn.execute(f"SELECT u.pos FROM units u WHERE {where} AND u.pos % ? = ? ORDER BY u.pos",
                             (project_id, annotator_id, groups, group))
         return [int(r[0]) for r in rows]
+
+    # ------------------------------------------------------------------ gold items
+    def add_gold_items(self, project_id: int, rows: Iterable[dict[str, Any]]) -> int:
+        """Store gold items: each row ``{gold_id, input, outputs: {system: text}, answer}`` (``answer``: 'a', 'b'
+        or 'tie', in terms of the project's a and b). Their input and outputs are kept as hidden items
+        (``items()`` and ``item_count()`` leave them out); returns how many were added."""
+        rows = list(rows)
+        with self._write() as conn:
+            taken = {r[0] for r in conn.execute("SELECT item_id FROM items WHERE project_id = ?", (project_id,))}
+            for k, r in enumerate(rows):
+                item_id = f"gold:{r['gold_id']}"
+                if item_id in taken:
+                    raise DataError(f"gold item {r['gold_id']!r}: the project already holds an item {item_id!r}; "
+                                    "give the gold items other ids", field="item_id", item_id=str(r["gold_id"]))
+                if r["answer"] not in ("a", "b", "tie"):
+                    raise DataError(f"gold item {r['gold_id']!r}: answer must be 'a', 'b' or 'tie', got {r['answer']!r}",
+                                    field="answer", item_id=str(r["gold_id"]))
+                conn.execute("INSERT INTO items (project_id, item_id, position, input, meta) VALUES (?, ?, ?, ?, '{}')",
+                             (project_id, item_id, -1 - k, r.get("input")))
+                conn.executemany("INSERT INTO outputs (project_id, item_id, system, output) VALUES (?, ?, ?, ?)",
+                                 [(project_id, item_id, system, text) for system, text in r["outputs"].items()])
+                conn.execute("INSERT INTO gold_items (project_id, gold_id, item_id, answer, created_at) VALUES "
+                             "(?, ?, ?, ?, ?)", (project_id, str(r["gold_id"]), item_id, r["answer"], _now()))
+                taken.add(item_id)
+        return len(rows)
+
+    def gold_items(self, project_id: int) -> list[dict[str, Any]]:
+        """The project's gold items: ``{gold_id, item_id, answer, input, outputs}`` (none before migration 5)."""
+        if not self._has("gold_items"):
+            return []
+        out = []
+        for r in self._conn().execute("SELECT gold_id, item_id, answer FROM gold_items WHERE project_id = ? ORDER BY "
+                                      "rowid", (project_id,)).fetchall():
+            it = self.item(project_id, r["item_id"]) or {"input": None, "outputs": {}}
+            out.append({"gold_id": r["gold_id"], "item_id": r["item_id"], "answer": r["answer"], "input": it["input"],
+                        "outputs": it["outputs"]})
+        return out
+
+    def gold_item(self, project_id: int, item_id: str) -> dict[str, Any] | None:
+        """``{gold_id, answer}`` when ``item_id`` (an assignment's) is one of the project's gold items, else None."""
+        if not self._has("gold_items"):
+            return None
+        r = self._conn().execute("SELECT gold_id, answer FROM gold_items WHERE project_id = ? AND item_id = ?",
+                                 (project_id, item_id)).fetchone()
+        return None if r is None else dict(r)
+
+    def _gold_turn(self, conn, project_id: int, annotator_id: int) -> dict[str, Any] | None:
+        """The gold item to serve now instead of a real unit (see :meth:`lease_next`), or None."""
+        if not self._has("gold_items"):
+            return None
+        settings = json.loads(conn.execute("SELECT settings FROM projects WHERE id = ?", (project_id,)).fetchone()[0])
+        rate = float((settings.get("gold") or {}).get("rate", 0.0))
+        if rate <= 0:
+            return None
+        had = int(conn.execute("SELECT COUNT(*) FROM assignments WHERE project_id = ? AND annotator_id = ?",
+                               (project_id, annotator_id)).fetchone()[0])
+        if _uniform(f"gold-turn|{project_id}|{annotator_id}|{had}") >= rate:
+            return None
+        left = conn.execute("SELECT g.gold_id, g.item_id FROM gold_items g WHERE g.project_id = ? AND NOT EXISTS "
+                            "(SELECT 1 FROM assignments s WHERE s.project_id = g.project_id AND s.item_id = g.item_id "
+                            "AND s.annotator_id = ?)", (project_id, annotator_id)).fetchall()
+        if not left:
+            return None
+        return dict(min(left, key=lambda r: _uniform(f"gold-order|{project_id}|{annotator_id}|{r['gold_id']}")))
+
+    def record_gold_answer(self, project_id: int, annotator: dict[str, Any], assignment_id: int, given: str | None, *,
+                           idempotency_key: str | None = None) -> dict[str, Any]:
+        """Store a person's answer to a gold assignment (``given``: 'a', 'b', 'tie', or None for a skip) -- never
+        a judgment -- and mark the assignment done, in one transaction. Returns ``{id, correct}``. The same
+        ``idempotency_key`` with the same answer returns the first id; with another, or a second answer to
+        the assignment, ConflictError (as :meth:`record_judgment`)."""
+        with self._write() as conn:
+            a = conn.execute("SELECT * FROM assignments WHERE id = ?", (assignment_id,)).fetchone()
+            gold = None if a is None else conn.execute(
+                "SELECT gold_id, answer FROM gold_items WHERE project_id = ? AND item_id = ?",
+                (project_id, a["item_id"])).fetchone()
+            if gold is None:
+                raise DataError(f"assignment {assignment_id} is not a gold item's", field="assignment_id")
+            standing = "AND NOT EXISTS (SELECT 1 FROM gold_retractions r WHERE r.gold_answer_id = gold_answers.id)"
+            if idempotency_key is not None:
+                row = conn.execute(f"SELECT * FROM gold_answers WHERE assignment_id = ? AND idempotency_key = ?",
+                                   (assignment_id, idempotency_key)).fetchone()
+                if row is not None:
+                    if conn.execute("SELECT 1 FROM gold_retractions WHERE gold_answer_id = ?", (row["id"],)).fetchone():
+                        raise ConflictError(f"idempotency_key {idempotency_key!r} was used for an answer that was "
+                                            "undone; nothing was stored: send the answer again with a new key",
+                                            field="idempotency_key")
+                    if row["given"] != given:
+                        raise ConflictError(f"idempotency_key {idempotency_key!r} was already used with a different "
+                                            "answer; send a new key for a new answer, or undo the first",
+                                            field="idempotency_key")
+                    return {"id": int(row["id"]), "correct": row["correct"]}
+            if a["state"] == "done":
+                prev = conn.execute(f"SELECT id FROM gold_answers WHERE assignment_id = ? {standing}",
+                                    (assignment_id,)).fetchone()
+                raise ConflictError(f"assignment {assignment_id} already has answer {prev[0] if prev else '?'}; to change "
+                                    "it, undo it first (POST /api/v1/undo)", field="assignment_id")
+            correct = None if given is None else int(given == gold["answer"])
+            cur = conn.execute(
+                "INSERT INTO gold_answers (project_id, annotator_id, annotator, gold_id, assignment_id, given, status, "
+                "correct, idempotency_key, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (project_id, annotator["id"], annotator["name"], gold["gold_id"], assignment_id, given,
+                 "skipped" if given is None else "done", correct, idempotency_key, _now()))
+            conn.execute("UPDATE assignments SET state = 'done' WHERE id = ?", (assignment_id,))
+        return {"id": int(cur.lastrowid), "correct": correct}
+
+    def gold_answers(self, project_id: int) -> list[dict[str, Any]]:
+        """Every gold answer of the project in the order stored (undone ones with ``retracted_at``), for audit."""
+        if not self._has("gold_answers"):
+            return []
+        return [dict(r) for r in self._conn().execute(
+            "SELECT g.*, r.created_at AS retracted_at FROM gold_answers g LEFT JOIN gold_retractions r ON "
+            "r.gold_answer_id = g.id WHERE g.project_id = ? ORDER BY g.id", (project_id,))]
+
+    def gold_record(self, project_id: int) -> dict[int, list[int]]:
+        """Per annotator id: the correctness (1 / 0) of their gold answers that stand, skips left out, in order."""
+        out: dict[int, list[int]] = {}
+        for r in self.gold_answers(project_id):
+            if r["retracted_at"] is None and r["status"] == "done":
+                out.setdefault(int(r["annotator_id"]), []).append(int(r["correct"]))
+        return out
+
+    def flag_annotator(self, project_id: int, annotator_id: int, reason: str) -> bool:
+        """Flag a person (the gold rule): their queue is paused (open leases go back), their verdicts leave the
+        decision (:meth:`excluded`) and the units they finished need someone else again; their judgments stay.
+        False (nothing done) when they were flagged before or the admin unpaused them."""
+        with self._write() as conn:
+            row = conn.execute("SELECT flagged_at, cleared_at FROM annotators WHERE id = ? AND project_id = ?",
+                               (annotator_id, project_id)).fetchone()
+            if row is None or row["flagged_at"] is not None or row["cleared_at"] is not None:
+                return False
+            conn.execute("UPDATE annotators SET flagged_at = ?, flag_reason = ? WHERE id = ?",
+                         (_now(), str(reason), annotator_id))
+            freed = conn.execute("UPDATE assignments SET state = 'expired' WHERE annotator_id = ? AND state = 'leased' "
+                                 "RETURNING project_id, unit", (annotator_id,)).fetchall()
+            _release(conn, freed)
+            self._shift_done(conn, project_id, annotator_id, -1)
+        return True
+
+    def unpause_annotator(self, project_id: int, name: str) -> dict[str, Any]:
+        """The admin's answer to a flag: the person may work again and their verdicts count again (the gold rule
+        does not flag them a second time). Returns the annotator row. DataError when they were not flagged."""
+        with self._write() as conn:
+            row = self._annotator_row(conn, project_id, name)
+            if row["flagged_at"] is None or row["cleared_at"] is not None:
+                raise DataError(f"{name!r} is not paused in project {project_id}", field="name")
+            conn.execute("UPDATE annotators SET cleared_at = ? WHERE id = ?", (_now(), row["id"]))
+            self._shift_done(conn, project_id, int(row["id"]), +1)
+            return dict(conn.execute("SELECT * FROM annotators WHERE id = ?", (row["id"],)).fetchone())
+
+    def _shift_done(self, conn, project_id: int, annotator_id: int, by: int) -> None:
+        """Move the finished count of every unit a person finished (a verdict that stands) by ``by``."""
+        units = [r[0] for r in conn.execute(
+            "SELECT DISTINCT s.unit FROM judgments j JOIN assignments s ON s.id = j.assignment_id WHERE j.project_id = ? "
+            "AND s.annotator_id = ? AND j.status = 'done' AND s.unit IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+            "retractions r WHERE r.judgment_id = j.id)", (project_id, annotator_id))]
+        conn.executemany("UPDATE units SET done = MAX(0, done + ?) WHERE project_id = ? AND pos = ?",
+                         [(by, project_id, u) for u in units])
+
+    def excluded(self, project_id: int) -> frozenset[str]:
+        """Names of the people the gold rule flagged and the admin did not unpause: their verdicts are left out
+        of the decision (they stay in the store; the export marks them ``excluded``)."""
+        if not self._has("gold_items"):
+            return frozenset()
+        return frozenset(r[0] for r in self._conn().execute(
+            "SELECT name FROM annotators WHERE project_id = ? AND flagged_at IS NOT NULL AND cleared_at IS NULL",
+            (project_id,)))
+
+    def lease_extra(self, project_id: int, annotator_id: int, item_id: str, a: str, b: str | None, shown_order: str,
+                    seconds: float) -> dict[str, Any]:
+        """Lease an item outside the queue (no unit: an adjudicator's disputed item); returns the assignment row."""
+        with self._write() as conn:
+            aid = self._insert_lease(conn, project_id, annotator_id, None, item_id, a, b, shown_order, seconds)
+            return dict(conn.execute("SELECT * FROM assignments WHERE id = ?", (aid,)).fetchone())
 
     def assignment_count(self, project_id: int) -> int:
         """How many assignments the project has handed out (expired and answered ones included)."""
@@ -684,6 +904,11 @@ class Store:
             "SELECT j.status, COUNT(*) FROM judgments j JOIN assignments s ON s.id = j.assignment_id WHERE "
             f"s.annotator_id = ? AND j.status IN ('done', 'skipped'){standing} GROUP BY j.status", (annotator_id,))
         got = {str(status): int(n) for status, n in rows}
+        if self._has("gold_answers"):  # a person's own count holds their gold answers too (the page never tells them)
+            for status, n in self._conn().execute(
+                    "SELECT status, COUNT(*) FROM gold_answers g WHERE annotator_id = ? AND NOT EXISTS (SELECT 1 FROM "
+                    "gold_retractions r WHERE r.gold_answer_id = g.id) GROUP BY status", (annotator_id,)):
+                got[str(status)] = got.get(str(status), 0) + int(n)
         return {"judged": got.get("done", 0), "skipped": got.get("skipped", 0)}
 
     def judged_by(self, annotator_id: int) -> int:
@@ -757,10 +982,21 @@ class Store:
         judgment was a skip and the item has since gone to someone else."""
         with self._write() as conn:
             last = conn.execute(
-                "SELECT j.id, j.status, j.annotator, s.id AS aid, s.unit FROM judgments j JOIN assignments s ON "
-                "s.id = j.assignment_id WHERE j.project_id = ? AND s.annotator_id = ? AND NOT EXISTS (SELECT 1 FROM "
+                "SELECT j.id, j.status, j.annotator, j.stored_at, s.id AS aid, s.unit FROM judgments j JOIN assignments s "
+                "ON s.id = j.assignment_id WHERE j.project_id = ? AND s.annotator_id = ? AND NOT EXISTS (SELECT 1 FROM "
                 "retractions r WHERE r.judgment_id = j.id) ORDER BY j.id DESC LIMIT 1",
                 (project_id, annotator_id)).fetchone()
+            gold = conn.execute(
+                "SELECT id, assignment_id, created_at FROM gold_answers g WHERE project_id = ? AND annotator_id = ? AND "
+                "NOT EXISTS (SELECT 1 FROM gold_retractions r WHERE r.gold_answer_id = g.id) ORDER BY id DESC LIMIT 1",
+                (project_id, annotator_id)).fetchone() if self._has("gold_answers") else None
+            if gold is not None and (last is None or gold["created_at"] > last["stored_at"]):  # a gold answer is latest
+                conn.execute("INSERT INTO gold_retractions (gold_answer_id, project_id, created_at) VALUES (?, ?, ?)",
+                             (gold["id"], project_id, _now()))
+                conn.execute("UPDATE assignments SET state = 'leased', expires_at = ? WHERE id = ?",
+                             (time.time() + float(seconds), gold["assignment_id"]))
+                row = dict(conn.execute("SELECT * FROM assignments WHERE id = ?", (gold["assignment_id"],)).fetchone())
+                return {"judgment_id": None, "gold_answer_id": int(gold["id"]), "assignment": row}
             if last is None:
                 raise ConflictError("nothing to undo: you have no judgment in this project that stands", field="undo")
             unit = last["unit"]
@@ -837,7 +1073,9 @@ class Store:
         """Every stored row, undone ones included (with id, assignment, idempotency key, store time,
         ``retracted_at``: when it was undone, or None, and ``counted``: whether the finished verdict counts
         toward its unit's overlap -- :class:`OverlapCount` over the judgments that stand -- or is an extra,
-        a late answer past the overlap, stored and never counted), for export and audit."""
+        a late answer past the overlap, stored and never counted; ``excluded``: its annotator was flagged by the
+        gold rule, so it is not counted; ``adjudicated``: an adjudicator's verdict, the one that counts for its
+        item), for export and audit. Gold answers are never judgments: they are not here (:meth:`gold_answers`)."""
         if self._has("retractions"):
             sql = ("SELECT j.*, r.created_at AS retracted_at FROM judgments j LEFT JOIN retractions r ON "
                    "r.judgment_id = j.id WHERE j.project_id = ? ORDER BY j.id")
@@ -846,8 +1084,11 @@ class Store:
         rows = [{**dict(r), "detail": json.loads(r["detail"])} for r in self._conn().execute(sql, (project_id,))]
         row = self._conn().execute("SELECT settings FROM projects WHERE id = ?", (project_id,)).fetchone()
         count = OverlapCount(int(json.loads(row[0]).get("overlap", 1)) if row is not None else 1)
+        excluded = self.excluded(project_id)
         for r in rows:
-            r["counted"] = r["retracted_at"] is None and count.counts(_judgment(r))
+            r["excluded"] = r["annotator"] in excluded  # flagged by the gold rule: kept, left out of the decision
+            r["adjudicated"] = r["kind"] == ADJUDICATOR_KIND  # an adjudicator's verdict: what counts for its item
+            r["counted"] = r["retracted_at"] is None and not r["excluded"] and count.counts(_judgment(r))
         return rows
 
     # ------------------------------------------------------------------ servers on this file
@@ -901,7 +1142,8 @@ class OverlapCount:
     system) scored -- the first ``overlap`` different annotators' verdicts count (a person's later verdict on
     the same unit too: their latest one is their vote); a verdict from one more person is an *extra* (a late
     answer after a lease lapsed and the unit went to someone else): stored, never counted. Skips never count.
-    An arena's judges (kind ``judge``, stored with the project) are not people: theirs always count, apart.
+    An arena's judges (kind ``judge``, stored with the project) are not people: theirs always count, apart; so
+    does an adjudicator's verdict (kind ``adjudicator``) on a disputed item, which takes no overlap slot.
 
     >>> from evalsift.oracle import Judgment
     >>> c = OverlapCount(1)
@@ -917,7 +1159,7 @@ class OverlapCount:
         """Whether ``judgment`` (the next one stored) counts; remembers it."""
         if judgment.status != "done":
             return False
-        if judgment.kind == "judge":
+        if judgment.kind in ("judge", ADJUDICATOR_KIND):
             return True
         a, b = sorted((judgment.a, judgment.b))
         people = self.people.setdefault((judgment.item_id, a, b), [])
@@ -989,6 +1231,11 @@ def _same_submission(row: sqlite3.Row, judgment: Judgment, key: str) -> None:
         raise ConflictError(f"idempotency_key {key!r} was already used for judgment {row['id']} with a different "
                             f"answer ({', '.join(what)} differ); send a new key for a new answer, or undo the first",
                             field="idempotency_key", item_id=row["item_id"])
+
+
+def _uniform(text: str) -> float:
+    """A number in [0, 1) from ``text`` by sha256: the seeded, deterministic draws of the gold items."""
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big") / 2 ** 64
 
 
 def _alive(pid: int) -> bool:

@@ -189,7 +189,8 @@ def create_app(db: str | Path, *, busy_timeout: float = WEB_BUSY_TIMEOUT) -> Any
         return page("annotate.html", token=token, annotator=who["name"], project=project.name, kind=project.kind,
                     arena=bool(project.settings.get("arena")), reveal=reveals(project),
                     scale=project.settings.get("scale"), question=project.settings.get("question"),
-                    graded=bool(project.settings.get("graded")), guidelines=project.settings.get("guidelines"))
+                    graded=bool(project.settings.get("graded")), guidelines=project.settings.get("guidelines"),
+                    adjudicator=who.get("role") == "adjudicator")
 
     @app.get("/admin/{ref:path}", response_class=HTMLResponse)
     def admin_page(ref: str, request: Request):

@@ -83,8 +83,9 @@ from ..select.base import Selector
 from ..session import Session
 from ..stats import anytime_risk, hypergeometric_risk, pairwise_risk
 from ..stats.active import DEFAULT_EXPLORE
-from ..store import OverlapCount, Project, Store, project_units
+from ..store import ADJUDICATOR_KIND, OverlapCount, Project, Store, project_units
 from . import arena as _arena
+from . import quality as _quality
 
 DEFAULT_LEASE_SECONDS = 600.0
 NO_WORK_RETRY = 3
@@ -161,6 +162,10 @@ class _Live:
     undone: int = 0  # the store's newest retraction when the Session was built (a new one: rebuild)
     last_draw: int = 0  # the newest recorded draw made ahead that the Session has made again
     count: OverlapCount | None = None  # which verdicts count toward their item's overlap (extras never do)
+    excluded: frozenset = frozenset()  # people flagged by the gold rule when the Session was built: left out
+    adjudicate: bool = False  # split items wait for an adjudicator's verdict, which is given alone
+    disputed: dict = field(default_factory=dict)  # item_id -> the split verdicts, held until adjudicated
+    adjudicated: dict = field(default_factory=dict)  # item_id -> the adjudicator's verdict
 
     def __post_init__(self) -> None:
         if self.count is None:
@@ -190,7 +195,8 @@ def feed_live(live: _Live, judgments: Sequence[tuple[int, Judgment]], draws: Seq
     overlap (a late answer after the item went to someone else) is an extra: stored, never given
     (:class:`~evalsift.store.OverlapCount`). ``draws``: the draws made ahead of the decision set
     (:meth:`~evalsift.store.Store.draws` rows, in order, read with the judgments in one snapshot), each made
-    again before the first judgment stored after its ``after_judgment``."""
+    again before the first judgment stored after its ``after_judgment``. With ``live.adjudicate`` an item
+    whose people split waits for an adjudicator's verdict (kind ``adjudicator``) and is given it alone."""
     k = 0
 
     def draw_until(jid: int | None) -> None:
@@ -203,6 +209,14 @@ def feed_live(live: _Live, judgments: Sequence[tuple[int, Judgment]], draws: Seq
     for jid, j in judgments:
         draw_until(jid)
         live.last_id = jid
+        if j.kind == ADJUDICATOR_KIND:  # an adjudicator's verdict: the one given for its disputed item
+            if live.adjudicate and j.status == "done" and j.item_id not in live.fed:
+                live.adjudicated[j.item_id] = j
+                if live.disputed.pop(j.item_id, None) is not None:
+                    live.session.record(j)
+                    live.fed.add(j.item_id)
+                    live.session.advance()
+            continue
         if j.is_score or not live.count.counts(j):  # skips, scores and extras past the overlap are not verdicts
             continue
         if j.item_id in live.fed:  # the same person's later verdict on an item given already: their vote now
@@ -212,7 +226,14 @@ def feed_live(live: _Live, judgments: Sequence[tuple[int, Judgment]], draws: Seq
         waiting = live.waiting.setdefault(j.item_id, [])
         waiting.append(j)
         if len({w.annotator for w in waiting}) >= live.overlap:  # the item has its `overlap` people
-            for w in live.waiting.pop(j.item_id):
+            verdicts = live.waiting.pop(j.item_id)
+            latest = {w.annotator: w.verdict for w in verdicts}
+            if live.adjudicate and len(set(latest.values())) > 1:  # split: the adjudicator's verdict counts
+                if j.item_id not in live.adjudicated:
+                    live.disputed[j.item_id] = verdicts
+                    continue
+                verdicts = [live.adjudicated[j.item_id]]
+            for w in verdicts:
                 live.session.record(w)
             live.fed.add(j.item_id)
             live.session.advance()
@@ -249,7 +270,9 @@ class Workspace:
                              min_labels: int = 5, max_labels: int = 200, risk_rule: str = "anytime", overlap: int = 1,
                              lease_seconds: float = DEFAULT_LEASE_SECONDS, data: dict | None = None,
                              guidelines: str | None = None, proxy: Any = None, sampling: str = "uniform",
-                             explore: float = DEFAULT_EXPLORE) -> tuple[int, str]:
+                             explore: float = DEFAULT_EXPLORE, gold: Sequence[dict[str, Any]] | None = None,
+                             gold_rate: float = _quality.DEFAULT_GOLD_RATE, min_gold_accuracy: float | None = None,
+                             adjudicate: str | None = None) -> tuple[int, str]:
         """A project whose items are chosen by a live Session over ``pool`` (already restricted to the
         pair's comparable items). ``guidelines``: text shown to annotators on their page. ``proxy``: what
         the Session's anytime rule is sharpened by (a :class:`~evalsift.proxy.MetricProxy` fitted on
@@ -257,9 +280,12 @@ class Workspace:
         :func:`~evalsift.proxy.make_proxy` takes); its values are stored with the project, so the
         server needs neither the judge nor the metric. ``sampling`` / ``explore``: how the Session draws the
         items with the proxy (``neyman``, ``active``: each draw from the verdicts seen; draws made ahead of the
-        decision for people with nothing open are recorded and replayed, see the module doc). Returns
-        ``(project id, admin token)``; the project, its items and its queue are written in one transaction."""
+        decision for people with nothing open are recorded and replayed, see the module doc). ``gold``: gold
+        items (rows of :func:`~evalsift.web.quality.read_gold_file`) served at ``gold_rate``, with the rule
+        ``min_gold_accuracy``; ``adjudicate``: the adjudication rule (``split``) -- see :mod:`evalsift.web.quality`.
+        Returns ``(project id, admin token)``; the project, its items and its queue are written in one transaction."""
         _check_overlap(overlap, lease_seconds)
+        quality = _quality_settings(gold, gold_rate, min_gold_accuracy, adjudicate, overlap)
         if proxy is not None and not isinstance(proxy, MetricProxy):
             proxy = make_proxy(proxy, pool, a, b)
             if not isinstance(proxy, MetricProxy):
@@ -273,32 +299,43 @@ class Workspace:
         settings = {"a": a, "b": b, "risk": risk, "min_labels": min_labels, "max_labels": max_labels,
                     "risk_rule": risk_rule, "overlap": overlap, "lease_seconds": lease_seconds,
                     **({"proxy": proxy.name} if proxy is not None else {}), **_guidelines(guidelines),
-                    **({"sampling": sampling, "explore": float(explore)} if sampling != "uniform" else {})}
+                    **({"sampling": sampling, "explore": float(explore)} if sampling != "uniform" else {}), **quality}
         sel = {"name": probe.selector.name or type(probe.selector).__name__,
                "params": probe.settings()["selector"]["params"], "sets": sets, "sizes": sizes,
                "random_order": bool(getattr(probe.selector, "random_order", False))}
         if proxy is not None:  # its values per item, in the stored items' order
             sel["proxy"] = {**proxy.state(), "items": list(probe.pool.item_ids)}
         items = _rows(probe.pool, [a, b])
-        return self.store.create_project(name, kind="pairwise", mode="live", settings=settings, selector=sel,
-                                         data=data or {"name": pool.name}, items=items,
-                                         units=project_units("pairwise", "live", settings, [r["item_id"] for r in items]))
+        with self.store.transaction():
+            pid, token = self.store.create_project(
+                name, kind="pairwise", mode="live", settings=settings, selector=sel, data=data or {"name": pool.name},
+                items=items, units=project_units("pairwise", "live", settings, [r["item_id"] for r in items]))
+            if gold:
+                self.store.add_gold_items(pid, gold)
+        return pid, token
 
     def create_fixed(self, name: str, pool: Pool, *, mode: str, a: str | None = None, b: str | None = None,
                      systems: Sequence[str] | None = None, scale: tuple[float, float] = (0.0, 100.0),
                      overlap: int = 1, lease_seconds: float = DEFAULT_LEASE_SECONDS,
                      data: dict | None = None, question: str | None = None,
                      meta_columns: Sequence[str] = (), guidelines: str | None = None,
-                     graded: bool = False) -> tuple[int, str]:
+                     graded: bool = False, gold: Sequence[dict[str, Any]] | None = None,
+                     gold_rate: float = _quality.DEFAULT_GOLD_RATE, min_gold_accuracy: float | None = None,
+                     adjudicate: str | None = None) -> tuple[int, str]:
         """A project over a given selection (``pool`` holds exactly the items to judge, in order):
         ``mode='pairwise'`` (``a`` vs ``b``) or ``mode='score'`` (each of ``systems`` scored on ``scale``).
         With ``question`` (score mode), a yes/no label project: the scale is 0-1 and people answer the
         question (yes = 1); ``graded=True`` also takes graded answers in [0, 1] (the page offers a 0-4 scale,
         0 = no, 4 = yes, besides yes and no). ``meta_columns``: metadata columns of ``pool`` stored with each item (an
         ``image`` column of PNG data URIs is shown on the page). ``guidelines``: text shown to annotators.
-        The project, its items and its queue are written in one transaction."""
+        ``gold``, ``gold_rate``, ``min_gold_accuracy``, ``adjudicate``: as :meth:`create_live_pairwise` (pairwise
+        mode only). The project, its items and its queue are written in one transaction."""
         check_choice("mode", mode, ("pairwise", "score"), where="annotate new")
         _check_overlap(overlap, lease_seconds)
+        if mode != "pairwise" and (gold or min_gold_accuracy is not None or adjudicate):
+            raise ParameterError("gold items and adjudication are supported on pairwise projects (a verdict is right "
+                                 "or wrong); a score project has no known answer to compare a score with", field="gold")
+        quality = _quality_settings(gold, gold_rate, min_gold_accuracy, adjudicate, overlap)
         if mode == "pairwise":
             if not (a and b):
                 raise ParameterError("a pairwise project needs the two systems: --a SYS --b SYS", field="a")
@@ -318,7 +355,7 @@ class Workspace:
                 raise ParameterError(f"--scale needs LOW < HIGH, got {scale}", field="scale")
         settings = {"overlap": overlap, "lease_seconds": lease_seconds, "systems": list(systems),
                     **({"a": a, "b": b} if mode == "pairwise" else {"scale": [float(scale[0]), float(scale[1])]}),
-                    **_guidelines(guidelines)}
+                    **_guidelines(guidelines), **quality}
         if mode == "score" and question is not None:
             settings["question"] = str(question).strip()
             if graded:
@@ -326,9 +363,13 @@ class Workspace:
         elif graded:
             raise ParameterError("graded answers belong to a label project: give a question", field="graded")
         items = _rows(pool, systems, meta_columns)
-        return self.store.create_project(name, kind=mode, mode="fixed", settings=settings, data=data or {"name": pool.name},
-                                         items=items, units=project_units(mode, "fixed", settings,
-                                                                          [r["item_id"] for r in items]))
+        with self.store.transaction():
+            pid, token = self.store.create_project(
+                name, kind=mode, mode="fixed", settings=settings, data=data or {"name": pool.name}, items=items,
+                units=project_units(mode, "fixed", settings, [r["item_id"] for r in items]))
+            if gold:
+                self.store.add_gold_items(pid, gold)
+        return pid, token
 
     def create_arena(self, name: str, pool: Pool, systems: Sequence[str] | None = None, *, alpha: float = 0.1,
                      stop: str = "top-k:1", first: int = 50, max_battles: int = 1000, allocation: str = "active",
@@ -410,12 +451,23 @@ class Workspace:
         with self.store.snapshot():  # the judgments and the draws made ahead as of one moment (draws follow them)
             live = self._live.get(project_id)
             undone = self.store.last_retraction(project_id)
-            if live is None or live.undone != undone:
+            excluded = self.store.excluded(project_id)
+            if live is None or live.undone != undone or live.excluded != excluded:  # rebuilt without them
                 session = live_session(project, self.store.items(project_id))
-                live = self._live[project_id] = _Live(session, int(project.settings.get("overlap", 1)), undone=undone)
-            feed_live(live, self.store.judgments_with_ids(project_id, since_id=live.last_id),
+                live = self._live[project_id] = _Live(session, int(project.settings.get("overlap", 1)), undone=undone,
+                                                      excluded=excluded,
+                                                      adjudicate=bool(project.settings.get("adjudicate")))
+            feed_live(live, self._standing(project_id, since_id=live.last_id, excluded=excluded),
                       self.store.draws(project_id, since=live.last_draw))
         return live.session
+
+    def _standing(self, project_id: int, *, since_id: int = 0,
+                  excluded: frozenset[str] | None = None) -> list[tuple[int, Judgment]]:
+        """The judgments the decision reads: those that stand, without the people the gold rule flagged (the one
+        place they are left out; they stay in the store)."""
+        excluded = self.store.excluded(project_id) if excluded is None else excluded
+        return [(i, j) for i, j in self.store.judgments_with_ids(project_id, since_id=since_id)
+                if j.annotator not in excluded]
 
     def _wanted(self, project: Project, session: Session) -> list[int]:
         """Unit positions a live project offers a person now, in order: the decision set's open items, then
@@ -481,6 +533,11 @@ class Workspace:
         with self._lock(pid):
             project = self._project(pid)
             seconds = float(project.settings.get("lease_seconds", DEFAULT_LEASE_SECONDS))
+            who = self.store.annotator_state(annotator["id"])
+            if who["role"] == "adjudicator":
+                return self._next_dispute(project, annotator, seconds)
+            if who["paused"]:  # flagged by the gold rule: nothing more until the admin unpauses
+                return self._no_work(project, annotator, True, _quality.PAUSED)
             held = self.store.held(pid, annotator["id"])
             if project.settings.get("arena"):
                 with self.store.transaction():  # the battles seen, the draw and the lease in one step, across servers
@@ -544,8 +601,9 @@ class Workspace:
         """What the page shows for an assignment row: the input, the outputs in the shown order, the scale."""
         item, a, b, order = row["item_id"], row["a"], row["b"] or "", row["shown_order"]
         stored = self.store.item(project.id, item) or {"input": None, "outputs": {}, "meta": {}}
+        shown_id = self._opaque(project, "item", item) if project.settings.get("gold") else item
         out: dict[str, Any] = {"assignment_id": int(row["id"]), "project": project.name, "kind": project.kind,
-                               "item_id": item, "input": stored["input"], "expires_at": row["expires_at"],
+                               "item_id": shown_id, "input": stored["input"], "expires_at": row["expires_at"],
                                "progress": self.progress(project.id, annotator["id"])}
         if b:  # the systems are never named before the vote (an arena reveals them in the vote's answer)
             first, second = (a, b) if order == "ab" else (b, a)
@@ -558,7 +616,74 @@ class Workspace:
                 out["graded"] = bool(project.settings.get("graded"))
         if stored["meta"].get("image"):
             out["image"] = stored["meta"]["image"]
+        if b and project.settings.get("adjudicate") and self.store.annotator_state(annotator["id"])["role"] == "adjudicator":
+            counts = _quality.disputes(self.store.judgments(project.id), int(project.settings.get("overlap", 1)),
+                                       self.store.excluded(project.id))[0].get(item, {})
+            first = "a" if order == "ab" else "b"
+            second = "b" if first == "a" else "a"
+            out["dispute"] = {"first": int(counts.get(first, 0)), "second": int(counts.get(second, 0)),
+                              "tie": int(counts.get("tie", 0))}
         return out
+
+    def _opaque(self, project: Project, what: str, value: Any) -> str:
+        """An id the API shows in a project with gold items (:func:`~evalsift.web.quality.opaque_id`)."""
+        return _quality.opaque_id(self.store._cookie_key(), project.id, what, value)
+
+    def _gold_status(self, project: Project) -> dict[str, Any]:
+        """Each annotator's gold accuracy with its anytime interval, and whether the rule flagged them."""
+        g = project.settings["gold"]
+        risk = float(g.get("risk", _quality.GOLD_RISK))
+        record = self.store.gold_record(project.id)
+        people = []
+        for a in self.store.annotators(project.id):
+            if a.get("role") == "adjudicator":
+                continue
+            acc = _quality.gold_accuracy(record.get(int(a["id"]), []), int(g["items"]), risk)
+            flagged = a.get("flagged_at") is not None
+            people.append({"name": a["name"], **acc, "text": _quality.interval_text(acc, risk), "flagged": flagged,
+                           "excluded": flagged and a.get("cleared_at") is None,
+                           "paused": flagged and a.get("cleared_at") is None, "unpaused": a.get("cleared_at") is not None,
+                           "reason": a.get("flag_reason")})
+        rule = (f"flag a person once the {100 * (1 - risk):g}% anytime upper bound on their gold accuracy is below "
+                f"{g['min_accuracy']:g}: their queue is paused and their verdicts leave the decision"
+                if g.get("min_accuracy") is not None else "no rule (--min-gold-accuracy not set)")
+        return {"items": int(g["items"]), "rate": float(g["rate"]), "min_accuracy": g.get("min_accuracy"),
+                "level": 1 - risk, "rule": rule, "correct_means": _quality.GOLD_CORRECT,
+                "assumption": _quality.GOLD_ASSUMPTION, "answers": sum(p["answered"] for p in people),
+                "annotators": people, "excluded": sorted(self.store.excluded(project.id))}
+
+    def _next_dispute(self, project: Project, annotator: dict[str, Any], seconds: float) -> dict[str, Any]:
+        """An adjudicator's next item: the disputed item they hold, or the first disputed item not yet adjudicated,
+        not held by another adjudicator and never had by them; or why there is none."""
+        pid = project.id
+        if not project.settings.get("adjudicate"):
+            return self._no_work(project, annotator, True, "this project has no adjudication rule (annotate new "
+                                 "--adjudicate split)")
+        session = self.session(pid)
+        if session is not None and session.done:
+            return self._no_work(project, annotator, True, "the decision is made")
+        held = self.store.held(pid, annotator["id"])
+        if held is not None:
+            return self._assignment(project, held, annotator)
+        split, done = _quality.disputes(self.store.judgments(pid), int(project.settings.get("overlap", 1)),
+                                        self.store.excluded(pid))
+        mine = {r["item_id"] for r in self.store.assignments(pid, annotator_id=annotator["id"])}
+        taken = {r["item_id"] for r in self.store.assignments(pid, state="leased") if r["unit"] is None}
+        order = {r["item_id"]: r["position"] for r in self.store.items(pid)}
+        open_items = sorted((i for i in split if i not in done and i not in mine and i not in taken),
+                            key=lambda i: order.get(i, 0))
+        if not open_items:
+            waiting = [i for i in split if i not in done and i in taken and i not in mine]
+            if waiting:
+                return self._no_work(project, annotator, False, "the disputed items are with other adjudicators")
+            if project.mode == "fixed" and self.store.queue_state(pid)["unfinished"] == 0:
+                return self._no_work(project, annotator, True, "every disputed item is adjudicated")
+            return self._no_work(project, annotator, False, "no disputed item needs adjudication now; more may come")
+        item = open_items[0]
+        st = project.settings
+        row = self.store.lease_extra(pid, annotator["id"], item, st["a"], st["b"],
+                                     _shown_order(pid, annotator["id"], item, st["a"]), seconds)
+        return self._assignment(project, row, annotator)
 
     def progress(self, project_id: int, annotator_id: int) -> dict[str, Any]:
         """This annotator's progress in the project: ``judged`` (answers that stand, skips and undone ones
@@ -577,6 +702,9 @@ class Workspace:
             total, cap = min(units, int(project.settings.get("max_labels", units))), True
         else:
             total, cap = units, False
+        gold = project.settings.get("gold")
+        if gold:  # gold answers count in the person's own progress: the most they can give grows by the gold items
+            total, cap = total + int(gold.get("items", 0)), True
         return {**self.store.answered_by(annotator_id), "total": int(total), "total_is_cap": cap}
 
     # ------------------------------------------------------------------ taking in work
@@ -655,14 +783,40 @@ class Workspace:
                 raise ParameterError(f"score must be a number from {lo:g} to {hi:g}, got {_got(score)}", field="score",
                                      item_id=row["item_id"])
             j = Judgment(verdict=None, detail={**detail, "score": value}, **common)
+        gold = self.store.gold_item(pid, row["item_id"]) if project.settings.get("gold") else None
         with self._lock(pid):
+            if gold is not None:  # a gold answer: stored apart, never a judgment; then the rule
+                got = self.store.record_gold_answer(pid, annotator, assignment_id, j.verdict,
+                                                    idempotency_key=idempotency_key)
+                self._gold_rule(project, annotator)
+                return self._opaque(project, "answer", f"g{got['id']}")
+            if row["unit"] is None and row["b"] and self.store.annotator_state(annotator["id"])["role"] == "adjudicator":
+                counts = _quality.disputes(self.store.judgments(pid), int(project.settings.get("overlap", 1)),
+                                           self.store.excluded(pid))[0].get(row["item_id"], {})
+                j = replace(j, kind=ADJUDICATOR_KIND, detail={**j.detail, "adjudicated": True, "counts": dict(counts)})
             if j.status == "done" and row["b"] and _arena.reveals(project):  # name the models? decided once, stored
                 j = replace(j, detail={**j.detail, "revealed": _arena.reveal_vote(self.arena(pid), self.store,
                                                                                   annotator, row)})
             jid = self.store.record_judgment(pid, j, idempotency_key=idempotency_key, assignment_id=assignment_id)
             if project.mode == "live":
                 self.session(pid)  # advance the live decision now
-        return jid
+        return self._opaque(project, "answer", f"j{jid}") if project.settings.get("gold") else jid
+
+    def _gold_rule(self, project: Project, annotator: dict[str, Any]) -> bool:
+        """After a gold answer: flag the person when the anytime upper bound on their gold accuracy fell below the
+        project's ``min_accuracy`` (pause, exclude, the live decision recomputed). True when flagged now."""
+        g = project.settings.get("gold") or {}
+        if g.get("min_accuracy") is None:
+            return False
+        acc = _quality.gold_accuracy(self.store.gold_record(project.id).get(int(annotator["id"]), []),
+                                     int(g.get("items", 1)), float(g.get("risk", _quality.GOLD_RISK)))
+        if not _quality.breaks_rule(acc, g["min_accuracy"]):
+            return False
+        flagged = self.store.flag_annotator(project.id, int(annotator["id"]),
+                                            _quality.flag_reason(acc, g["min_accuracy"], float(g.get("risk", 0.05))))
+        if flagged and project.mode == "live":
+            self.session(project.id)  # rebuilt without their verdicts
+        return flagged
 
     def reveal(self, annotator: dict[str, Any], assignment_id: int, answer: Any) -> dict[str, Any] | None:
         """What an arena battle's answer shows once the person's vote on it is stored: ``{"first", "second"}``
@@ -706,7 +860,10 @@ class Workspace:
             r = self.store.retract_last(pid, annotator["id"], seconds=seconds)
             if project.mode == "live":
                 self.session(pid)  # rebuilt without the undone verdict
-            return {**self._assignment(project, r["assignment"], annotator), "undone": r["judgment_id"]}
+            undone = r["judgment_id"]
+            if project.settings.get("gold"):  # opaque, as the answer's id was
+                undone = self._opaque(project, "answer", f"j{undone}" if undone is not None else f"g{r['gold_answer_id']}")
+            return {**self._assignment(project, r["assignment"], annotator), "undone": undone}
 
     # ------------------------------------------------------------------ status
     def status(self, project_id: int) -> dict[str, Any]:
@@ -737,6 +894,16 @@ class Workspace:
         }
         if project.mode == "fixed":
             out["queue"] = self.store.queue_state(project_id)
+        if project.settings.get("gold"):
+            out["gold"] = self._gold_status(project)
+        if project.settings.get("adjudicate"):
+            split, adjudicated = _quality.disputes(judgments, int(project.settings.get("overlap", 1)),
+                                                   self.store.excluded(project_id))
+            out["adjudication"] = {"rule": project.settings["adjudicate"], "disputed": len(split),
+                                   "adjudicated": len(adjudicated & set(split)),
+                                   "waiting": sorted(set(split) - adjudicated),
+                                   "adjudicators": [a["name"] for a in self.store.annotators(project_id)
+                                                    if a.get("role") == "adjudicator"]}
         state = self.arena(project_id)
         if state is not None:
             out["arena"] = _arena.status(state, self.store)
@@ -757,6 +924,18 @@ class Workspace:
                                "proxy": d.proxy, "method": d.method, "sampling": session.sampling,
                                "note": f"what the risk means: {d.guarantee}"}
         return out
+
+
+def _quality_settings(gold, gold_rate, min_gold_accuracy, adjudicate, overlap) -> dict[str, Any]:
+    """The ``gold`` and ``adjudicate`` settings of a new project (checked; nothing without them)."""
+    out: dict[str, Any] = {}
+    if gold:
+        out["gold"] = _quality.gold_settings(gold_rate, min_gold_accuracy, len(gold))
+    elif min_gold_accuracy is not None:
+        raise ParameterError("--min-gold-accuracy acts on answers to gold items: give them with --gold FILE",
+                             field="min_gold_accuracy")
+    out.update(_quality.check_adjudicate(adjudicate, overlap))
+    return out
 
 
 def _extras(judgments: Sequence[Judgment], overlap: int) -> int:

@@ -134,6 +134,12 @@
     } else if (kind === "pairwise") {
       document.getElementById("out1").textContent = a.outputs[0] == null ? "" : a.outputs[0];
       document.getElementById("out2").textContent = a.outputs[1] == null ? "" : a.outputs[1];
+      const dispute = document.getElementById("dispute");   // an adjudicator's page: the verdicts that split
+      if (dispute && a.dispute) {
+        dispute.textContent = "Disputed: " + a.dispute.first + " said Output 1 is better, " + a.dispute.second +
+          " said Output 2, " + a.dispute.tie + " said a tie. Your verdict is the one that counts.";
+        dispute.hidden = false;
+      } else if (dispute) { dispute.hidden = true; }
     } else {
       document.getElementById("out1").textContent = a.output == null ? "" : a.output;
       scoreEl.value = "";
