@@ -180,7 +180,7 @@ class Battles:
 
 def read_battles(spec: str, judges: Sequence[str] = (), *, texts: bool = False, outputs: str | None = None,
                  games: str = "combined", verdicts_from: str | None = None, by: str | None = None,
-                 questions: str | None = None) -> Battles:
+                 questions: str | None = None, aggregate: str | None = None, aggregate_seed: int = 0) -> Battles:
     """The battles of ``spec`` (a file or dataset name that :func:`~evalsift.io.pairwise.read_judgments`
     reads: a Chatbot Arena battle file, FastChat / MT-Bench judgments, AlpacaEval annotations, a pairwise
     table), with each of ``judges`` (files or names of the same kinds) joined on the battle id.
@@ -196,10 +196,12 @@ def read_battles(spec: str, judges: Sequence[str] = (), *, texts: bool = False, 
     :func:`~evalsift.io.judge_files.combine_games`) or once per game (``separate``). ``verdicts_from``:
     ``human`` or ``judge`` when the files cannot say whose verdicts they are (:func:`evalsift.verdicts.with_source`).
     ``by``: tag each battle with its value of this column (``tags``), for one board per value; ``questions``:
-    MT-Bench's ``question.jsonl``, giving ``category`` (found beside a FastChat file when there)."""
+    MT-Bench's ``question.jsonl``, giving ``category`` (found beside a FastChat file when there). ``aggregate``:
+    several annotators' verdicts on a battle made one (:mod:`evalsift.oracle.aggregate`), one battle each."""
     from ..io.pairwise import read_judgments, read_verdicts
 
-    data = read_verdicts(spec, games=games, verdicts_from=verdicts_from, by=by, questions=questions)
+    data = read_verdicts(spec, games=games, verdicts_from=verdicts_from, by=by, questions=questions,
+                         aggregate=aggregate, aggregate_seed=aggregate_seed)
     battles = Battles.from_pairwise(data, source=str(spec), by=(by,) if by else ())
     for j in judges:
         battles = battles.with_judge(judge_name(j), read_judgments(j))

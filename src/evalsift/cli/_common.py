@@ -349,6 +349,8 @@ def build_oracle(args: argparse.Namespace, spec: str):
                             retry_unusable=getattr(args, "retry_errors", False))  # validated before any file is created
         judge.cache = Store(getattr(args, "db", None) or DEFAULT_DB).llm_cache()
         return judge
+    if kind == "judgments" and getattr(args, "aggregate", None):  # --aggregate: one verdict per item and pair
+        return make_oracle(spec, aggregate=args.aggregate, seed=args.aggregate_seed)
     return make_oracle(spec)
 
 

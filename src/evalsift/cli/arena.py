@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..oracle.aggregate import add_aggregate
 from ..verdicts import add_verdicts_from
 from ._common import add_by, add_games, add_quiet, open_unit, out_dir, positive_int, print_json, seed_int
 
@@ -69,6 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
               "leaderboard.html")
     add_games(p)
     add_verdicts_from(p)
+    add_aggregate(p)
     from .winrate import add_strong_weight
 
     add_strong_weight(p)
@@ -109,7 +111,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
                              "rename one", field="judge")
     style = features = None
     notes = []
-    source = {"games": args.games, "verdicts_from": args.verdicts_from, "by": args.by, "questions": args.questions}
+    source = {"games": args.games, "verdicts_from": args.verdicts_from, "by": args.by, "questions": args.questions,
+              "aggregate": args.aggregate, "aggregate_seed": args.aggregate_seed}
     ah = _arena_hard(args, judges, notes)  # Arena-Hard-Auto judgments: its games, weights and style features
     if ah is not None:
         battles, style, features = ah

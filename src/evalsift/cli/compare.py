@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import ParameterError
+from ..oracle.aggregate import add_aggregate
 from ._common import (ORACLE_HELP, add_data, add_encoder, device_line, add_judge_opts, add_loop_opts, add_oracle_opts, add_proxy_opts,
                       add_quiet, add_sampling_opts, cap_budget, load_data_and_oracle, note, positive_int, print_json,
                       proxy_judges, proxy_spec, proxy_specs, resolve_encoder, resolve_risk_rule, seed_int)
@@ -31,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_encoder(p)
     add_loop_opts(p, default_rule=None)
     add_oracle_opts(p)
+    add_aggregate(p)
     add_judge_opts(p)
     p.add_argument("--json", action="store_true",
                    help="print the whole Decision as JSON, with every judged item and its verdict")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..oracle.aggregate import add_aggregate
+
 from ._common import (
     add_data,
     add_judge_opts,
@@ -45,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=seed_int, default=0, help="random seed of the bootstrap and the forecast")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="worker processes for the forecast (0: every core); the same result on any number")
+    add_aggregate(p)
     add_judge_opts(p, title="LLM judge (--judge llm:MODEL)")
     p.add_argument("--json", action="store_true", help="print the whole report as JSON (every pair, every interval)")
     add_quiet(p)
@@ -66,7 +69,14 @@ def cmd_judge_report(args: argparse.Namespace) -> int:
     spec = args.judge.strip()
     inner = spec.removeprefix("judge:")
     built = build_oracle(args, inner) if inner.startswith("llm:") else None  # with the --judge-* options
-    report = judge_report(pool, spec, args.human, pairs=None if args.a is None else [(args.a, args.b)], risk=args.risk,
+    human = args.human
+    if args.aggregate:  # the people's verdicts, one per item and pair by the rule (evalsift.oracle.aggregate)
+        if not human.strip().startswith("judgments:"):
+            raise ParameterError(f"--aggregate {args.aggregate} combines recorded verdicts: give --human "
+                                 f"judgments:FILE (got {human!r}; a score column has one value per item)",
+                                 field="aggregate")
+        human = build_oracle(args, human.strip())
+    report = judge_report(pool, spec, human, pairs=None if args.a is None else [(args.a, args.b)], risk=args.risk,
                           draws=args.draws, seed=args.seed, resamples=args.resamples, judge=built, jobs=args.jobs)
     if args.json:
         print_json(report.to_dict())

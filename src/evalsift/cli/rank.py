@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 from ..errors import DataError, ParameterError
+from ..oracle.aggregate import add_aggregate
 from ..verdicts import add_repeats, add_verdicts_from, describe_source, verdicts_line
 from ._common import (add_by, add_data, add_quiet, load_data, note, open_unit, picked_positions, positive_int,
                       print_json, system_list)
@@ -37,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "slope); the picks must be a random sample")
     add_by(p, "an item column: category, turn, domain")
     add_verdicts_from(p)
+    add_aggregate(p)
     add_repeats(p, "an MT-Bench grade of the same question, turn and model")
     p.add_argument("--out", metavar="DIR", help="also write results.json, ranking.csv and ranking.html there")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -138,6 +140,8 @@ def cmd_rank(args: argparse.Namespace) -> int:
     from ..io.mtbench import attach_questions, keep_later_grades, mtbench_table, repeated_grades
     from ..restrict import restrict_ranking
 
+    if args.aggregate:
+        _refuse_aggregate(args)
     pool = load_data(args)
     if getattr(args, "repeats", "all") == "last" and repeated_grades(pool):
         note(f"--repeats last: {repeated_grades(pool)} repeated grade row(s) give way to the later row of their "
@@ -221,6 +225,20 @@ def cmd_rank(args: argparse.Namespace) -> int:
     if args.out:
         print(f"wrote {args.out}/results.json, ranking.csv and ranking.html", file=sys.stderr)
     return 0
+
+
+def _refuse_aggregate(args) -> None:
+    """``rank --aggregate``: rank reads one score per item and system (a metric column); several annotators'
+    categorical verdicts are combined where they are read as verdicts -- arena (pairwise battles), compare
+    --oracle judgments:FILE, judge-report --human judgments:FILE."""
+    from ..io import resolve
+
+    fmt, _ = resolve(args.data) if args.data else (None, None)
+    what = ("a pairwise file of verdicts: rank many systems from it with evalsift arena --data FILE --aggregate "
+            f"{args.aggregate}" if fmt == "pairwise" else "scores, one per item and system, already combined")
+    raise ParameterError(f"rank --aggregate {args.aggregate}: rank ranks by a metric column (one score per item and "
+                         f"system), not by categorical verdicts; {args.data or 'the data'} holds {what}",
+                         field="aggregate", hint="use evalsift arena --aggregate for several annotators' verdicts")
 
 
 def _print_rows(rows: list[dict]) -> None:

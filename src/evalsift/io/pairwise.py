@@ -153,7 +153,7 @@ def read_judgments(source: str | Path) -> PairwiseData:
 
 def read_verdicts(source: str | Path, *, games: str = "combined", verdicts_from: str | None = None,
                   by: str | None = None, questions: str | Path | None = None, strong_weight: int = 1,
-                  baseline: str | None = None) -> PairwiseData:
+                  baseline: str | None = None, aggregate: str | None = None, aggregate_seed: int = 0) -> PairwiseData:
     """Recorded judgments as ``arena`` and ``winrate`` count them: :func:`read_judgments` of ``source``, with
     FastChat's two games per row combined by FastChat's rule unless ``games="separate"``
     (:func:`~evalsift.io.judge_files.combine_games`), Arena-Hard-Auto's two games per line by Arena-Hard's rule,
@@ -161,7 +161,8 @@ def read_verdicts(source: str | Path, *, games: str = "combined", verdicts_from:
     ``baseline``: the baseline of Arena-Hard lines that record none), every judgment's kind set by
     ``verdicts_from`` when given (:func:`evalsift.verdicts.with_source`), and MT-Bench's categories from
     ``questions`` -- or, for ``by="category"``, from the ``question.jsonl`` beside the file
-    (:func:`~evalsift.io.mtbench.with_questions`)."""
+    (:func:`~evalsift.io.mtbench.with_questions`). ``aggregate``: one verdict per item and pair by that rule
+    (``majority``, ``dawid-skene``, ``mace``; :mod:`evalsift.oracle.aggregate`), after the games are combined."""
     if games not in GAMES:
         raise ParameterError(f"games {games!r}: use combined or separate", field="games")
     check_strong_weight(strong_weight)
@@ -176,4 +177,11 @@ def read_verdicts(source: str | Path, *, games: str = "combined", verdicts_from:
                              field="strong_weight")
     data = read_judgments(source)
     data = with_source(data if games == "separate" else combine_games(data), verdicts_from)
+    if aggregate is not None:
+        from dataclasses import replace
+
+        from ..oracle.aggregate import aggregated
+
+        data = replace(data, judgments=aggregated(data.judgments, aggregate, seed=aggregate_seed,
+                                                  source=str(source))[0])
     return with_questions(data, str(source), by, None if questions is None else str(questions))

@@ -69,7 +69,9 @@ class JudgmentsOracle:
 
     ``source``: a pairwise table path, a recorded dataset name (``summeval/llm-pairwise/coherence``,
     ``alpaca-eval/preferences``), a :class:`~evalsift.io.pairwise.PairwiseData`, or Judgments.
-    ``kind`` is the kind shared by the recorded judgments (``mixed`` when they differ).
+    ``kind`` is the kind shared by the recorded judgments (``mixed`` when they differ). ``aggregate``: a rule
+    of :mod:`evalsift.oracle.aggregate` (``majority``, ``dawid-skene``, ``mace``; ``seed`` for MACE) replacing
+    the recorded judgments by one per item and pair, its fit in ``aggregation`` (None without).
 
     >>> from evalsift.io import make_demo_pool
     >>> pool = make_demo_pool(n_items=3)
@@ -84,7 +86,7 @@ class JudgmentsOracle:
 
     argument = "FILE, recorded pairwise verdicts (e.g. judgments:pairs.csv)"
 
-    def __init__(self, source: Any, *, name: str | None = None) -> None:
+    def __init__(self, source: Any, *, name: str | None = None, aggregate: str | None = None, seed: int = 0) -> None:
         from ..io.pairwise import PairwiseData, read_judgments
 
         if isinstance(source, PairwiseData):
@@ -102,6 +104,10 @@ class JudgmentsOracle:
                                      f"{type(bad).__name__} among the judgments", field="oracle")
             data_source = "inline"
         self.source = data_source
+        from .aggregate import aggregated
+
+        # --aggregate RULE: one verdict per item and pair by that rule (evalsift.oracle.aggregate); None: as recorded
+        judgments, self.aggregation = aggregated(judgments, aggregate, seed=seed, source=f"judgments:{data_source}")
         self.judgments: tuple[Judgment, ...] = judgments
         self.name = name or f"judgments:{data_source}"
         kinds = {j.kind for j in judgments}
