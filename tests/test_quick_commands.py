@@ -85,6 +85,7 @@ CHAINS: dict[str, list[list[str]]] = {
         ["annotate", "new", "--db", "{t}/w.db", "--name", "ab", "--pairwise", *DEMO, "--a", "A", "--b", "B", *TFIDF,
          "->", "w.db"],
         ["annotate", "add-annotator", "--db", "{t}/w.db", "--project", "ab", "--name", "alice"],
+        ["annotate", "unpause", "--db", "{t}/w.db", "--project", "ab", "--name", "alice"],
         ["annotate", "rotate-token", "--db", "{t}/w.db", "--project", "ab", "--name", "alice"],
         ["annotate", "revoke", "--db", "{t}/w.db", "--project", "ab", "--name", "alice"],
         ["annotate", "rotate-admin", "--db", "{t}/w.db", "--project", "ab"],

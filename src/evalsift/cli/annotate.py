@@ -431,7 +431,9 @@ def cmd_unpause(args: argparse.Namespace) -> int:
     """``evalsift annotate unpause``: the admin's answer to a gold-rule flag."""
     store = _store(args)
     project = store.project(args.project)
-    store.unpause_annotator(project.id, args.name)
+    if store.unpause_annotator(project.id, args.name) is None:
+        print(f"{args.name} is not paused in project {project.name!r}: nothing changed")
+        return 0
     print(f"{args.name} may work again in project {project.name!r}, and their verdicts count in the decision again "
           "(the gold rule will not flag them a second time)")
     return 0

@@ -35,6 +35,7 @@ from typing import Any, Iterable
 from ..errors import DataError
 from ..stats.crowd import RULES, CrowdResult, aggregate
 from .base import Judgment
+from .votes import orient
 
 #: the annotator name the pairwise readers give a judgment whose file names nobody
 UNNAMED = "file"
@@ -63,7 +64,6 @@ def aggregate_judgments(judgments: Iterable[Judgment], rule: str, *, seed: int =
 
     Judgments without a verdict (``error``/``skipped``/``pending``) withdraw the annotator's earlier verdict of the
     item and give none; items left without any verdict give no judgment."""
-    from .judgments import orient
 
     judgments = list(judgments)
     first: dict[tuple, Judgment] = {}

@@ -35,31 +35,8 @@ import numpy as np
 from ..errors import OracleError, ParameterError
 from ..pool import Pool
 from .base import Judgment, oracle
-from .votes import combine  # the vote rule (also evalsift.oracle.judgments.combine, as before)
-
-_FLIP = {"a": "b", "b": "a"}
-_ORDER_FLIP = {"ab": "ba", "ba": "ab"}
-
-
-def orient(j: Judgment, a: str, b: str) -> Judgment:
-    """``j`` as a judgment of ``a`` vs ``b``: itself when recorded that way, else a copy with the systems,
-    the verdict and the shown order swapped and the original in ``detail["recorded_as"]``.
-
-    >>> j = Judgment(item_id="1", a="X", b="Y", verdict="a", annotator="ann", kind="human")
-    >>> o = orient(j, "Y", "X")
-    >>> (o.a, o.b, o.verdict, o.shown_order), o.detail["recorded_as"]["verdict"]
-    (('Y', 'X', 'b', 'ba'), 'a')
-    """
-    if (j.a, j.b) == (a, b):
-        return j
-    if (j.b, j.a) != (a, b):
-        raise ParameterError(f"judgment of {j.a!r} vs {j.b!r} cannot be oriented to {a!r} vs {b!r}", item_id=j.item_id)
-    d = j.to_dict()
-    d.update(a=a, b=b, verdict=_FLIP.get(j.verdict, j.verdict) if j.verdict is not None else None,
-             shown_order=_ORDER_FLIP.get(j.shown_order, j.shown_order),
-             detail={**j.detail, "recorded_as": {"a": j.a, "b": j.b, "verdict": j.verdict, "shown_order": j.shown_order}})
-    return Judgment(**d)
-
+from .aggregate import aggregated
+from .votes import _FLIP, _ORDER_FLIP, combine, orient  # noqa: F401 (also evalsift.oracle.judgments.*, as before)
 
 @oracle("judgments", help="replay recorded pairwise verdicts: judgments:FILE (a pairwise table, Chatbot Arena "
                           "battles, FastChat judgments, AlpacaEval annotations) or a recorded dataset "
@@ -104,8 +81,6 @@ class JudgmentsOracle:
                                      f"{type(bad).__name__} among the judgments", field="oracle")
             data_source = "inline"
         self.source = data_source
-        from .aggregate import aggregated
-
         # --aggregate RULE: one verdict per item and pair by that rule (evalsift.oracle.aggregate); None: as recorded
         judgments, self.aggregation = aggregated(judgments, aggregate, seed=seed, source=f"judgments:{data_source}")
         self.judgments: tuple[Judgment, ...] = judgments

@@ -59,6 +59,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..errors import DataError, ParameterError
+from .base import Judgment
+from .votes import combine, orient
 
 #: the method names: the paper's test (the only one so far)
 METHODS = ("fixed-sequence",)
@@ -324,8 +326,6 @@ def combined_confidence(judges: Sequence[dict[str, np.ndarray]], ids: Sequence[s
 def human_verdicts(judgments: Iterable[Any]) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
     """People's verdict per item (the vote rule of :mod:`evalsift.oracle.votes` over several people) and
     each item's pair ``(a, b)`` as first recorded."""
-    from .judgments import orient
-    from .votes import combine
 
     by_item: dict[str, list] = {}
     pairs: dict[str, tuple[str, str]] = {}
@@ -522,7 +522,6 @@ def read_dir(path: str | Path):
     from ..io.pairwise import read_judgments
     from ..io.pairwise_data import PairwiseData
     from ..pool import Pool
-    from .base import Judgment
 
     p = Path(path)
     results = json.loads((p / "results.json").read_text(encoding="utf-8"))

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
+from ..errors import ParameterError
 from .base import Judgment
 
 VOTE_RULE = "latest judgment per annotator; plurality of a / b / tie over annotators, a split top is a tie"
@@ -75,3 +76,27 @@ def combine(judgments: Iterable[Judgment]) -> str | None:
     for j in judgments:
         votes.add(j)
     return votes.verdict()
+
+
+_FLIP = {"a": "b", "b": "a"}
+_ORDER_FLIP = {"ab": "ba", "ba": "ab"}
+
+
+def orient(j: Judgment, a: str, b: str) -> Judgment:
+    """``j`` as a judgment of ``a`` vs ``b``: itself when recorded that way, else a copy with the systems,
+    the verdict and the shown order swapped and the original in ``detail["recorded_as"]``.
+
+    >>> j = Judgment(item_id="1", a="X", b="Y", verdict="a", annotator="ann", kind="human")
+    >>> o = orient(j, "Y", "X")
+    >>> (o.a, o.b, o.verdict, o.shown_order), o.detail["recorded_as"]["verdict"]
+    (('Y', 'X', 'b', 'ba'), 'a')
+    """
+    if (j.a, j.b) == (a, b):
+        return j
+    if (j.b, j.a) != (a, b):
+        raise ParameterError(f"judgment of {j.a!r} vs {j.b!r} cannot be oriented to {a!r} vs {b!r}", item_id=j.item_id)
+    d = j.to_dict()
+    d.update(a=a, b=b, verdict=_FLIP.get(j.verdict, j.verdict) if j.verdict is not None else None,
+             shown_order=_ORDER_FLIP.get(j.shown_order, j.shown_order),
+             detail={**j.detail, "recorded_as": {"a": j.a, "b": j.b, "verdict": j.verdict, "shown_order": j.shown_order}})
+    return Judgment(**d)

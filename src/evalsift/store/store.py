@@ -777,13 +777,14 @@ class Store:
             self._shift_done(conn, project_id, annotator_id, -1)
         return True
 
-    def unpause_annotator(self, project_id: int, name: str) -> dict[str, Any]:
+    def unpause_annotator(self, project_id: int, name: str) -> dict[str, Any] | None:
         """The admin's answer to a flag: the person may work again and their verdicts count again (the gold rule
-        does not flag them a second time). Returns the annotator row. DataError when they were not flagged."""
+        does not flag them a second time). Returns the annotator row; None when they were not paused (nothing
+        changes). DataError when the project has no such person."""
         with self._write() as conn:
             row = self._annotator_row(conn, project_id, name)
             if row["flagged_at"] is None or row["cleared_at"] is not None:
-                raise DataError(f"{name!r} is not paused in project {project_id}", field="name")
+                return None
             conn.execute("UPDATE annotators SET cleared_at = ? WHERE id = ?", (_now(), row["id"]))
             self._shift_done(conn, project_id, int(row["id"]), +1)
             return dict(conn.execute("SELECT * FROM annotators WHERE id = ?", (row["id"],)).fetchone())
