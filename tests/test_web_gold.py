@@ -53,6 +53,18 @@ def truth_key(store, pid, annotator_id, pool_truth):
     return "0" if winner is None else ("1" if winner == first else "2")
 
 
+DECISION_KEYS = ("winner", "wins_a", "wins_b", "ties", "labels_used")
+
+
+def replayed(export, capsys):
+    """The decision ``compare --data EXPORT --oracle judgments:EXPORT --json`` prints (the export's replay)."""
+    capsys.readouterr()
+    assert main(["compare", "--data", str(export), "--a", "A", "--b", "B", "--oracle", f"judgments:{export}",
+                 "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    return {k: got[k] for k in DECISION_KEYS}
+
+
 def _pool_truth(pool):
     return {iid: ("A" if pool.scores["human"][k, 0] > 0 else "B") for k, iid in enumerate(pool.item_ids)}
 
@@ -114,26 +126,18 @@ def test_a_careless_annotator_is_caught_by_gold_items_and_excluded(caught):
 
 
 @pytest.mark.slow  # the module's shared project: about 10 s of HTTP answers
-def test_the_decision_is_recomputed_without_the_excluded_person(caught, tmp_path):
+def test_the_decision_is_recomputed_without_the_excluded_person(caught, tmp_path, capsys):
     work, pid = caught["work"], caught["pid"]
     rows = work.store.judgment_rows(pid)
     carls = [r for r in rows if r["annotator"] == "carl"]
     assert carls and all(r["excluded"] and not r["counted"] for r in carls)  # kept in the store, marked
     d = caught["status"]["decision"]
     assert d["decided"] and d["winner"] == "A"
-    # the same decision from the verdicts without carl, replayed as an export's replay does it (the project file)
+    # the export's replay (compare --data X --oracle judgments:X) leaves carl out as the server does: the same decision
     out = tmp_path / "j.jsonl"
     assert main(["annotate", "export", "--db", str(caught["db"]), "--project", "gold", "--out", str(out)]) == 0
-    doc = read_project_file(out)
-    from evalsift.oracle import Judgment
-
-    kept = [Judgment(item_id=r["item_id"], a=r["a"], b=r["b"], verdict=r["verdict"], annotator=r["annotator"],
-                     kind=r["kind"], shown_order=r["shown_order"], status=r["status"], detail=r["detail"])
-            for r in (json.loads(x) for x in out.read_text().splitlines())
-            if r["retracted_at"] is None and not r["excluded"]]
-    again = replay(doc, kept).decision()
-    assert (again.winner, again.wins_a, again.wins_b, again.ties, again.labels_used) == \
-        (d["winner"], d["wins_a"], d["wins_b"], d["ties"], d["labels_used"])
+    assert read_project_file(out)["excluded"] == ["carl"]
+    assert replayed(out, capsys) == {k: d[k] for k in DECISION_KEYS}
     # what counts is ann's alone; an item carl finished was opened again and is judged by ann where the decision
     # asked for it
     assert all(r["annotator"] == "ann" for r in rows if r["counted"])
@@ -248,7 +252,7 @@ def test_a_version_4_store_is_upgraded_in_place(tmp_path):
         c.execute("DELETE FROM gold_answers")
 
 
-def test_adjudication_queue_end_to_end(tmp_path):
+def test_adjudication_queue_end_to_end(tmp_path, capsys):
     """Overlap 2 with --adjudicate split: items on which alice and bob differ go to the adjudicator, whose page
     has the counts; their verdict is the one the live decision is given, and the export marks it."""
     db = tmp_path / "w.db"
@@ -301,6 +305,11 @@ def test_adjudication_queue_end_to_end(tmp_path):
     assert main(["annotate", "export", "--db", str(db), "--project", "adj", "--out", str(out), "--format",
                  "pairwise"]) == 0
     assert out.read_text().splitlines()[0].endswith("counted,excluded,adjudicated")
+    # the export's replay gives each split item its adjudicator's verdict alone, as the live decision did
+    assert replayed(out, capsys) == {k: d[k] for k in DECISION_KEYS}
+    jl = tmp_path / "p.jsonl"
+    assert main(["annotate", "export", "--db", str(db), "--project", "adj", "--out", str(jl)]) == 0
+    assert replayed(jl, capsys) == {k: d[k] for k in DECISION_KEYS}
 
 
 def test_gold_options_are_checked_with_clear_errors(tmp_path, capsys):

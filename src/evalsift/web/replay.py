@@ -11,7 +11,9 @@ labels used and risk. A project with a design (``--design neyman`` or ``active``
 of its decision (several people at once) depends on when it drew them: the project file lists those
 draws (each after how many of the exported verdicts it was made, the item and its probability) and the
 replay makes them again at the same points. Late answers past an item's overlap (``counted: false`` in
-the judgments export) are left out as the server leaves them out. Without the project file the pool is
+the judgments export) are left out as the server leaves them out; so are the verdicts of the people the
+gold rule flagged (``excluded: true``; the project file lists them), and in a project with ``--adjudicate
+split`` an item its people split on counts its adjudicator's verdict alone (``adjudicated: true``; the project file names the adjudicators). Without the project file the pool is
 the exported items only, and ``compare`` says so in its first line; any other form of replaying a live
 project's export (``compare --data DATASET --oracle judgments:EXPORT``) is refused, naming this one
 (:func:`refuse_other_replay`).
@@ -22,13 +24,14 @@ from __future__ import annotations
 import bisect
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import DataError, ParameterError
 from ..oracle.base import Judgment
 from ..session import Session
-from ..store import Project, Store
+from ..store import ADJUDICATOR_KIND, Project, Store
 
 FORMAT = "evalsift-project/1"
 SUFFIX = ".project.json"
@@ -58,7 +61,8 @@ def write_project_file(store: Store, project_id: int, export_path: str | os.Path
                        "settings": project.settings, "selector": project.selector, "data": project.data,
                        "created_at": project.created_at},
            "items": [{"item_id": r["item_id"], "input": r["input"], "outputs": r["outputs"]} for r in items],
-           "draws": draws}
+           "draws": draws, "excluded": sorted(store.excluded(project_id)),
+           "adjudicators": sorted(a["name"] for a in store.annotators(project_id) if a.get("role") == "adjudicator")}
     if project.settings.get("arena"):  # an arena's judges judged every battle: the live board uses them all
         from .arena import judge_records
 
@@ -134,10 +138,17 @@ def replay(doc: dict[str, Any], judgments: Sequence[Judgment]) -> Session:
     if stray:
         raise DataError(f"the export has verdicts on item(s) {stray[:3]} that the project file's pool does not hold; "
                         "the two files are from different projects or exports: export again", item_id=stray[0])
-    live = _Live(session, int(p["settings"].get("overlap", 1)))
+    # as the server builds it: the people the gold rule flagged left out (Workspace._standing), and with
+    # --adjudicate a split item given its adjudicator's verdict alone (feed_live)
+    excluded = frozenset(doc.get("excluded") or ())
+    live = _Live(session, int(p["settings"].get("overlap", 1)), excluded=excluded,
+                 adjudicate=bool(p["settings"].get("adjudicate")))
     # the draws made ahead, each again after as many verdicts as the project had then (the exported verdicts
     # are the finished ones that stand, in stored order: the same sequence the server feeds)
-    verdicts = [j for j in judgments if j.status == "done"]
+    # an adjudicator's verdicts (kind "adjudicator" in the store; a pairwise table has no such kind) are theirs
+    adjudicators = frozenset(doc.get("adjudicators") or ())
+    verdicts = [replace(j, kind=ADJUDICATOR_KIND) if j.annotator in adjudicators else j
+                for j in judgments if j.status == "done" and j.annotator not in excluded]
     draws = [{"seq": k, "after_judgment": int(d["after_verdicts"]), "draws": int(d["draws"])}
              for k, d in enumerate(doc.get("draws") or (), 1)]
     feed_live(live, list(enumerate(verdicts, 1)), draws)
