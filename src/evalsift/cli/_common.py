@@ -453,6 +453,17 @@ def resolve_risk_rule(args: argparse.Namespace, selector) -> str:
 
 
 # ---------------------------------------------------------------------------------- data
+def pair_only(pool, a: str, b: str):
+    """``pool`` restricted to the items where both ``a`` and ``b`` have an output (:func:`evalsift.restrict.restrict_pair`),
+    with a ``note:`` saying what was left out."""
+    from ..restrict import restrict_pair
+
+    r = restrict_pair(pool, a, b)
+    if r.dropped:
+        note(r.note())
+    return r.pool
+
+
 def load_data(args: argparse.Namespace):
     """The dataset of ``--data``, with the metrics the command line names made ready.
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import DataError, ParameterError
 from ._common import (add_encoder, add_judge_opts, add_proxy_opts, add_quiet, add_sampling_opts, build_oracle,
-                      load_data, note, open_unit, out_file,
+                      load_data, note, open_unit, out_file, pair_only,
                       picked_pair, picked_positions, pool_from_picks, positive_float, positive_int, print_json,
                       proxy_judges, proxy_spec, resolve_encoder, seed_int)
 
@@ -266,7 +266,6 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def _create(args: argparse.Namespace) -> tuple[int, str]:
-    from ..restrict import restrict_pair
     from ..select import build_selector
     from ..web import Workspace
 
@@ -285,10 +284,7 @@ def _create(args: argparse.Namespace) -> tuple[int, str]:
         if not (args.a and args.b):
             raise ParameterError("--pairwise compares two systems: give --a SYS --b SYS", field="a")
         pool = load_data(args)
-        r = restrict_pair(pool, args.a, args.b)
-        if r.dropped:
-            note(r.note())
-        data, proxy, spec = r.pool, None, proxy_spec(args)
+        data, proxy, spec = pair_only(pool, args.a, args.b), None, proxy_spec(args)
         if spec is not None:  # computed once here (a judge asked about every item); the project stores the values
             from ..proxy import restrict_to_proxy
 
@@ -329,10 +325,7 @@ def _create(args: argparse.Namespace) -> tuple[int, str]:
         if not (a and b):
             raise ParameterError(f"--mode pairwise compares two systems and {args.picks} names no pair; give --a SYS "
                                  f"--b SYS (systems: {', '.join(sub.systems)})", field="a")
-        r = restrict_pair(sub, a, b)
-        if r.dropped:
-            note(r.note())
-        sub = r.pool
+        sub = pair_only(sub, a, b)
     quality = _quality_args(args, a, b) if args.mode == "pairwise" else _quality_args(args, None, None)
     work = Workspace(_store(args, must_exist=False))
     return work.create_fixed(args.name, sub, mode=args.mode, a=a, b=b, systems=systems, scale=args.scale,

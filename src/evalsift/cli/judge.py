@@ -15,7 +15,7 @@ from pathlib import Path
 from .. import interrupt
 from ..errors import OracleError, ParameterError
 from ._common import (ORACLE_HELP, add_data, add_judge_opts, add_quiet, build_oracle, load_data, name_list, note,
-                      out_file, picked_positions, positive_int)
+                      out_file, pair_only, picked_positions, positive_int)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -331,7 +331,6 @@ def cmd_judge(args: argparse.Namespace) -> int:
 def _prepare(args: argparse.Namespace):
     """What ``judge`` works on: ``(out, oracle, pool, units, todo, kept)`` -- the units to judge, those not
     settled yet in ``--out`` (its torn last line repaired first), and how many settled ones are errors."""
-    from ..restrict import restrict_pair
 
     out = out_file(args.out, progress=True)  # the verdicts written stay for the rerun, even after a failure
     check_own_file(out)  # before any work, and before repair_tail touches it: a file judge did not write stays as it is
@@ -341,10 +340,7 @@ def _prepare(args: argparse.Namespace):
         raise ParameterError("judge --mode pairwise compares two systems: give --a SYS --b SYS", field="a")
     oracle = build_oracle(args, args.oracle)
     if args.mode == "pairwise":
-        r = restrict_pair(pool, args.a, args.b)
-        if r.dropped:
-            note(r.note())
-        work_pool = r.pool
+        work_pool = pair_only(pool, args.a, args.b)
         units = [(iid, args.a, args.b) for iid in dict.fromkeys(wanted) if iid in set(work_pool.item_ids)]
     else:
         if not hasattr(oracle, "judge_score_judgments"):
@@ -487,7 +483,6 @@ def _selective_live(args: argparse.Namespace):
     from ..errors import DataError
     from ..io.pairwise import read_judgments
     from ..oracle.selective import human_verdicts, judge_weights, selective_run
-    from ..restrict import restrict_pair
 
     if not args.calibration:
         raise ParameterError("a live selective judge (--oracle) calibrates on people's verdicts: give --calibration "
@@ -495,10 +490,7 @@ def _selective_live(args: argparse.Namespace):
     if not (args.a and args.b):
         raise ParameterError("judge --selective --oracle compares two systems: give --a SYS --b SYS", field="a")
     pool = load_data(args)
-    r = restrict_pair(pool, args.a, args.b)
-    if r.dropped:
-        note(r.note())
-    pool = r.pool
+    pool = pair_only(pool, args.a, args.b)
     index = {iid: k for k, iid in enumerate(pool.item_ids)}
     human_all, hpairs = human_verdicts(read_judgments(args.calibration).judgments)
     human = {i: v if hpairs[i] == (args.a, args.b) else {"a": "b", "b": "a"}.get(v, v)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ._common import (add_data, add_encoder, device_line, add_quiet, cap_budget, fraction, load_data, name_list, note,
-                      out_file, positive_float, positive_int, resolve_encoder, seed_int)
+                      out_file, pair_only, positive_float, positive_int, resolve_encoder, seed_int)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,7 +67,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _selector_and_pool(args: argparse.Namespace, pool):
     """The selector the command line asks for (wrapped for --balance / --documents), and the pool it
     applies to (the two systems' comparable items, for pairwise methods)."""
-    from ..restrict import restrict_pair
     from ..select import DocumentLevel, DomainBalanced, build_selector
 
     sel = build_selector(args.method, args.seed, {"encoder": resolve_encoder(args, pool), "metric": args.metric})
@@ -83,10 +82,7 @@ def _selector_and_pool(args: argparse.Namespace, pool):
     if args.a or args.b:
         if not (args.a and args.b):
             raise ParameterError("give both --a and --b, or neither")
-        r = restrict_pair(pool, args.a, args.b)
-        if r.dropped:
-            note(r.note())
-        pool = r.pool
+        pool = pair_only(pool, args.a, args.b)
     return sel, pool
 
 

@@ -100,14 +100,12 @@ def clopper_pearson(k: int, n: int, level: float = COVERAGE_LEVEL) -> tuple[floa
     >>> clopper_pearson(0, 0)
     (0.0, 1.0)
     """
-    from scipy.stats import beta
+    from scipy.stats import binomtest
 
     if n <= 0:
         return 0.0, 1.0
-    a = (1.0 - level) / 2
-    lo = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
-    hi = 1.0 if k == n else float(beta.ppf(1 - a, k + 1, n - k))
-    return lo, hi
+    ci = binomtest(int(k), int(n)).proportion_ci(level, method="exact")  # scipy's Clopper-Pearson
+    return float(ci.low), float(ci.high)
 
 
 @dataclass

@@ -56,8 +56,7 @@ GOLD_ASSUMPTION = ("each person meets the gold items in a uniformly random order
                    "answer to a gold item does not depend on when it is shown")
 GOLD_CORRECT = ("correct: the verdict (first better, second better, tie) equals the gold item's known answer, in "
                 "terms of the systems")
-PAUSED = ("your queue is paused: there is no more work for you in this project for now (the project's "
-          "administrator can resume it)")
+PAUSED = "your queue is paused for now (the project's administrator can resume it)"
 
 
 def read_gold_file(path: str | Path, a: str, b: str) -> list[dict[str, Any]]:

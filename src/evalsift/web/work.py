@@ -461,6 +461,12 @@ class Workspace:
                       self.store.draws(project_id, since=live.last_draw))
         return live.session
 
+    def _disputes(self, project, judgments=None) -> tuple[dict[str, Any], set[str]]:
+        """The project's disputed items and those already adjudicated (:func:`evalsift.web.quality.disputes`
+        over ``judgments``, default every stored one), the gold rule's excluded people left out."""
+        judgments = self.store.judgments(project.id) if judgments is None else judgments
+        return _quality.disputes(judgments, int(project.settings.get("overlap", 1)), self.store.excluded(project.id))
+
     def _standing(self, project_id: int, *, since_id: int = 0,
                   excluded: frozenset[str] | None = None) -> list[tuple[int, Judgment]]:
         """The judgments the decision reads: those that stand, without the people the gold rule flagged (the one
@@ -617,8 +623,7 @@ class Workspace:
         if stored["meta"].get("image"):
             out["image"] = stored["meta"]["image"]
         if b and project.settings.get("adjudicate") and self.store.annotator_state(annotator["id"])["role"] == "adjudicator":
-            counts = _quality.disputes(self.store.judgments(project.id), int(project.settings.get("overlap", 1)),
-                                       self.store.excluded(project.id))[0].get(item, {})
+            counts = self._disputes(project)[0].get(item, {})
             first = "a" if order == "ab" else "b"
             second = "b" if first == "a" else "a"
             out["dispute"] = {"first": int(counts.get(first, 0)), "second": int(counts.get(second, 0)),
@@ -665,8 +670,7 @@ class Workspace:
         held = self.store.held(pid, annotator["id"])
         if held is not None:
             return self._assignment(project, held, annotator)
-        split, done = _quality.disputes(self.store.judgments(pid), int(project.settings.get("overlap", 1)),
-                                        self.store.excluded(pid))
+        split, done = self._disputes(project)
         mine = {r["item_id"] for r in self.store.assignments(pid, annotator_id=annotator["id"])}
         taken = {r["item_id"] for r in self.store.assignments(pid, state="leased") if r["unit"] is None}
         order = {r["item_id"]: r["position"] for r in self.store.items(pid)}
@@ -791,8 +795,7 @@ class Workspace:
                 self._gold_rule(project, annotator)
                 return self._opaque(project, "answer", f"g{got['id']}")
             if row["unit"] is None and row["b"] and self.store.annotator_state(annotator["id"])["role"] == "adjudicator":
-                counts = _quality.disputes(self.store.judgments(pid), int(project.settings.get("overlap", 1)),
-                                           self.store.excluded(pid))[0].get(row["item_id"], {})
+                counts = self._disputes(project)[0].get(row["item_id"], {})
                 j = replace(j, kind=ADJUDICATOR_KIND, detail={**j.detail, "adjudicated": True, "counts": dict(counts)})
             if j.status == "done" and row["b"] and _arena.reveals(project):  # name the models? decided once, stored
                 j = replace(j, detail={**j.detail, "revealed": _arena.reveal_vote(self.arena(pid), self.store,
@@ -897,8 +900,7 @@ class Workspace:
         if project.settings.get("gold"):
             out["gold"] = self._gold_status(project)
         if project.settings.get("adjudicate"):
-            split, adjudicated = _quality.disputes(judgments, int(project.settings.get("overlap", 1)),
-                                                   self.store.excluded(project_id))
+            split, adjudicated = self._disputes(project, judgments)
             out["adjudication"] = {"rule": project.settings["adjudicate"], "disputed": len(split),
                                    "adjudicated": len(adjudicated & set(split)),
                                    "waiting": sorted(set(split) - adjudicated),
