@@ -1,6 +1,7 @@
 """The exception hierarchy, its structured context, and the one-message-shape helpers."""
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,17 @@ def test_missing_model_message_does_not_blame_the_network():
     text = str(e.value)
     assert "not in the local Hugging Face cache" in text and "never downloads" in text
     assert "huggingface.co" not in text and "connect" not in text.lower()
+
+
+def test_without_the_embed_extra_the_error_names_the_extras_and_encoder_tfidf(monkeypatch):
+    """sentence-transformers absent (its import fails as an uninstalled module's does): the neural encoder's error
+    names both extras and the encoder that needs none, and that encoder runs."""
+    from evalsift.embed import embed_texts
+    from evalsift.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # `import sentence_transformers` raises
+    with pytest.raises(MissingDependencyError) as e:
+        embed_texts(["a text"], "minilm", cache=False, progress=False)
+    text = str(e.value)
+    assert "pip install 'evalsift[embed]'" in text and "evalsift[onnx]" in text and "--encoder tfidf" in text, text
+    assert embed_texts(["a text", "another text"], "tfidf", cache=False, progress=False).shape[0] == 2

