@@ -219,6 +219,13 @@ def chromium():
             b.close()
 
 
+def wait_task_or_done(page) -> bool:
+    """Wait until the annotator page shows a task or says there is no more work; True when a task shows."""
+    page.wait_for_function("() => !document.getElementById('task').hidden || "
+                           "document.getElementById('status').textContent.startsWith('No more work')")
+    return not page.locator("#task").is_hidden()
+
+
 def open_page(browser, url: str):
     """A new page at ``url`` and the list that every JavaScript dialog's message lands in (each dismissed),
     so a test can assert that nothing on the page ran a script."""

@@ -13,7 +13,8 @@ from evalsift.select import make_selector  # noqa: E402
 from evalsift.store import Store  # noqa: E402
 from evalsift.web import Workspace  # noqa: E402
 
-from _web import Server, browser_missing, chromium, league_key, league_pool, league_value, open_page, pair_pool  # noqa: E402
+from _web import (Server, browser_missing, chromium, league_key, league_pool, league_value, open_page,  # noqa: E402
+                  pair_pool, wait_task_or_done)
 
 _MISSING = browser_missing()
 pytestmark = [pytest.mark.skipif(_MISSING is not None, reason=_MISSING or ""), pytest.mark.slow]
@@ -23,12 +24,6 @@ pytestmark = [pytest.mark.skipif(_MISSING is not None, reason=_MISSING or ""), p
 def browser():
     with chromium() as b:
         yield b
-
-
-def wait_task_or_done(page):
-    page.wait_for_function("() => !document.getElementById('task').hidden || "
-                           "document.getElementById('status').textContent.startsWith('No more work')")
-    return not page.locator("#task").is_hidden()
 
 
 def judge_by_keyboard(page, max_items=100):

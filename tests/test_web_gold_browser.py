@@ -17,7 +17,7 @@ from evalsift.select import make_selector  # noqa: E402
 from evalsift.store import Store  # noqa: E402
 from evalsift.web import Workspace  # noqa: E402
 
-from _web import Server, browser_missing, chromium, pair_pool  # noqa: E402
+from _web import Server, browser_missing, chromium, pair_pool, wait_task_or_done  # noqa: E402
 from test_web_gold import gold_rows, truth_key  # noqa: E402
 
 _MISSING = browser_missing()
@@ -40,12 +40,6 @@ def browser():
 
 def _truth(pool):
     return {iid: ("A" if pool.scores["human"][k, 0] > 0 else "B") for k, iid in enumerate(pool.item_ids)}
-
-
-def shown(page):
-    page.wait_for_function("() => !document.getElementById('task').hidden || "
-                           "document.getElementById('status').textContent.startsWith('No more work')")
-    return not page.locator("#task").is_hidden()
 
 
 def test_two_people_by_keyboard_with_gold_items_indistinguishable(browser, tmp_path):
@@ -74,7 +68,7 @@ def test_two_people_by_keyboard_with_gold_items_indistinguishable(browser, tmp_p
                 break
             for n in sorted(active):
                 page, got = pages[n]
-                if not shown(page):
+                if not wait_task_or_done(page):
                     active.discard(n)
                     continue
                 held = work.store.held(pid, ids[n])
@@ -126,7 +120,7 @@ def test_the_adjudicator_judges_disputed_items_by_keyboard(browser, tmp_path):
         page = browser.new_page()
         page.goto(f"{srv.url}/a/{token}")
         n = 0
-        while shown(page):
+        while wait_task_or_done(page):
             text = page.locator("#dispute").inner_text()
             assert "1 said Output 1 is better, 1 said Output 2" in text
             first = page.locator("#out1").text_content()
