@@ -63,11 +63,12 @@ def test_without_the_embed_extra_the_error_names_the_extras_and_encoder_tfidf(mo
     """sentence-transformers absent (its import fails as an uninstalled module's does): the neural encoder's error
     names both extras and the encoder that needs none, and that encoder runs."""
     from evalsift.embed import embed_texts
+    from evalsift.embed.encoders import MiniLMEncoder
     from evalsift.errors import MissingDependencyError
 
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # `import sentence_transformers` raises
-    with pytest.raises(MissingDependencyError) as e:
-        embed_texts(["a text"], "minilm", cache=False, progress=False)
+    with pytest.raises(MissingDependencyError) as e:  # a new instance: get_encoder's may hold a loaded model
+        embed_texts(["a text"], MiniLMEncoder(), cache=False, progress=False)
     text = str(e.value)
     assert "pip install 'evalsift[embed]'" in text and "evalsift[onnx]" in text and "--encoder tfidf" in text, text
     assert embed_texts(["a text", "another text"], "tfidf", cache=False, progress=False).shape[0] == 2
