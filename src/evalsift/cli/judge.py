@@ -331,7 +331,6 @@ def cmd_judge(args: argparse.Namespace) -> int:
 def _prepare(args: argparse.Namespace):
     """What ``judge`` works on: ``(out, oracle, pool, units, todo, kept)`` -- the units to judge, those not
     settled yet in ``--out`` (its torn last line repaired first), and how many settled ones are errors."""
-
     out = out_file(args.out, progress=True)  # the verdicts written stay for the rerun, even after a failure
     check_own_file(out)  # before any work, and before repair_tail touches it: a file judge did not write stays as it is
     pool = load_data(args)
