@@ -3,7 +3,7 @@ the serial run (timings and the command line apart), on a small generated pool w
 
 The Ray tests start a real local Ray runtime (2 CPUs, no dashboard) once for the module. Without
 Ray installed they are skipped -- unless ``EVALSIFT_REQUIRE_RAY=1`` (CI sets it; CI installs
-``.[all]``, which has the ``ray`` extra), which turns the skip into a failure.
+``.[all,dev]``, which has the ``ray`` extra), which turns the skip into a failure.
 """
 
 from __future__ import annotations

@@ -226,7 +226,7 @@ def _harness_props(folder: Path, e: Example) -> str | None:
             continue
         module, tool = HARNESS_FOLDERS[name]
         if module and importlib.util.find_spec(module) is None:
-            return f"{tool} is not installed (pip install 'evalsift[test]')"
+            return f"{tool} is not installed (pip install 'evalsift[dev]')"
         if name == "logs" and importlib.util.find_spec("zstandard") is None:
             return "zstandard is not installed (pip install 'evalsift[harness]'): inspect's .eval entries are zstd"
         if name == "benchmark_output":

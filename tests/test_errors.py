@@ -72,3 +72,29 @@ def test_without_the_embed_extra_the_error_names_the_extras_and_encoder_tfidf(mo
     text = str(e.value)
     assert "pip install 'evalsift[embed]'" in text and "evalsift[onnx]" in text and "--encoder tfidf" in text, text
     assert embed_texts(["a text", "another text"], "tfidf", cache=False, progress=False).shape[0] == 2
+
+
+def test_without_the_plots_and_metrics_extras_the_commands_say_which_extra(monkeypatch, tmp_path, capsys):
+    """matplotlib and sacrebleu absent (imports fail as uninstalled modules' do): a bench run writes its results
+    and notes the figure it left out, `profile` (whose figures are its report) fails before writing anything, and
+    BLEU names evalsift[metrics] while ROUGE needs nothing. .ci/base_smoke.sh checks the same on a real base
+    install."""
+    from evalsift.cli import main
+    from evalsift.errors import MissingDependencyError
+    from evalsift.metrics import rouge, sentence_bleu
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    monkeypatch.setitem(sys.modules, "sacrebleu", None)
+    assert main(["bench", "subset", "--data", "demo", "--human-metric", "human", "--methods", "random",
+                 "--props", "0.5", "--seeds", "1", "--out", str(tmp_path / "bs"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert (tmp_path / "bs" / "results.json").is_file() and not (tmp_path / "bs" / "subset.png").exists()
+    assert "left out subset.png" in err and "pip install 'evalsift[plots]'" in err, err
+    assert main(["profile", "--data", "demo", "--metric", "human", "--dims", "length", "--samples", "20",
+                 "--out", str(tmp_path / "prof")]) != 0
+    assert "evalsift[plots]" in capsys.readouterr().err and not (tmp_path / "prof").exists()
+    assert rouge("the cat sat", "the cat sat") == 1.0
+    with pytest.raises(MissingDependencyError) as e:
+        sentence_bleu("the cat", ["the cat"])
+    assert "pip install 'evalsift[metrics]'" in str(e.value) and "ROUGE-L" in str(e.value), e.value

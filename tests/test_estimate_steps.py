@@ -230,7 +230,7 @@ def test_lm_eval_runs_each_round_and_tell_reads_its_output(tmp_path, capsys):
     scores on its items as JSONL, taken from lm-eval's own full run. The items lm-eval ran and the
     items told are exactly those asked, the state resumes across processes, and show's interval covers the new
     model's full-run acc (lm-eval's own number)."""
-    pytest.importorskip("lm_eval", reason="lm-evaluation-harness is not installed (pip install 'evalsift[test]')")
+    pytest.importorskip("lm_eval", reason="lm-evaluation-harness is not installed (pip install 'evalsift[dev]')")
     pytest.importorskip("accelerate", reason="lm-eval's hf model needs accelerate (pip install 'lm-eval[hf]')")
     pytest.importorskip("transformers", reason="the tiny models need transformers")
     import _harness_runs as hr

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="session")
 def runs(tmp_path_factory):
-    pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip install 'evalsift[test]'): the tests "
+    pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip install 'evalsift[dev]'): the tests "
                                              "read logs that inspect itself writes")
     pytest.importorskip("zstandard", reason="zstandard is not installed (pip install 'evalsift[harness]'): inspect's "
                                             ".eval entries are zstd-compressed")

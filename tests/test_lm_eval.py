@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("lm_eval", reason="lm-evaluation-harness is not installed (pip install 'evalsift[test]')")
+pytest.importorskip("lm_eval", reason="lm-evaluation-harness is not installed (pip install 'evalsift[dev]')")
 pytest.importorskip("accelerate", reason="lm-eval's hf model needs accelerate (pip install 'lm-eval[hf]')")
 pytest.importorskip("transformers", reason="the tiny models need transformers")
 

@@ -295,6 +295,20 @@ def _run(args: argparse.Namespace, run: Callable[[Any, Any], dict[str, Any]]) ->
     return res, out
 
 
+def _figure(plot: Any, res: dict[str, Any], path: Path, quiet: bool = False) -> Path | None:
+    """``plot(res, path)`` when matplotlib (the ``plots`` extra) is installed, else a note that the figure was left
+    out and None: a bench run's results do not depend on its figures."""
+    from ..report.plots import plots_available
+
+    if plots_available():
+        plot(res, path)
+        return path
+    if not quiet:
+        note(f"left out {path.name}: the figures need matplotlib, which is not installed "
+             "(pip install 'evalsift[plots]')")
+    return None
+
+
 def cmd_bench_pairwise(args: argparse.Namespace) -> int:
     """``evalsift bench pairwise``."""
     from ..bench import pairwise_bench
@@ -311,14 +325,13 @@ def cmd_bench_pairwise(args: argparse.Namespace) -> int:
         tie_tolerance=args.tie_tolerance, encoder=resolve_encoder(args, pool), quiet=args.quiet,
         analyses={"clusters": args.analysis_clusters, "bins": args.norm_bins, "budget": args.analysis_budget}
         if args.analyses else None, journal=journal, **workers))
-    success_plot(res, out / "success.png")
+    written = [out / "results.json", _figure(success_plot, res, out / "success.png")]
     _print_pairwise(res)
-    written = [out / "results.json", out / "success.png"]
     if "analyses" in res:
         _print_analyses(res["analyses"])
-        written.append(analyses_plot(res, out / "analyses.png"))
-        written.append(analyses_figures_plot(res, out / "analyses-figures.png"))
-    print(f"wrote {', '.join(map(str, written))}", file=sys.stderr)
+        written.append(_figure(analyses_plot, res, out / "analyses.png"))
+        written.append(_figure(analyses_figures_plot, res, out / "analyses-figures.png"))
+    print(f"wrote {', '.join(str(w) for w in written if w is not None)}", file=sys.stderr)
     return 0
 
 
@@ -402,7 +415,7 @@ def cmd_bench_subset(args: argparse.Namespace) -> int:
         knapsack_utility=args.knapsack_utility, cost_aware=args.cost_aware,
         encoder=resolve_encoder(args, pool), quiet=args.quiet, level=args.level,
         interval_resamples=max(0, args.interval_resamples), journal=journal, **workers))
-    subset_plot(res, out / "subset.png")
+    _figure(subset_plot, res, out / "subset.png")
     print(f"{res['data']}: human {res['human_metric']}, metric {res['metric']}, {res['n_systems']} systems, "
           f"{res['n_items']} items (subsample {res['subsample']}), {res['seeds']} seeds, {res['correlation']}, "
           f"{res['cluster_rule']} cluster rule, diversity tokens {res['diversity_tokenizer']}, "
@@ -457,9 +470,9 @@ def cmd_bench_calibration(args: argparse.Namespace) -> int:
         close=args.close, higher_is_better=not args.lower_is_better, tie_tolerance=args.tie_tolerance, **workers,
         encoder=resolve_encoder(args, pool), quiet=args.quiet, proxy=proxy_spec(args), sampling=args.sampling,
         journal=journal))
-    calibration_plot(res, out / "calibration.png")
+    png = _figure(calibration_plot, res, out / "calibration.png")
     print(calibration_text(res), end="")
-    print(f"wrote {out / 'results.json'} and {out / 'calibration.png'}", file=sys.stderr)
+    print(f"wrote {out / 'results.json'}" + (f" and {png}" if png else ""), file=sys.stderr)
     return 0
 
 
@@ -486,8 +499,8 @@ def cmd_bench_estimate(args: argparse.Namespace) -> int:
     print(f"bench estimate: {res['timing_s']['total']:.1f} s for {res['systems']} systems x {len(args.budgets)} budgets "
           f"x {args.seeds} seeds x {len(res['methods'])} methods (load included)", file=sys.stderr)
     text = table_text(res)
-    files = ["results.json", "table.txt", "estimate.png"]
-    estimate_plot(res, out / "estimate.png")
+    files = ["results.json", "table.txt"] + (["estimate.png"] if _figure(estimate_plot, res, out / "estimate.png")
+                                              else [])
     if args.by:
         res["groups"] = {}
         for value in R.groups(args.by):
@@ -496,8 +509,9 @@ def cmd_bench_estimate(args: argparse.Namespace) -> int:
             res["groups"][value] = sub
             text += f"\n== {args.by} = {value} ({sub['items']} items)\n" + table_text(sub)
             safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in value)
-            estimate_plot(sub, out / f"by_{safe}.png")
-        files.append(f"by_<{args.by}>.png")
+            _figure(estimate_plot, sub, out / f"by_{safe}.png", quiet=True)
+        if "estimate.png" in files:
+            files.append(f"by_<{args.by}>.png")
     res["provenance"] = provenance(getattr(args, "argv", None))
     write_atomic(out / "results.json", json.dumps(plain_json(res), indent=2, allow_nan=False))  # whole or not at all
     write_atomic(out / "table.txt", text)

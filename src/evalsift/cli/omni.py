@@ -390,7 +390,10 @@ def _curve(args: argparse.Namespace, notes: list[str]) -> tuple[dict[str, Any], 
     from ..omninput.curves import label_rates, rescaled_axis
     from ..omninput.judge import labels_for, read_judgments_file
     from ..omninput.report import write_curve_report
+    from ..report.plots import require_plots
     from ..store import Store
+
+    require_plots("omni curve's report (its figures)")  # before anything is read or written
 
     kind = _judge_spec_kind(args.judgments)
     folders = [f.strip() for f in args.samples.split(",") if f.strip()]

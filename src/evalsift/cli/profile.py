@@ -100,8 +100,10 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 def _profile(args: argparse.Namespace, notes: list[str]) -> tuple[dict, dict]:
     from ..device import device_report
+    from ..report.plots import require_plots
     from ..transparency.report import profile_pool, write_report
 
+    require_plots("evalsift profile's report (its figures)")  # before anything is read or written
     folder = out_dir(args.out)
     pool = load_data(args)
     _check_metric(pool, args.metric)

@@ -68,11 +68,13 @@ def _as_refs(refs: str | Sequence[str | None], where: str) -> list[str]:
     return out
 
 
-def _sacrebleu() -> Any:
+def _sacrebleu(purpose: str = "BLEU") -> Any:
     try:
         import sacrebleu
     except ImportError:
-        raise missing_dependency("sacrebleu", None, "BLEU and chrF") from None
+        raise missing_dependency("sacrebleu", "metrics", f"{purpose} (through sacreBLEU)",
+                                 instead="or score a pool with chrF, ROUGE-1, ROUGE-2 or ROUGE-L, which need no extra"
+                                 ) from None
     return sacrebleu
 
 

@@ -35,7 +35,7 @@ def sentence_bleu(hyp: str, refs: str | Sequence[str]) -> float:
     100.0
     """
     hyp = _check_text(hyp, "sentence_bleu(hyp)")
-    return float(_sacrebleu().sentence_bleu(hyp, _as_refs(refs, "sentence_bleu"), **BLEU_PARAMS).score)
+    return float(_sacrebleu("sentence_bleu").sentence_bleu(hyp, _as_refs(refs, "sentence_bleu"), **BLEU_PARAMS).score)
 
 
 def sentence_chrf(hyp: str, refs: str | Sequence[str]) -> float:
@@ -50,7 +50,7 @@ def sentence_chrf(hyp: str, refs: str | Sequence[str]) -> float:
     100.0
     """
     hyp = _check_text(hyp, "sentence_chrf(hyp)")
-    return float(_sacrebleu().sentence_chrf(hyp, _as_refs(refs, "sentence_chrf"), **CHRF_PARAMS).score)
+    return float(_sacrebleu("sentence_chrf").sentence_chrf(hyp, _as_refs(refs, "sentence_chrf"), **CHRF_PARAMS).score)
 
 
 def rouge(hyp: str, refs: str | Sequence[str], kind: str = "rougeL") -> float:

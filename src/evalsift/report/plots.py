@@ -6,9 +6,33 @@ from pathlib import Path
 from typing import Any
 
 
+def plots_available() -> bool:
+    """True when matplotlib (the ``plots`` extra) can be imported, so the figures can be drawn."""
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def require_plots(purpose: str = "the figures") -> None:
+    """Raise the missing-dependency error naming ``evalsift[plots]`` unless matplotlib is installed; commands
+    whose figures are their content (``evalsift profile``, ``omni curve``) call it before any work, so a run
+    without the extra fails at once and writes nothing."""
+    if not plots_available():
+        raise _missing(purpose)
+
+
+def _missing(purpose: str):
+    from ..errors import missing_dependency
+
+    return missing_dependency("matplotlib", "plots", purpose)
+
+
 def _pyplot():
     """matplotlib.pyplot on the file-only Agg backend (no display needed)."""
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise _missing("the figures") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
