@@ -1,5 +1,5 @@
 """Writers of four evaluation tools' published file layouts, for the tests, the docs' examples
-(``tests/test_docs_examples.py``) and ``benchmarks/helm_memory.py``.
+(``tests/test_docs_examples.py``) and ``benchmarks/io/helm_memory.py``.
 
 None imports the tool (HELM, RewardBench, Every Eval Ever and Arena-Hard-Auto are not installed here); each writes
 the files the way the tool's own writer does, read from the tool's source:

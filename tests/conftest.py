@@ -50,7 +50,7 @@ from _data import DATA_ROOT  # noqa: E402
 #: the quick first check (``python -m pytest -m quick``, README): every command once on tiny offline data
 #: (test_quick_commands.py), every command fed bad input (one error line), a failing command's outputs, the
 #: errors, the package's shape, and every docstring example -- under 3 minutes on 2 idle cores
-#: (``benchmarks/test_times.py`` measures it)
+#: (``benchmarks/suite/test_times.py`` measures it)
 QUICK_MODULES = ("test_quick_commands.py", "test_cli_bad_input.py", "test_cli_outputs.py", "test_errors.py",
                  "test_house.py", "test_harness.py")
 

@@ -36,7 +36,7 @@ def pool():
     return base, system, theta
 
 
-RUNS = 50  # benchmarks/adaptive_coverage.py runs 400
+RUNS = 50  # benchmarks/estimate/adaptive_coverage.py runs 400
 
 
 def test_coverage_fixed_stop_and_looking_stop(pool):
@@ -70,7 +70,7 @@ def test_adaptive_share_stays_valid(pool):
 
 def test_fisher_against_random_mean_at_50(pool):
     """Within the known systems' range fisher's error is below random sampling's (for the system stronger
-    than every known one it is close to random's: benchmarks/adaptive_coverage.py; model-based, no claim)."""
+    than every known one it is close to random's: benchmarks/estimate/adaptive_coverage.py; model-based, no claim)."""
     base, system, _ = pool
     err = {0: ([], []), 1: ([], [])}  # system kind -> (fisher, random)
     for r in range(40):

@@ -6,7 +6,7 @@ of a noisy board is where the noise went up), and a model with 2 battles could l
 default estimator (``auto``) prints empirical-Bayes posterior means below 400 human battles per model
 (:func:`evalsift.arena.bt.shrinkage_prior`), keeps the plain fit's intervals and rank-sets (widened only to
 hold a score), and marks a rank whose rank-set spans more than half of the board with ``?``. The measured
-tables are benchmarks/arena_small.py's ``scores``; these tests pin the parts."""
+tables are benchmarks/arena/arena_small.py's ``scores``; these tests pin the parts."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_the_leader_is_no_longer_printed_far_above_its_strength():
     """60 leagues of 20 models and 200 battles (10 per model; strengths normal, the prior's own family): the
     model with the highest maximum-likelihood score sits far above its true strength on average (the
     winner's curse, made worse by models that won their few battles); the posterior means' leader is within
-    2.5 standard errors of it (benchmarks/arena_small.py measures 200 draws per cell: within 1.2)."""
+    2.5 standard errors of it (benchmarks/arena/arena_small.py measures 200 draws per cell: within 1.2)."""
     plain, shrunk = [], []
     for s in range(60):
         battles, beta = league(100 + s, 200)

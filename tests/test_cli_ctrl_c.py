@@ -7,7 +7,7 @@ Each command runs as the console script pip writes (``import re, sys; from evals
 step installs the handler; SIGINT is sent 2-100 ms after it, while ``evalsift.cli``, numpy and the command's
 modules are still importing. What comes before that
 line (the interpreter's own start-up, the script's ``import re``) is outside evalsift's reach:
-``benchmarks/ctrl_c_startup.py`` counts it from the process start.
+``benchmarks/suite/ctrl_c_startup.py`` counts it from the process start.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the user's Hugging Face models), printed and recorded; a GPU asked for where there is none is one error line.
 
 The CPU tests run everywhere (the same code paths with ``device="cpu"``); the tests marked ``gpu`` run only where
-torch sees a CUDA GPU (``benchmarks/gpu_checks.sh`` runs them with the device benchmark)."""
+torch sees a CUDA GPU (``benchmarks/embed/gpu_checks.sh`` runs them with the device benchmark)."""
 
 from __future__ import annotations
 

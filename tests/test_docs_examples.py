@@ -65,7 +65,7 @@ NOT_RUN = {
     ("docs/reproductions.md", "evalsift --quiet bench subset"): "a benchmark run of about 30 seconds; bench subset --protocol "
                                                                 "paper is tested in tests/test_real_data.py",
     ("docs/reproductions.md", "evalsift profile"): "profiles of 30-90 seconds each; docs/transparency.md's examples run profile",
-    ("docs/reproductions.md", "OMP_NUM_THREADS=1 python benchmarks/omni_toy.py"):
+    ("docs/reproductions.md", "OMP_NUM_THREADS=1 python benchmarks/omni/omni_toy.py"):
         "about 35 minutes: training the 6-layer toy and enumerating its 10^8 sequences",
     ("docs/reproductions.md", "for s in 0 1"): "sampling two toys, about 12 minutes",
     ("docs/reproductions.md", "evalsift --quiet omni curve"): "reads the two samples the loop above writes",

@@ -1,4 +1,4 @@
-"""Issue 44: ``benchmarks/fluid_peer.py`` (Fluid Benchmarking's own code beside ``bench estimate``'s
+"""Issue 44: ``benchmarks/estimate/fluid_peer.py`` (Fluid Benchmarking's own code beside ``bench estimate``'s
 ``pirt@fisher``). Without the peer: its cases and its ``pirt@fisher`` column are ``bench estimate``'s.
 With the peer's venv (``/tmp/fluid-venv``, a benchmark-side setup CI does not have; skipped otherwise):
 their engine picks the same items as ours on 0/1 responses, and binarises nothing it is given as 0/1."""
@@ -15,7 +15,7 @@ import pytest
 from evalsift.bench.estimate import held_out_cases, run_estimate_bench
 from evalsift.estimate import KnownSystems, ResponseMatrix
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "estimate"))
 import fluid_peer
 
 BUDGETS = [10, 30]
@@ -56,9 +56,9 @@ def test_cases_and_our_column_are_bench_estimates():
 def _peer_python() -> str:
     py = fluid_peer.DEFAULT_PYTHON
     if not Path(py).exists():
-        pytest.skip(f"Fluid Benchmarking's venv {py} is absent (benchmark-side setup: see benchmarks/fluid_peer.py)")
+        pytest.skip(f"Fluid Benchmarking's venv {py} is absent (benchmark-side setup: see benchmarks/estimate/fluid_peer.py)")
     if subprocess.run([py, "-c", "import fluid_benchmarking.engine"], capture_output=True, check=False).returncode:
-        pytest.skip(f"{py} has no fluid_benchmarking installed (see benchmarks/fluid_peer.py)")
+        pytest.skip(f"{py} has no fluid_benchmarking installed (see benchmarks/estimate/fluid_peer.py)")
     return py
 
 

@@ -1,12 +1,16 @@
-"""The house keeps its shape: the modules of ``evalsift.io`` (and of ``evalsift.oracle``) import each
-other without a circle, and the old import paths of moved code keep working (issue 29).
+"""The house keeps its shape: the modules of ``evalsift.io`` (and of ``evalsift.oracle``, ``evalsift.arena``,
+``evalsift.pool``, ``evalsift.winrate``) import each other without a circle, and the old import paths of moved
+code keep working (issues 29 and 46).
 
 The import graph is read from the source with :mod:`ast`: an edge ``x -> y`` for every ``from .y import``
 (``from . import y``, ``from ..io.y import``) in module ``x`` of the same package, at module level or
 inside a function -- a function-level import used to dodge a circle is still a circle. An import
 marked with the comment ``# optional dependency`` on its line is left out (a lazy import of a heavy
 optional package, not of a sibling). The package's ``__init__`` is a node too: a module that imports
-from its own package imports everything ``__init__`` imports.
+from its own package imports everything ``__init__`` imports. The body of a module-level ``__getattr__``
+is left out: there a module keeps the names that moved out of it answering for outside callers, imported
+on the first such request (``from evalsift.arena.battles import read_battles``); the package's own modules
+never go through it (:func:`test_the_package_does_not_use_the_lazy_old_paths`).
 """
 
 from __future__ import annotations
@@ -30,8 +34,11 @@ def import_graph(folder: Path) -> dict[str, set[str]]:
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
         edges: set[str] = set()
-        for node in ast.walk(ast.parse(text, filename=str(path))):
-            if not isinstance(node, ast.ImportFrom) or node.level == 0:
+        tree = ast.parse(text, filename=str(path))
+        shim = {id(n) for top in tree.body if isinstance(top, ast.FunctionDef) and top.name == "__getattr__"
+                for n in ast.walk(top)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or node.level == 0 or id(node) in shim:
                 continue
             if any(OPTIONAL in lines[n - 1] for n in range(node.lineno, (node.end_lineno or node.lineno) + 1)):
                 continue
@@ -109,7 +116,17 @@ def test_the_checker_sees_package_imports_and_skips_optional_dependencies(tmp_pa
     assert find_cycle({"x": {"y"}, "y": {"z"}, "z": set()}) is None
 
 
-@pytest.mark.parametrize("package", ["io", "oracle"])
+def test_the_checker_leaves_out_only_the_lazy_old_path_shim(tmp_path):
+    # a's module __getattr__ answers a name that moved to b (which imports a): no edge; any other function's is one
+    folder = write_package(tmp_path, {
+        "a": "def __getattr__(name):\n    from . import b\n    return getattr(b, name)\n",
+        "b": "from .a import A\n",
+        "c": "def f():\n    from . import b\n",
+    })
+    assert import_graph(folder) == {"a": set(), "b": {"a"}, "c": {"b"}}
+
+
+@pytest.mark.parametrize("package", ["io", "oracle", "arena", "pool", "winrate"])
 def test_no_import_circle_in_the_package(package):
     graph = import_graph(SRC / package)
     assert len(graph) > 3, graph  # the package was read
@@ -119,10 +136,12 @@ def test_no_import_circle_in_the_package(package):
 def test_only_optional_dependencies_are_imported_inside_functions():
     # a function-level import of a sibling module is only ever a dodge; heavy optional packages are marked
     found = []
-    for package in ("io", "oracle"):
+    for package in ("io", "oracle", "arena", "pool", "winrate"):
         for path in sorted((SRC / package).glob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             top = {id(n) for n in tree.body}
+            top |= {id(n) for t in tree.body if isinstance(t, ast.FunctionDef) and t.name == "__getattr__"
+                    for n in ast.walk(t)}  # the lazy old-path shim (module doc)
             lines = path.read_text(encoding="utf-8").splitlines()
             for node in ast.walk(tree):
                 if isinstance(node, ast.ImportFrom) and node.level == 1 and id(node) not in top \
@@ -155,6 +174,24 @@ OLD_PATHS = {
         "judge_report", "JudgeReport", "ResolvedJudge", "resolve_judge", "forecast_labels", "FORECAST_ASSUMPTION",
         "INTERVAL_METHOD", "RUNS_PER_SAMPLE", "LABELS", "_kappa", "_pair_data", "_ratio_interval",
     ],
+    # issue 46: read_battles & co. moved to arena/read.py; pool.py and winrate.py became packages
+    "evalsift.arena.battles": ["Battles", "read_battles", "with_texts", "judge_name", "_outputs_pool"],
+    "evalsift.arena": ["Battles", "read_battles", "judge_name", "fit_bt", "bootstrap_bt", "bootstrap_bt_ppi",
+                       "fit_bt_ppi", "rank_sets", "ranks", "curvature_bias", "BTFit"],
+    "evalsift.pool": [
+        "Pool", "ReadOnlyDict", "ReadOnlyList", "freeze", "SOURCE_ITEM", "_restore", "_Columns", "_Gather",
+        "_Pending", "_column", "_score_matrix", "_meta_column", "_inputs_column", "_frozen_tuple", "_lock",
+        "_BadValue", "_length_error", "_is_number", "_describe", "_refuse", "_ATOMIC",
+    ],
+    "evalsift.winrate": [
+        "baseline_comparisons", "estimate_difficulty", "fit_length_glm", "length_controlled_win_rate", "win_rate",
+        "winrate_board", "write_board", "PublishedDifficulty", "PublishedWeights", "read_alpaca_difficulty",
+        "read_alpaca_weights", "published_controlled", "lc_standard_error", "WinRateBoard", "Comparisons",
+        "ModelComparisons", "LengthGLM", "LCInfluence", "CS", "SEED", "N_SPLITS", "REGULARIZE_TO_BASELINE",
+        "GAMED_SUFFIXES", "FEW_MODELS", "MAX_JOBS", "WEIGHT_COLUMNS", "cv_fits", "pick_annotator", "pick_annotators",
+        "verdicts_text", "_soft_problem", "_solve_l1", "_l1_kwargs", "_cv_fit", "_fit_l1", "_length_design",
+        "_PARALLEL_ROWS", "_board_html", "_fmt", "_lengths", "_preference", "_sigmoid",
+    ],
 }
 
 
@@ -177,3 +214,27 @@ def test_moved_names_are_the_same_objects_at_both_addresses():
     from evalsift.oracle.base import oracles
 
     assert oracles.get("llm") is llm.LLMJudge
+
+
+def test_the_package_does_not_use_the_lazy_old_paths():
+    # inside evalsift, read_battles & co. come from arena.read: battles.py's __getattr__ is for outside callers
+    moved = importlib.import_module("evalsift.arena.battles")._MOVED
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("battles") \
+                    and any(a.name in moved for a in node.names):
+                found.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert found == []
+
+
+def test_battles_imports_nothing_else_of_arena():
+    # the class every arena module needs stands alone (the circle battles -> style -> bt -> battles is gone)
+    assert import_graph(SRC / "arena")["battles"] == set()
+    from evalsift.arena import battles, read
+
+    assert battles.read_battles is read.read_battles and battles.judge_name("arena-ppr/x.jsonl") == "x"
+    assert {"read_battles", "with_texts"} <= set(dir(battles))
+    with pytest.raises(AttributeError, match="no_such_name"):
+        battles.no_such_name  # noqa: B018 - the shim answers only the moved names
+

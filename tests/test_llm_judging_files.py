@@ -22,7 +22,7 @@ from evalsift.io.pairwise import read_pairwise
 
 from _judge_files import CATEGORIES, MODELS, fastchat_pairs, mt_bench, write_jsonl
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "arena"))
 from fastchat_elo import fastchat_elo  # noqa: E402  FastChat's rule and compute_mle_elo, from their definitions
 
 def show_result(rows, key=lambda r: True):

@@ -58,7 +58,7 @@ def test_tempering_agrees_with_enumeration(toy):
 # ------------------------------------------------------------------ the paper's toy (toy-paper)
 # The paper's architecture (6 layers, 4 heads) at length 4 (10^4 sequences) and 5 training steps, so the suite
 # stays fast: exactness of the enumeration does not need a trained model. Length 8 (10^8 sequences, a few minutes
-# with the prefix tree) is benchmarks/omni_toy.py --model toy-paper.
+# with the prefix tree) is benchmarks/omni/omni_toy.py --model toy-paper.
 PAPER_SMALL = {"length": 4, "steps": 5, "batch": 16}
 
 

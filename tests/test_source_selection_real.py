@@ -2,7 +2,7 @@
 crowd's scores only, and the distilled estimator ranks held-out items from their sources alone.
 
 Skips when the data are absent. TF-IDF (64 dimensions) instead of MiniLM: no model, no cache, a few
-seconds. The numbers behind the thresholds come from benchmarks/source_selection.py.
+seconds. The numbers behind the thresholds come from benchmarks/select/source_selection.py.
 """
 
 import numpy as np

@@ -27,7 +27,7 @@ from _web import Server, call, pair_pool  # noqa: E402
 
 CAUGHT_WITHIN = 20
 """The careless person (random keys) is flagged after at most this many gold answers (min accuracy 0.8, 30 gold
-items; benchmarks/gold_items.py measures how often over many runs)."""
+items; benchmarks/app/gold_items.py measures how often over many runs)."""
 
 
 def gold_rows(n=30, seed=0):

@@ -43,7 +43,7 @@ def test_cross_validation_on_worker_processes_gives_the_serial_result(monkeypatc
     steps = []
     serial = W._cv_fit(X, p, advance=steps.append)
     assert sum(steps) == W.cv_fits(400) == 5 * 10 + 1  # 5 folds x 10 strengths, and the refit
-    monkeypatch.setattr(W, "_PARALLEL_ROWS", 0)  # this small problem on workers too
+    monkeypatch.setattr(W.l1, "_PARALLEL_ROWS", 0)  # this small problem on workers too (_cv_fit reads it there)
     steps.clear()
     parallel = W._cv_fit(X, p, jobs=2, advance=steps.append)
     assert parallel[1] == serial[1] and np.array_equal(parallel[0], serial[0]) and sum(steps) == 51

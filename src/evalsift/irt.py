@@ -29,7 +29,7 @@ abilities; difficulties are measured from the average system). The spread is pin
 
 Speed: identical item columns are merged (weighted) before fitting, the problem is rescaled by the
 diagonal of the Fisher information at the start, and everything is vectorised numpy: the
-12 x 41,871 opencompass matrix fits in about a second (see ``benchmarks/irt_vs_pyirt.py``).
+12 x 41,871 opencompass matrix fits in about a second (see ``benchmarks/estimate/irt_vs_pyirt.py``).
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)

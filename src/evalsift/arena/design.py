@@ -37,6 +37,7 @@ import numpy as np
 
 from ..errors import DataError
 from .battles import Battles
+from .bt import RIDGE, _fit_rows, _judge_matrix, _pinv, _rows, _xx, fit_bt_ppi
 
 EXPLORE = 0.1  # the active rule's uniform share
 ROUNDS = 20  # the active rule refits this many times over the budget
@@ -71,8 +72,6 @@ def pair_probabilities(battles: Battles, pa: np.ndarray, pb: np.ndarray, used: n
     their ``prob``). A pair never drawn gains ``sqrt(v)``; with no battles yet every pair is equal.
     Returns ``(probabilities, the fit's strengths)``."""
     from scipy.special import expit
-
-    from .bt import RIDGE, _fit_rows, _rows, _xx
 
     K, P = battles.K, len(pa)
     used = np.asarray(used, float)
@@ -313,8 +312,6 @@ def _neyman_weights(battles: Battles, idx: np.ndarray, y: np.ndarray, label: np.
     read from the human draws at positions ``idx`` (verdicts ``y``) through a refit of the leaderboard (with the
     judges, by PPI++); None while those draws cannot be fitted (some model without a battle)."""
     from scipy.special import expit
-
-    from .bt import _judge_matrix, _pinv, _xx, fit_bt_ppi
 
     strata = label[idx]
     n = np.bincount(strata, minlength=len(N))

@@ -19,8 +19,9 @@ from ..io.pairwise import read_judgments
 from ..io.pairwise_data import PairwiseData
 from ..oracle.base import Judgment
 from ..verdicts import describe_judgments
-from .battles import Battles, judge_name
+from .battles import Battles
 from .bt import Covariates, fit_bt
+from .read import judge_name
 from .style import battle_counts
 
 def arena_hard_battles(data: PairwiseData, *, by: str | None = None, judges: Iterable[str] = ()) -> Any:

@@ -47,11 +47,12 @@ import numpy as np
 from ..errors import DataError, ParameterError, check_choice
 from ..io._common import plain_json
 from .battles import Battles
-from .bt import (ELO, FEW, FEW_SIDE, TIES, BTFit, Covariates, anchor_draws, bootstrap_bt_ppi, claimed_order,
+from .bt import (ELO, FEW, FEW_SIDE, TIES, BTFit, Covariates, _drawn, anchor_draws, bootstrap_bt_ppi, claimed_order,
                  curvature_bias, few_battle_floor, fit_bt_ppi, fit_davidson, independent_covariates, rank_sets_of,
                  sure_pairs)
 from .design import EXPLORE, ROUNDS, pair_probabilities  # noqa: F401 - their old home; they live in design now
 from .design import draw_active, draw_neyman, draw_uniform, strata_note
+from .html import group_sections, leaderboard_html
 
 ALLOCATIONS = ("uniform", "active", "neyman")
 INTERVALS = ("sandwich", "bootstrap")
@@ -622,8 +623,6 @@ def _board(battles, labelled, prob, use, judges, alpha, seed, intervals, B, ties
             raise ParameterError("--ties davidson fits the human battles alone with sandwich intervals: leave out "
                                  "--judge (with --human-budget) and --intervals bootstrap, or use --ties half",
                                  field="ties")
-        from .bt import _drawn
-
         fit = fit_davidson(_drawn(battles, np.asarray(labelled, dtype=int), prob, verdicts))
     else:
         fit = fit_bt_ppi(battles, labelled, use, prob=prob, verdicts=verdicts, strata=strata, covariates=style)
@@ -723,7 +722,6 @@ def write_leaderboard(board: Leaderboard, out: str | Path, by: tuple[str, list] 
     import re
 
     from ..io._common import write_atomic
-    from .html import group_sections, leaderboard_html
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -42,6 +42,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import DataError, ParameterError
+from .bt import Covariates
 
 #: the counts kept per answer, in this order
 COUNTS = ("length", "headers", "bold", "lists")
@@ -123,8 +124,6 @@ def style_covariates(battles, features: Iterable[str]):
     battles (module doc). A battle without both texts is a DataError naming it and the fix. A feature
     with no difference in any battle (no answer has a header, say) is left out, with a note; when every
     asked-for feature is so, a DataError."""
-    from .bt import Covariates
-
     features = tuple(features)
     if not battles.style:
         raise DataError(f"--style-control needs the answers' texts, and {battles.source or 'the battles'} has none: "

@@ -92,8 +92,8 @@ _DEFAULTS: dict = {}
 def cmd_arena(args: argparse.Namespace) -> int:
     """``evalsift arena``."""
     from ..arena import read_battles
-    from ..arena.battles import judge_name
     from ..arena.leaderboard import leaderboard, write_leaderboard
+    from ..arena.read import judge_name
     from ..errors import ParameterError
 
     live = _live_replay(args)

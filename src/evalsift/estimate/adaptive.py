@@ -17,7 +17,7 @@ One ask/tell mechanism, :class:`AdaptiveTest`, with two rules (:data:`RULES`):
   raises on others) and the repo's loader makes scores 0/1 with ``>= 0.5`` (``datasets.py``,
   ``load_lm_eval_results``), so non-binary scores (AlpacaEval's preferences, MQM) enter the ability as
   ``score >= the middle of the 2PL's [0, 1] scale``; the judged scores enter the estimate as they are.
-  Measured against the repo's own code on ``bench estimate``'s cases (``benchmarks/fluid_peer.py``):
+  Measured against the repo's own code on ``bench estimate``'s cases (``benchmarks/estimate/fluid_peer.py``):
   the same items in the same order in all 251 cases once the responses are the same; with soft
   targets instead, AlpacaEval's MAE at 50 items was 1.67 points (1.42 binarised). The repo's engine stops at ``n_max`` items
   only; the stop at a target standard error is ours: ``se = 1 / sqrt(sum of the judged items'
@@ -61,7 +61,7 @@ One ask/tell mechanism, :class:`AdaptiveTest`, with two rules (:data:`RULES`):
   estimate is the average over steps of the unbiased ``(sum_{s<t} y_s + R_t z_t) / M`` (kept inside
   the interval).
 
-  *Measured* (``benchmarks/adaptive_coverage.py``, two synthetic 2PL pools of 40 x 400, 200 runs per
+  *Measured* (``benchmarks/estimate/adaptive_coverage.py``, two synthetic 2PL pools of 40 x 400, 200 runs per
   new system): tilting the draws (``floor`` 0.5 or 0.3) made the interval wider, not narrower, than
   uniform draws with the same control (``floor`` 1): the stakes must stay inside the increment's
   worst case, which grows as ``1 / floor``, and the 2PL's spread varies too little across items to pay
@@ -104,7 +104,7 @@ from .estimators import Estimate, KnownSystems
 RULES = ("fisher", "active-cs")
 STATE_FORMAT = "evalsift-adaptive-test"
 STATE_VERSION = 1
-DEFAULT_FLOOR = 1.0  # measured best (benchmarks/adaptive_coverage.py): see the module doc
+DEFAULT_FLOOR = 1.0  # measured best (benchmarks/estimate/adaptive_coverage.py): see the module doc
 THETA_RANGE = (-4.0, 4.0)  # fluid-benchmarking's estimators.ability_estimate default
 ASSUMPTIONS = {
     "fisher": "model-based (Fluid Benchmarking): a one-dimensional 2PL fitted to the known systems describes the new "

@@ -55,7 +55,7 @@ spread of the independent chains' curves):
   as Binomial(judged, share) / judged, the curves recomputed). It cannot see positives hidden in a bin
   where every judged input was a "no" -- the bands do. Measured on the toy with the exact rho: the 95%
   interval held the exact AUPR in 95% (10 judged per bin) and 98% (30) of 100 runs at length 8, 92% and
-  96% at length 6 (``benchmarks/omni_toy.py``). Two priors were tried and dropped: Jeffreys' Beta(1/2,
+  96% at length 6 (``benchmarks/omni/omni_toy.py``). Two priors were tried and dropped: Jeffreys' Beta(1/2,
   1/2) gives a bin judged 0 of 10 a mean r of 4.5%, and over bins holding nearly all of a huge space it
   invents more positives than exist (the whole interval fell below the estimate); an empirical-Bayes
   Beta fitted to all bins still kept a small r in those bins and biased AUPR low (0.36 for an exact

@@ -16,7 +16,7 @@ The folder is read through :mod:`evalsift.hf_folder` (safetensors only, no ``aut
 or a refusal saying what the folder is). Both give gradients with respect to the one-hot inputs (the one-hot
 matrix times the rows of the input embedding matrix that the space allows, fed as ``inputs_embeds``), so the
 gradient and Langevin proposals work. They run on the chosen device (:mod:`evalsift.device`) in fp32 by default;
-``precision="bf16"`` is mainly for GPUs (``benchmarks/device_speed.py`` measures how far its NLLs move); torch
+``precision="bf16"`` is mainly for GPUs (``benchmarks/embed/device_speed.py`` measures how far its NLLs move); torch
 runs it on the CPU too, slowly.
 """
 

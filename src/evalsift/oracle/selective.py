@@ -23,7 +23,7 @@ The guarantee (Sec. 3.1, Theorem 1): with probability at least ``1 - risk`` over
 calibration items, P(judge agrees with people | the judge answers) >= ``agreement`` -- on any further items
 **exchangeable** with the calibration items (drawn from the same distribution; not chosen after looking).
 
-Differences from the authors' code (``cascaded_evaluation/util.py``), which ``benchmarks/_toe_driver.py``
+Differences from the authors' code (``cascaded_evaluation/util.py``), which ``benchmarks/judge/_toe_driver.py``
 runs side by side: when the very first threshold fails, their code still answers the items at it (its
 most confident group) with no guarantee; here nothing is answered. Their grid steps by 1/5000 below a
 passing value; ours steps to the next distinct confidence (the same decisions up to values closer than

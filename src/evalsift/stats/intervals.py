@@ -121,7 +121,7 @@ def bootstrap_means(scores, *, level: float = 0.95, resamples: int = 2000, metho
       the quantiles of ``(m* - m) / se*`` over the resamples. Written here (vectorised, multinomial
       weights) because ``scipy.stats.bootstrap`` has no studentized method; it is the one that held
       its level on heavy-tailed human scores (WMT23 MQM: 0.94-0.95 at 20-50 items, where BCa gave
-      0.91 at 30; ``benchmarks/interval_coverage.py``).
+      0.91 at 30; ``benchmarks/decide/interval_coverage.py``).
     - ``BCa``, ``percentile``: through ``scipy.stats.bootstrap``.
 
     A resample whose scores barely vary has its variance floored at the sample's over ``n``

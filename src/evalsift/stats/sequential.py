@@ -51,7 +51,7 @@ promises instead of one: a value as bad as a plain verdict against (``z = 0``) c
 the capital, as without predictions, and the worst value the predictions allow costs at most
 ``WORST_CAP`` = 0.9 of it. Any cap below ``1 / (m_t - lo)`` keeps the capital nonnegative, so the
 guarantee is untouched; with no predictions, or useless ones (a narrow range), it is the plain
-cap. Measured (``benchmarks/proxy_decisions.py synthetic``, 4,000-item pools, risk 0.1): at proxy
+cap. Measured (``benchmarks/decide/proxy_decisions.py synthetic``, 4,000-item pools, risk 0.1): at proxy
 correlation 0.9 the labels fell from 0.38 to 0.30 of the no-proxy rule's. This is
 post-stratification made sequential: with the clusters as strata it keeps the stratified estimate's
 variance reduction while the items are still drawn at random, which is what makes it valid.
