@@ -57,6 +57,16 @@ def _listing(names: Iterable[str], limit: int = 3) -> str:
     return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
+class Counted(tuple):
+    """Judgments as ``(judgment, count)`` pairs: each stands for ``count`` equal ones (a reader that holds them as
+    columns gives one per annotator and kind). :func:`source_notes` and :func:`describe_judgments` take it
+    wherever they take judgments, and count as if each were repeated."""
+
+
+def _counted(judgments: Iterable[Any]) -> Iterable[tuple[Any, int]]:
+    return judgments if isinstance(judgments, Counted) else ((j, 1) for j in judgments)
+
+
 def source_notes(data: Any, source: str | None) -> list[str]:
     """What to say about whose verdicts ``data`` holds before ``source`` (``--verdicts-from``) is applied: with no
     ``source``, the judgments whose kind only the file's name gave (no kind, judge or annotator field: a guess);
@@ -65,7 +75,7 @@ def source_notes(data: Any, source: str | None) -> list[str]:
     nothing."""
     guessed: dict[tuple[str, str, str], int] = {}
     stated: dict[tuple[str, str, str], Counter] = {}
-    for j in data.judgments:
+    for j, w in _counted(data.judgments):
         d = j.detail if isinstance(getattr(j, "detail", None), dict) else {}
         how = d.get("kind_from")
         if how is None or getattr(j, "status", "done") != "done":
@@ -73,9 +83,9 @@ def source_notes(data: Any, source: str | None) -> list[str]:
         where = str(d.get("source") or getattr(data, "source", ""))
         if source is None and how == "name":
             key = (where, j.annotator, j.kind)
-            guessed[key] = guessed.get(key, 0) + 1
+            guessed[key] = guessed.get(key, 0) + w
         elif source is not None and how in _STATED and source_of(j.kind) != source:
-            stated.setdefault((where, _STATED[how], j.kind), Counter())[j.annotator] += 1
+            stated.setdefault((where, _STATED[how], j.kind), Counter())[j.annotator] += w
     notes = []
     for (where, annotator, kind), n in guessed.items():
         notes.append(f"{where}: no field of the file says who judged (no kind, judge or annotator column), so its "
@@ -126,13 +136,13 @@ def add_repeats(p: argparse.ArgumentParser, what: str) -> None:
 
 def describe_judgments(judgments: Iterable[Any]) -> dict[str, Any]:
     """Whose verdicts these judgments are: ``{"source": "human" | "judge" | "mixed", "annotators":
-    {name: {"source", "verdicts"}}, "verdicts": n}`` over the judgments with a verdict."""
+    {name: {"source", "verdicts"}}, "verdicts": n}`` over the judgments with a verdict (or a :class:`Counted`)."""
     counts: Counter = Counter()
     sources: dict[str, str] = {}
-    for j in judgments:
+    for j, w in _counted(judgments):
         if getattr(j, "status", "done") != "done" or getattr(j, "verdict", None) is None:
             continue
-        counts[j.annotator] += 1
+        counts[j.annotator] += w
         sources.setdefault(j.annotator, source_of(j.kind))
     kinds = set(sources.values())
     source = kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else "human")

@@ -132,9 +132,15 @@ class Battles:
         ``by``: columns to tag each battle with (``tags``; :func:`~evalsift.io.pairwise_data.group_of`: a
         field the judgments record such as ``language`` or ``turn``, or an item column such as ``category``).
         ``verdicts`` says whose verdicts they are (:func:`evalsift.verdicts.describe_judgments`)."""
+        from ..io.fast_read import battles_from_columns
         from ..io.pairwise_data import group_of
         from ..verdicts import describe_judgments
 
+        cols = getattr(data, "columns", None)
+        if cols is not None and not by:  # read by a fast reader: straight from its columns
+            battles = battles_from_columns(cols, source or data.source)
+            if battles is not None:
+                return battles
         models = tuple(data.pool.systems)
         index = {m: k for k, m in enumerate(models)}
         rows = [j for j in data.judgments if j.verdict in VALUES and j.status == "done"]
@@ -159,18 +165,22 @@ class Battles:
         sides; the mean over a judge's several verdicts on one battle; NaN where it has none."""
         if name in self.judges:
             raise ParameterError(f"judge {name!r} is given twice", field="judge")
-        sums: dict[tuple[str, str, str], list[float]] = {}
-        for j in data.judgments:
-            if j.verdict not in VALUES or j.status != "done":
-                continue
-            v = VALUES[j.verdict]
-            sums.setdefault((j.item_id, j.a, j.b), []).append(v)
-            sums.setdefault((j.item_id, j.b, j.a), []).append(1.0 - v)
-        col = np.full(self.n, np.nan)
-        for k in range(self.n):
-            got = sums.get((self.ids[k], self.models[self.a[k]], self.models[self.b[k]]))
-            if got:
-                col[k] = float(np.mean(got))
+        from ..io.fast_read import judge_column
+
+        col = judge_column(self, data)  # judgments read as columns: a dict lookup per battle
+        if col is None:
+            sums: dict[tuple[str, str, str], list[float]] = {}
+            for j in data.judgments:
+                if j.verdict not in VALUES or j.status != "done":
+                    continue
+                v = VALUES[j.verdict]
+                sums.setdefault((j.item_id, j.a, j.b), []).append(v)
+                sums.setdefault((j.item_id, j.b, j.a), []).append(1.0 - v)
+            col = np.full(self.n, np.nan)
+            for k in range(self.n):
+                got = sums.get((self.ids[k], self.models[self.a[k]], self.models[self.b[k]]))
+                if got:
+                    col[k] = float(np.mean(got))
         if np.isnan(col).all():
             raise DataError(f"judge {name!r} ({data.source}) judged none of the {self.n} battles of {self.source}: "
                             "its battle ids (num, battle_id, id or question_id) and model names must match",

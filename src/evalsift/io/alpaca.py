@@ -30,6 +30,7 @@ import numpy as np
 from ..errors import DataError
 from ..pool import Pool
 from ._common import MISSING_TOKENS, blank_state, empty_file_error, iter_jsonl, load_json, nan_matrix, read_text
+from .fast_read import preference_matrix
 
 PREFERENCES_FILE = "preferences_all_annotators.csv.gz"
 JUDGE_CONFIG = "weighted_alpaca_eval_gpt4_turbo"
@@ -105,6 +106,10 @@ def read_preferences(file: str | Path, systems: list[str], item_ids: list[str], 
     col = {s: j for j, s in enumerate(systems)}
     row = {iid: i for i, iid in enumerate(item_ids)}
     need = ("model_dir", "annotator_config", "instruction_idx", "generator_2", "preference")
+    fast = preference_matrix(Path(file), need, col, row, config, out)  # pyarrow's columns, when the file is plain
+    if fast is not None:
+        return fast
+    out = nan_matrix(len(item_ids), len(systems))
     text = read_text(file)  # gunzipped (``.gz``) and checked to be UTF-8
     if not text.strip():
         raise empty_file_error(file, blank_state(text), "preferences",

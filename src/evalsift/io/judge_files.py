@@ -386,6 +386,9 @@ def combine_games(data: PairwiseData) -> PairwiseData:
     ``model_2``, ``tie``, or ``tie (inconsistent)``). This is what ``evalsift arena`` and ``winrate`` count
     by default (one battle per row); ``--games separate`` keeps both games (two per row, as read).
     """
+    cols = getattr(data, "columns", None)
+    if cols is not None and cols.detail_column("game") is None:  # read as columns, no FastChat game among them
+        return data
     rows: dict[tuple[str, int], list[Judgment]] = {}
     out: list[Judgment | tuple[str, int]] = []
     for j in data.judgments:

@@ -29,11 +29,13 @@ Recorded datasets (names resolved under ``$EVALSIFT_DATA``; see :func:`read_judg
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from ..errors import DataError, ParameterError, UnknownNameError, suggest
-from ..verdicts import with_source
+from ..verdicts import Counted, source_notes, with_source
 from .datasets import ENV_VAR, data_root, looked_up_under
 from ._common import warn_data
 from .arena_hard import check_strong_weight, combine_arena_hard, looks_arena_hard, read_arena_hard, weighting_note
@@ -151,6 +153,38 @@ def read_judgments(source: str | Path) -> PairwiseData:
     return _read_dataset(reader, str(where), arg, text, (st.st_mtime_ns, st.st_size))
 
 
+@dataclass(frozen=True)
+class _Judged:
+    """What :func:`evalsift.verdicts.with_source` reads of a PairwiseData: its judgments and source."""
+
+    judgments: Any
+    source: str
+
+
+def _with_source(data: PairwiseData, source: str | None) -> PairwiseData:
+    """:func:`evalsift.verdicts.with_source` of ``data``, from its columns when a fast reader read it: the same
+    notes and kinds without building a Judgment per row (one per annotator and kind, counted as often as it
+    occurs)."""
+    cols = data.columns
+    detail = dict(cols.detail) if cols is not None else {}
+    if cols is None or cols.n == 0 or not all(isinstance(detail.get(k), str) for k in ("kind_from", "source")):
+        return with_source(data, source)
+    with_source(_Judged((), data.source), source)  # a bad --verdicts-from: its error
+    groups = Counted((cols.judgment(k), count) for k, count in cols.groups("annotator", "kind", "status"))
+    for text in source_notes(_Judged(groups, data.source), source):
+        warn_data(text)
+    if source is None:
+        return data
+    kinds = cols.fields["kind"]
+    found = [kinds] if isinstance(kinds, str) else list(dict.fromkeys(kinds))
+    probe = with_source(_Judged(tuple(replace(groups[0][0], kind=k, detail={}) for k in found), ""), source)
+    new = {k: j.kind for k, j in zip(found, probe.judgments)}
+    if all(new[k] == k for k in found):
+        return data
+    return PairwiseData.from_columns(cols.replaced(kind=new[kinds] if isinstance(kinds, str)
+                                                   else list(map(new.__getitem__, kinds))))
+
+
 def read_verdicts(source: str | Path, *, games: str = "combined", verdicts_from: str | None = None,
                   by: str | None = None, questions: str | Path | None = None, strong_weight: int = 1,
                   baseline: str | None = None, aggregate: str | None = None, aggregate_seed: int = 0) -> PairwiseData:
@@ -176,10 +210,8 @@ def read_verdicts(source: str | Path, *, games: str = "combined", verdicts_from:
                              "Arena-Hard-Auto's judgments do: A>>B vs A>B); leave --strong-weight out",
                              field="strong_weight")
     data = read_judgments(source)
-    data = with_source(data if games == "separate" else combine_games(data), verdicts_from)
+    data = _with_source(data if games == "separate" else combine_games(data), verdicts_from)
     if aggregate is not None:
-        from dataclasses import replace
-
         from ..oracle.aggregate import aggregated
 
         data = replace(data, judgments=aggregated(data.judgments, aggregate, seed=aggregate_seed,

@@ -9,7 +9,7 @@ Nothing here reads a file: the table reader (:mod:`evalsift.io.pairwise_table`),
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -26,12 +26,52 @@ KINDS = ("human", "llm", "metric")
 ORDERS = ("ab", "ba")
 
 
+class _LazyType:
+    """The mark of a :class:`PairwiseData` field not built yet (built from its :class:`JudgmentColumns` on first read)."""
+
+    def __repr__(self) -> str:
+        return "<lazy>"
+
+    def __reduce__(self) -> str:  # pickling and copying keep the one instance
+        return "_LAZY"
+
+
+_LAZY = _LazyType()
+
+
+class _LazyField:
+    """A :class:`PairwiseData` field (``pool``, ``judgments``) that may be built on first read from the
+    data's ``columns`` (a :class:`JudgmentColumns`): the fast readers fill the columns only, so a command that
+    needs arrays (``arena``) never pays for 180,000 Judgment objects or a Pool it does not read."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name, self.slot = name, "_" + name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:  # dataclasses: no default value
+            raise AttributeError(self.name)
+        d = obj.__dict__
+        value = d[self.slot]
+        if value is _LAZY:
+            value = d["columns"].built(self.name)
+            d[self.slot] = value
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.slot] = value
+
+
 @dataclass(frozen=True)
 class PairwiseData:
     """A Pool (the items and systems judged) and the recorded judgments, in recorded order.
 
     ``source`` names where they came from (a path or a dataset name). ``judgments_of(a, b)`` gives
     one pair's judgments; ``pairs()`` the pairs judged.
+
+    ``columns``: the same judgments as a :class:`JudgmentColumns` when a fast reader read them (None
+    otherwise); ``pool`` and ``judgments`` are then built from it on first read, the same objects the
+    row-by-row reader builds. A copy with another ``pool`` or ``judgments`` (``dataclasses.replace``) drops the
+    columns, so they never disagree with the judgments.
 
     >>> from evalsift.oracle import Judgment
     >>> j = Judgment(item_id="1", a="X", b="Y", verdict="a", annotator="ann", kind="human")
@@ -40,9 +80,36 @@ class PairwiseData:
     ([('X', 'Y')], 1)
     """
 
-    pool: Pool
-    judgments: tuple[Judgment, ...]
+    pool: Pool = _LazyField()  # type: ignore[assignment]
+    judgments: tuple[Judgment, ...] = _LazyField()  # type: ignore[assignment]
     source: str
+    columns: Any = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        cols = self.columns
+        if cols is None:
+            return
+        for name in ("pool", "judgments"):
+            value = self.__dict__["_" + name]
+            if value is not _LAZY and value is not cols.built(name, build=False):
+                object.__setattr__(self, "columns", None)  # given other judgments or another pool: not ours
+                return
+
+    @classmethod
+    def from_columns(cls, columns: "JudgmentColumns") -> "PairwiseData":
+        """The data of ``columns``, its Pool and judgments built on first read."""
+        return cls(pool=_LAZY, judgments=_LAZY, source=columns.source, columns=columns)
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        """The systems judged, in first-seen order (``pool.systems``, without building the Pool)."""
+        return tuple(self.columns.systems) if self.columns is not None else self.pool.systems
+
+    def with_name(self, name: str) -> "PairwiseData":
+        """The same data, its Pool named ``name``."""
+        if self.columns is not None and self.__dict__["_pool"] is _LAZY:
+            return PairwiseData.from_columns(self.columns.renamed(name))
+        return PairwiseData(pool=self.pool.with_name(name), judgments=self.judgments, source=self.source)
 
     def judgments_of(self, a: str, b: str) -> list[Judgment]:
         """The judgments of systems ``a`` and ``b`` (recorded in either order, kept as recorded), in
@@ -64,6 +131,105 @@ class PairwiseData:
         for j in self.judgments:
             seen.setdefault(frozenset((j.a, j.b)), (j.a, j.b))
         return list(seen.values())
+
+
+class JudgmentColumns:
+    """Recorded judgments as columns: what the fast readers build (:mod:`evalsift.io.fast_read`), and what
+    :meth:`PairwiseData.from_columns` builds its Pool and Judgments from on first read -- the same objects,
+    field for field, as the row-by-row readers make.
+
+    ``fields``: Judgment field -> one value per judgment (a list) or one value for all (a str);
+    ``detail``: ``(key, values)`` in the order the detail dicts have them, ``values`` a list (None: the key
+    is absent from that judgment's detail), one value for all, or a function giving the list when first needed; ``pool``: the Pool's arguments
+    (``item_ids``, ``systems``, ``pairs``: each item's two systems or None, ``name``); ``extra``: arrays the
+    reader has at hand (``a_index``, ``b_index``: each side's index into ``systems``).
+    """
+
+    __slots__ = ("n", "fields", "detail", "pool_args", "source", "extra", "_built")
+
+    FIELDS = ("item_id", "a", "b", "verdict", "annotator", "kind", "shown_order", "status", "created_at")
+
+    def __init__(self, n: int, fields: dict[str, Any], detail: list[tuple[str, Any]], pool: dict[str, Any],
+                 source: str, extra: dict[str, Any] | None = None) -> None:
+        self.n, self.fields, self.detail, self.pool_args, self.source = n, fields, detail, pool, source
+        self.extra = extra or {}  # arrays a reader has at hand: a_index, b_index (each side's index into systems)
+        self._built: dict[str, Any] = {}
+
+    @property
+    def systems(self) -> list[str]:
+        """The systems, in first-seen order."""
+        return self.pool_args["systems"]
+
+    def column(self, name: str) -> list[Any]:
+        """One value per judgment of Judgment field ``name``."""
+        v = self.fields[name]
+        return [v] * self.n if isinstance(v, str) or v is None else v
+
+    def constant(self, name: str) -> Any:
+        """The one value of field ``name`` when all judgments share it (None otherwise)."""
+        v = self.fields[name]
+        return v if isinstance(v, str) else None
+
+    def detail_column(self, key: str) -> list[Any] | None:
+        """One value per judgment of ``detail[key]`` (None where absent); None when no judgment has the key."""
+        for k, v in self._details():
+            if k == key:
+                return v if isinstance(v, list) else [v] * self.n
+        return None
+
+    def _details(self) -> list[tuple[str, Any]]:
+        """``detail``, a column given as a function (converted when first needed) replaced by its values."""
+        if any(callable(v) for _, v in self.detail):
+            self.detail = [(k, v() if callable(v) else v) for k, v in self.detail]
+        return self.detail
+
+    def groups(self, *names: str) -> list[tuple[int, int]]:
+        """``(first position, count)`` per distinct combination of the fields ``names``, in first-seen order."""
+        varying = [self.fields[f] for f in names if not isinstance(self.fields[f], str)]
+        if not varying:
+            return [(0, self.n)] if self.n else []
+        keys = varying[0] if len(varying) == 1 else list(zip(*varying))
+        first: dict[Any, int] = {}
+        for k, key in enumerate(keys):
+            if key not in first:
+                first[key] = k
+        from collections import Counter
+
+        counts = Counter(keys)
+        return [(k, counts[key]) for key, k in first.items()]
+
+    def judgment(self, k: int) -> Judgment:
+        """The ``k``-th judgment."""
+        f = {name: (v if isinstance(v, str) else v[k]) for name, v in self.fields.items()}
+        detail = {}
+        for key, v in self._details():
+            x = v[k] if isinstance(v, list) else v
+            if x is not None:
+                detail[key] = x
+        return Judgment(detail=detail, **f)
+
+    def built(self, name: str, build: bool = True) -> Any:
+        """The Pool (``name="pool"``) or the judgments tuple, built once; with ``build=False`` only if built already."""
+        if name not in self._built:
+            if not build:
+                return None
+            self._built[name] = self._build_pool() if name == "pool" else tuple(map(self.judgment, range(self.n)))
+        return self._built[name]
+
+    def _build_pool(self) -> Pool:
+        p = self.pool_args
+        meta = {PAIR_SYSTEMS: p["pairs"]} if p.get("pairs") is not None else None
+        return Pool(item_ids=p["item_ids"], inputs=None, systems=p["systems"], outputs={}, metadata=meta,
+                    scores=None, name=p["name"])
+
+    def renamed(self, name: str) -> "JudgmentColumns":
+        """The same columns, the Pool named ``name``."""
+        return JudgmentColumns(self.n, self.fields, self.detail, {**self.pool_args, "name": name}, self.source, self.extra)
+
+    def replaced(self, **fields: Any) -> "JudgmentColumns":
+        """The same columns with the Judgment fields given replaced (a list per judgment, or one str for all)."""
+        extra = self.extra if not {"a", "b"} & set(fields) else {}
+        return JudgmentColumns(self.n, {**self.fields, **fields}, self.detail, self.pool_args, self.source, extra)
 
 
 # ---------------------------------------------------------------------------------------- verdicts

@@ -53,6 +53,7 @@ from typing import Any
 from ..errors import DataError
 from ..oracle.base import Judgment
 from ..pool import Pool
+from . import fast_read
 from .judge_files import READERS
 from .pairwise_data import KINDS, ORDERS, PairwiseData, _Builder, _choice, _text, parse_verdict
 from .pairwise_layout import _LAYOUT_NAMES, _rows, pairwise_layout
@@ -79,10 +80,13 @@ def read_pairwise(path: str | Path, *, name: str | None = None) -> PairwiseData:
     stamp = _fingerprint(path)
     if stamp is None:
         return _read_file(path, name)
-    data = _read_cached(str(path), stamp)
-    if name is None:
-        return data
-    return PairwiseData(pool=data.pool.with_name(name), judgments=data.judgments, source=data.source)
+    data = _read_cached(str(path), stamp, fast_read.parser())
+    _LAST.clear()
+    return data if name is None else data.with_name(name)
+
+
+#: the bytes :func:`_fingerprint` read last, (stamp, bytes), for the read that follows it (read once, not twice)
+_LAST: dict[str, tuple[tuple[str, int, str], bytes]] = {}
 
 
 def _fingerprint(path: Path) -> tuple[str, int, str] | None:
@@ -92,19 +96,30 @@ def _fingerprint(path: Path) -> tuple[str, int, str] | None:
         if not path.is_file():
             return None
         data = path.read_bytes()
-        return str(path.resolve()), len(data), hashlib.blake2b(data, digest_size=16).hexdigest()
+        stamp = str(path.resolve()), len(data), hashlib.blake2b(data, digest_size=16).hexdigest()
     except OSError:
         return None
+    _LAST.clear()
+    _LAST[stamp[0]] = (stamp, data)
+    return stamp
 
 
 @lru_cache(maxsize=8)
-def _read_cached(path: str, stamp: tuple[str, int, str]) -> PairwiseData:
-    """One read per file content: a command reads the same file as ``--data``, as the oracle and as a proxy."""
-    return _read_file(Path(path), None)
+def _read_cached(path: str, stamp: tuple[str, int, str], how: str = "") -> PairwiseData:
+    """One read per file content: a command reads the same file as ``--data``, as the oracle and as a proxy
+    (``how``: the parser, :func:`evalsift.io.fast_read.parser`, so switching it reads again)."""
+    last = _LAST.pop(stamp[0], None)
+    return _read_file(Path(path), None, last[1] if last is not None and last[0] == stamp else None)
 
 
-def _read_file(path: Path, name: str | None) -> PairwiseData:
-    rows = _rows(path)
+def _read_file(path: Path, name: str | None, raw: bytes | None = None) -> PairwiseData:
+    """The file's judgments (``raw``: its bytes, when read already): the fast readers' columns when the file is
+    plain (:mod:`evalsift.io.fast_read`), else its rows read one by one."""
+    data, rows = fast_read.read_fast(path, name, raw)  # columns, checked column-wise; None when the file is not plain
+    if data is not None:
+        return data
+    if rows is None:
+        rows = _rows(path)
     cols = list(dict.fromkeys(k for _, r in rows for k in r))
     layout = pairwise_layout(rows[0][1]) or pairwise_layout(cols)
     if layout is None or layout == "table":
