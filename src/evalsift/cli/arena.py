@@ -180,10 +180,11 @@ def _live_replay(args: argparse.Namespace):
     from pathlib import Path
 
     from ..errors import ParameterError
+
+    if not Path(args.data).expanduser().is_file() or not Path(str(args.data) + ".project.json").is_file():
+        return None  # no project file beside it (web.replay's SUFFIX): the web app's modules need not load
     from ..web.replay import project_file_for, read_project_file
 
-    if not Path(args.data).expanduser().is_file():
-        return None
     doc = read_project_file(args.data)
     if doc is None or not ((doc.get("project") or {}).get("settings") or {}).get("arena"):
         return None
@@ -239,7 +240,6 @@ def _arena_hard(args: argparse.Namespace, judges: list, notes: list):
     from pathlib import Path
 
     from ..errors import ParameterError
-    from ..arena.hard import arena_hard_battles, arena_hard_covariates
     from ..io.arena_hard import check_strong_weight, looks_arena_hard
 
     check_strong_weight(args.strong_weight)
@@ -249,6 +249,7 @@ def _arena_hard(args: argparse.Namespace, judges: list, notes: list):
                                  "(only Arena-Hard-Auto's judgments do: A>>B vs A>B); leave --strong-weight out",
                                  field="strong_weight")
         return None
+    from ..arena.hard import arena_hard_battles, arena_hard_covariates  # here: it imports scipy.stats (a second)
     from ..io.pairwise import read_verdicts
 
     if args.outputs is not None:

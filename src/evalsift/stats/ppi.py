@@ -39,7 +39,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
 
 from ..errors import DataError, ParameterError
 from .intervals import studentized_t
@@ -124,6 +123,8 @@ def ppi_mean(y, labelled, predictions, *, lam: float | str = "tuned", level: flo
         resid = y - lam_used * fl
         est = lam_used * F + float(resid.mean())
     se = float(np.sqrt(max(0.0, 1.0 - n / M) * np.var(resid, ddof=1) / n))
+    from scipy.stats import norm  # here: importing scipy.stats takes a second, and the CLI's start-up imports this module
+
     z = float(norm.ppf(0.5 + level / 2))
     return PPIEstimate(estimate=est, low=est - z * se, high=est + z * se, lam=lam_used, n=n, pool=M, level=level,
                        se=se)
@@ -153,6 +154,8 @@ def cross_ppi_mean(y, labelled, fit_predict, pool: int, *, folds: int = 2, level
     resid = y - lam * f_oof
     est = lam * centre + float(resid.mean())
     se = float(np.sqrt(max(0.0, 1.0 - n / pool) * np.var(resid, ddof=1) / n))
+    from scipy.stats import norm  # here: importing scipy.stats takes a second, and the CLI's start-up imports this module
+
     z = float(norm.ppf(0.5 + level / 2))
     return PPIEstimate(estimate=est, low=est - z * se, high=est + z * se, lam=lam, n=n, pool=pool, level=level, se=se)
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import hypergeom
 
 from ..errors import ParameterError, check_choice
 
@@ -46,6 +45,8 @@ def hypergeometric_risk(wins: int, labels: int, pool: int) -> float:
         )
     if labels == 0:
         return 1.0
+    from scipy.stats import hypergeom  # here: importing scipy.stats takes a second (the CLI's start-up)
+
     return float(hypergeom.sf(wins - 1, pool, pool // 2, labels))
 
 
