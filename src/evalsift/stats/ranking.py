@@ -22,7 +22,7 @@ from .wilcoxon import (
     WILCOXON_METHODS,
     WILCOXON_TEST,
     WILCOXON_TESTS,
-    signed_rank_p_values,
+    _prefix_p_values,
 )
 
 CORRELATION_KINDS = ("kendall", "spearman")
@@ -206,12 +206,12 @@ def _walk_clusters(G: np.ndarray, order: np.ndarray, alpha: float, chain: str, t
     """Cluster walk for c cases at once. G: (g, m, n_sys) scores, higher better; order: (c, n_sys).
 
     Case i walks ``G[source[i]]`` (default: ``G[i]``) over its first ``lengths[i]`` items (default:
-    all m): the differences of the items after them are set to zero, which leaves a signed-rank
-    p-value unchanged under every method (zeros are dropped; ``test='scipy'`` is told each case's
-    length), so cases of different lengths share one array. Returns labels in sorted position
-    (c, n_sys), p-values (c, n_sys - 1) and the reference system of each comparison (c, n_sys - 1).
-    Each step is one vectorised signed-rank test over the cases (``test``: the method of
-    :func:`signed_rank_p_values`); only the n_sys - 1 steps are a Python loop.
+    all m). Returns labels in sorted position (c, n_sys), p-values (c, n_sys - 1) and the reference
+    system of each comparison (c, n_sys - 1). Each step is one vectorised signed-rank test over the
+    cases (``test``: the method of :func:`signed_rank_p_values`); only the n_sys - 1 steps are a
+    Python loop. At a step, the cases that compare the same two systems on the same source share
+    one row of differences, of which each case is a prefix (:func:`wilcoxon._prefix_p_values`: one
+    sort per row, the same p-values as a test of each prefix on its own).
     ``split_identical``: differences that are all zero start a new cluster (subset2evaluate's rule;
     their p-value stays 1). ``min_items``: a case of fewer items is one cluster.
     """
@@ -219,26 +219,33 @@ def _walk_clusters(G: np.ndarray, order: np.ndarray, alpha: float, chain: str, t
     m = G.shape[1]
     source = np.arange(c) if source is None else np.asarray(source)
     width = np.full(c, m) if lengths is None else np.asarray(lengths)
-    # cases shortest first, in blocks of at most 256 (and bounded memory), each as wide as its longest case
-    cases, per_block = np.argsort(width, kind="stable"), max(1, min(256, _CHUNK // (4 * m)))
-    blocks = [cases[i:i + per_block] for i in range(0, c, per_block)]
     labels = np.zeros((c, n_sys), dtype=np.int64)
     p = np.ones((c, max(n_sys - 1, 0)))
     refs = np.zeros((c, max(n_sys - 1, 0)), dtype=np.int64)
     identical = np.zeros(c, dtype=bool)
     ref = order[:, 0].copy()
+    reach = int(width.max(initial=0))
+    per = max(1, _CHUNK // max(1, reach))  # rows of differences per block (bounded memory)
     for step in range(1, n_sys):
         nxt = order[:, step]
         base = ref if chain == "top" else order[:, step - 1]
-        for rows in blocks:
-            g, items = source[rows, None], np.arange(width[rows[-1]])
-            d = G[g, items, nxt[rows, None]] - G[g, items, base[rows, None]]  # (rows, width)
-            if lengths is not None:
-                d[items[None, :] >= lengths[rows, None]] = 0.0
+        pair, row = np.unique((source.astype(np.int64) * n_sys + base) * n_sys + nxt, return_inverse=True)
+        row = row.reshape(-1)
+        src, rest = np.divmod(pair, n_sys * n_sys)
+        b, nx = np.divmod(rest, n_sys)
+        by_row = np.argsort(row, kind="stable")
+        bounds = np.searchsorted(row[by_row], np.arange(0, pair.size + per, per))
+        items = np.arange(reach)
+        for k in range(bounds.size - 1):
+            cases = by_row[bounds[k]:bounds[k + 1]]
+            if cases.size == 0:
+                continue
+            r0 = k * per
+            rs = slice(r0, min(pair.size, r0 + per))
             # H1: next is worse than base
-            p[rows, step - 1] = signed_rank_p_values(d, "less", method=test,
-                                                     lengths=None if lengths is None else width[rows])
-            identical[rows] = ~(d != 0).any(axis=1)
+            d = G[src[rs, None], items, nx[rs, None]] - G[src[rs, None], items, b[rs, None]]
+            p[cases, step - 1], n = _prefix_p_values(d, row[cases] - r0, width[cases], "less", method=test)
+            identical[cases] = n == 0
         refs[:, step - 1] = base
         new = p[:, step - 1] < alpha
         if split_identical:

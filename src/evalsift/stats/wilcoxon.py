@@ -149,6 +149,12 @@ def _scipy_exact_rows(d, nonzero, count, ties, lengths) -> np.ndarray:
 def _approx_p(d, nonzero, count, ties, r_plus, alternative: str) -> np.ndarray:
     """The normal approximation (rows with at least one non-zero difference)."""
     tie_term = np.where(nonzero, ties.astype(float) ** 2 - 1.0, 0.0).sum(axis=1)  # = sum over groups t^3 - t
+    return _approx_from_stats(count, tie_term, r_plus, alternative)
+
+
+def _approx_from_stats(count, tie_term, r_plus, alternative: str) -> np.ndarray:
+    """The normal approximation from each row's non-zero count, tie term (sum over tie groups of
+    t^3 - t) and ``R+`` (floats; rows with at least one non-zero difference)."""
     mean = count * (count + 1) / 4.0
     var = (count * (count + 1) * (2 * count + 1) - tie_term / 2.0) / 24.0
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -171,43 +177,61 @@ def _exact_p(nonzero, ranks, r_plus, alternative: str) -> np.ndarray:
     p-value is min(1, 2 F(u)). Only F up to the largest u of a block is needed, so the dynamic
     programme is truncated there (mass only moves up).
     """
-    m, L = ranks.shape
     a = np.where(nonzero, np.rint(2.0 * ranks), 0.0).astype(np.int64)  # doubled mid-ranks, exact integers
     # left-align: each row's doubled ranks ascending, its zeros (dropped or padding) at the end.
     # A zero adds a shift of 0: P <- (P + P) / 2 = P exactly, so padding leaves every row unchanged.
     big = np.iinfo(np.int64).max
     a = np.sort(np.where(a > 0, a, big), axis=1)
     a[a == big] = 0
-    t = np.rint(2.0 * r_plus).astype(np.int64)
+    return _exact_from_doubled(a, np.rint(2.0 * r_plus).astype(np.int64), alternative)
+
+
+def _exact_from_doubled(a: np.ndarray, t: np.ndarray, alternative: str) -> np.ndarray:
+    """:func:`_exact_p` from each row's doubled mid-ranks ``a`` (int64, ascending, zeros at the end)
+    and ``t = 2 R+``. Rows with the same ranks share one null distribution, built once for the
+    largest ``u`` they need. Up to ``_EXACT_COUNTS_MAX_N`` non-zero differences every probability is a
+    multiple of 2^-n held exactly, so the p-values do not depend on how rows are padded, grouped or
+    built; there each distribution is built alone by :func:`_lower_cdf_counts` (sign-pattern counts,
+    no gather), above it by the blocks of :func:`_lower_cdf` (the same operations for a row whatever
+    rows share its block)."""
+    m, L = a.shape
     total = a.sum(axis=1)
     u = np.minimum(t, total - t)
-    # rows with the same ranks share one null distribution: build it once, for the largest u needed
     uniq, inv = np.unique(a, axis=0, return_inverse=True)
     inv = inv.reshape(-1)
     need = np.zeros(uniq.shape[0], dtype=np.int64)
     np.maximum.at(need, inv, u)
-    # blocks of unique rows of similar width (sorted by the u they need), and the rows that use each
-    by_need = np.argsort(need, kind="stable")
-    pos = np.empty_like(by_need)
-    pos[by_need] = np.arange(by_need.size)
-    row_pos = pos[inv]
-    row_order = np.argsort(row_pos, kind="stable")
-    row_pos_sorted = row_pos[row_order]
     f_u = np.empty(m)
     f_u1 = np.empty(m)
-    # blocks of _EXACT_BLOCK elements (4 MB for P, as much for its gathered shift and the index array):
-    # they stay in cache, measured about twice as fast as blocks of ranks._row_chunks' 32 MB
-    step = max(1, _EXACT_BLOCK // (2 * L + int(need.max()) + 1))
-    for s0 in range(0, by_need.size, step):
-        blk = slice(s0, min(by_need.size, s0 + step))
-        ids = by_need[blk]
-        cdf = _lower_cdf(uniq[ids], int(need[ids[-1]]))
-        lo, hi = np.searchsorted(row_pos_sorted, [blk.start, blk.stop])
-        rows = row_order[lo:hi]
-        li = row_pos[rows] - blk.start
-        ur = u[rows]
-        f_u[rows] = cdf[li, ur]
-        f_u1[rows] = np.where(ur > 0, cdf[li, np.maximum(ur - 1, 0)], 0.0)
+    if int((uniq > 0).sum(axis=1).max(initial=0)) <= _EXACT_COUNTS_MAX_N:
+        cdfs = [_lower_cdf_counts(r, int(x)) for r, x in zip(uniq, need)]
+        offset = np.zeros(len(cdfs), dtype=np.int64)
+        offset[1:] = np.cumsum([c.size for c in cdfs])[:-1]
+        flat = np.concatenate(cdfs) if cdfs else np.zeros(0)
+        at = offset[inv] + u
+        f_u[:] = flat[at]
+        f_u1[:] = np.where(u > 0, flat[np.maximum(at - 1, 0)], 0.0)
+    else:
+        # blocks of unique rows of similar width (sorted by the u they need), and the rows that use each
+        by_need = np.argsort(need, kind="stable")
+        pos = np.empty_like(by_need)
+        pos[by_need] = np.arange(by_need.size)
+        row_pos = pos[inv]
+        row_order = np.argsort(row_pos, kind="stable")
+        row_pos_sorted = row_pos[row_order]
+        # blocks of _EXACT_BLOCK elements (4 MB for P, as much for its gathered shift and the index array):
+        # they stay in cache, measured about twice as fast as blocks of ranks._row_chunks' 32 MB
+        step = max(1, _EXACT_BLOCK // (2 * L + int(need.max()) + 1))
+        for s0 in range(0, by_need.size, step):
+            blk = slice(s0, min(by_need.size, s0 + step))
+            ids = by_need[blk]
+            cdf = _lower_cdf(uniq[ids], int(need[ids[-1]]))
+            lo, hi = np.searchsorted(row_pos_sorted, [blk.start, blk.stop])
+            rows = row_order[lo:hi]
+            li = row_pos[rows] - blk.start
+            ur = u[rows]
+            f_u[rows] = cdf[li, ur]
+            f_u1[rows] = np.where(ur > 0, cdf[li, np.maximum(ur - 1, 0)], 0.0)
     lower = 2 * t <= total
     upper = 2 * t >= total
     if alternative == "less":
@@ -215,6 +239,27 @@ def _exact_p(nonzero, ranks, r_plus, alternative: str) -> np.ndarray:
     if alternative == "greater":
         return np.where(upper, f_u, 1.0 - f_u1)
     return np.minimum(1.0, 2.0 * f_u)
+
+
+_EXACT_COUNTS_MAX_N = 52  # below 2^53 sign patterns every count, and every partial sum of them, is exact in float64
+
+
+def _lower_cdf_counts(a: np.ndarray, u: int) -> np.ndarray:
+    """P(T <= x) for x = 0..u of one row of doubled ranks ``a`` (zeros are no item), as
+    :func:`_lower_cdf` gives it: the number of sign patterns with each sum (each item adds its rank
+    or not; a rank above ``u`` cannot reach x <= u), summed and divided by 2^n. The counts are
+    integers below 2^n, exact in float64 for n <= ``_EXACT_COUNTS_MAX_N``, and so is the division."""
+    ranks = a[a > 0]
+    P = np.zeros(u + 1)
+    P[0] = 1.0
+    top = 0
+    for s in ranks[ranks <= u].tolist():
+        hi = min(top + s, u)
+        P[s:hi + 1] += P[:hi + 1 - s]  # overlapping views: numpy reads the right side first
+        top = hi
+    cdf = np.cumsum(P)
+    cdf /= 2.0 ** ranks.size
+    return cdf
 
 
 def _lower_cdf(a: np.ndarray, u_max: int) -> np.ndarray:
@@ -244,3 +289,107 @@ def _lower_cdf(a: np.ndarray, u_max: int) -> np.ndarray:
         blk += shifted
         blk *= 0.5
     return np.cumsum(P[:, pad:], axis=1)
+
+
+_HIST_BLOCK = 1 << 21  # elements of the per-prefix count table of _prefix_p_values per block of prefixes
+
+
+def _prefix_p_values(D: np.ndarray, row: np.ndarray, lengths: np.ndarray, alternative: str = "less",
+                     method: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """Signed-rank p-values of many prefixes of a few rows of differences, and their non-zero counts.
+
+    ``D``: (T, M) differences; prefix c is the first ``lengths[c]`` entries of ``D[row[c]]``. Its
+    p-value equals ``signed_rank_p_values(D[row[c], :lengths[c]], alternative, method)`` (``method``
+    ``'scipy'`` with ``lengths=[lengths[c]]``) bit for bit: each row is sorted once, and every
+    prefix's statistics come from its counts of each distinct ``|d|`` (integers: the mid-ranks,
+    ``R+`` and the tie term are exact) instead of a sort of its own. The exact test gets the same
+    doubled mid-ranks and ``2 R+`` as :func:`signed_rank_p_values` would give it.
+    """
+    D = np.asarray(D, dtype=float)
+    row = np.asarray(row, dtype=np.int64).reshape(-1)
+    L = np.asarray(lengths, dtype=np.int64).reshape(-1)
+    T, M = D.shape
+    p = np.ones(row.size)
+    count = np.zeros(row.size, dtype=np.int64)
+    if row.size == 0:
+        return p, count
+    srt = np.lexsort((L, row))  # prefixes grouped by row, shortest first
+    r_s, L_s = row[srt], L[srt]
+    reach = np.zeros(T, dtype=np.int64)
+    np.maximum.at(reach, r_s, L_s)  # the longest prefix of each row
+    inside = np.arange(M)[None, :] < reach[:, None]
+    if np.isnan(D[inside]).any():
+        raise DataError("signed_rank_p_values: diffs contain NaN; drop incomplete items first")
+    nz = inside & (D != 0)
+    # codes of the distinct non-zero |d| of each row, ascending (zeros and unreached entries last, never counted)
+    key = np.where(nz, np.abs(D), np.inf)
+    idx = np.argsort(key, axis=1, kind="stable")
+    sk = np.take_along_axis(key, idx, axis=1)
+    starts = np.ones((T, M), dtype=np.int64)
+    starts[:, 1:] = sk[:, 1:] != sk[:, :-1]
+    code = np.empty((T, M), dtype=np.int64)
+    np.put_along_axis(code, idx, np.cumsum(starts, axis=1) - 1, axis=1)
+    V = int(code[nz].max(initial=-1)) + 1
+    positive = D > 0
+    t2 = np.zeros(row.size, dtype=np.int64)
+    tie_term = np.zeros(row.size, dtype=np.int64)
+    tied = np.zeros(row.size, dtype=bool)
+    exact_rows: list[np.ndarray] = []  # per block: (sorted positions, doubled mid-ranks as padded rows)
+    per = max(1, _HIST_BLOCK // max(1, V))
+    for c0 in range(0, row.size, per):
+        cs = slice(c0, min(row.size, c0 + per))
+        rb, Lb = r_s[cs], L_s[cs]
+        n_b = rb.size
+        rows_b = np.unique(rb)
+        reach_b = np.zeros(T, dtype=np.int64)
+        np.maximum.at(reach_b, rb, Lb)
+        sub = nz[rows_b] & (np.arange(M)[None, :] < reach_b[rows_b, None])
+        ti, ii = np.nonzero(sub)
+        ti = rows_b[ti]
+        # an entry counts for every prefix of its row longer than its position: the first such is f
+        f = np.searchsorted(rb * (M + 1) + Lb, ti * (M + 1) + ii, side="right")
+        cell = f * V + code[ti, ii]
+        cnt = np.cumsum(np.bincount(cell, minlength=n_b * V).reshape(n_b, V), axis=0)
+        pos = np.cumsum(np.bincount(cell[positive[ti, ii]], minlength=n_b * V).reshape(n_b, V), axis=0)
+        first = np.searchsorted(rb, rb, side="left")  # the row's first prefix in this block
+        prev = first > 0
+        cnt[prev] -= cnt[first[prev] - 1]
+        pos[prev] -= pos[first[prev] - 1]  # the sums ran down the whole block: the rows before removed
+        doubled = 2 * (np.cumsum(cnt, axis=1) - cnt) + cnt + 1  # doubled mid-rank of each |d| value
+        n = cnt.sum(axis=1)
+        count[cs] = n
+        t2[cs] = (pos * doubled).sum(axis=1)
+        tie_term[cs] = (cnt * (cnt * cnt - 1)).sum(axis=1)
+        tied[cs] = (cnt > 1).any(axis=1)
+        if method == "exact":
+            ex = n > 0
+        elif method == "auto":
+            ex = (n > 0) & (n <= EXACT_MAX_N)
+        elif method == "scipy":
+            ex = (n > 0) & (Lb <= EXACT_MAX_N) & (~((Lb > n) | tied[cs]) | (Lb <= SCIPY_PERMUTATION_MAX_N))
+        else:
+            ex = np.zeros(n_b, dtype=bool)
+        e = np.flatnonzero(ex)
+        if e.size:
+            ne = n[e]
+            vals = np.repeat(doubled[e].reshape(-1), cnt[e].reshape(-1))  # each row's ranks, ascending
+            starts_e = np.cumsum(ne) - ne
+            a = np.zeros((e.size, int(ne.max())), dtype=np.int64)
+            a[np.repeat(np.arange(e.size), ne), np.arange(vals.size) - np.repeat(starts_e, ne)] = vals
+            exact_rows.append((c0 + e, a))
+    p_s = np.ones(row.size)
+    exact = np.zeros(row.size, dtype=bool)
+    if exact_rows:
+        w = max(a.shape[1] for _, a in exact_rows)
+        at = np.concatenate([e for e, _ in exact_rows])
+        a = np.concatenate([np.pad(a, ((0, 0), (0, w - a.shape[1]))) for _, a in exact_rows])
+        p_s[at] = _exact_from_doubled(a, t2[at], alternative)
+        exact[at] = True
+    approx = (count > 0) & ~exact
+    if approx.any():
+        p_s[approx] = _approx_from_stats(count[approx].astype(float), tie_term[approx].astype(float),
+                                         t2[approx] / 2.0, alternative)
+    p[srt] = p_s
+    out = np.empty_like(count)
+    out[srt] = count
+    return p, out
