@@ -394,45 +394,66 @@ def _ray_call(fn: Callable[[Any, Any], Any], ref: list, task: Any, version: str)
     return _with_warnings(fn, _RAY_SHARED[key], task)
 
 
-def _run_ray(fn, todo: dict[int, Any], shared, cap, address, finished) -> None:
-    ray = import_ray()
-    from .. import __version__
+@contextlib.contextmanager
+def ray_session(cpus: int | None = None, address: str | None = None) -> Iterator[tuple[Any, bool]]:
+    """Ray, ready to take work, and whether this call started a local runtime: ``(ray, local)``.
 
-    started = False
+    A runtime this process already started (``ray.init``) is used as it is; else Ray connects to
+    ``address`` (or ``$RAY_ADDRESS``) -- an existing cluster, ``ray://head:10001``, ``auto`` --; else
+    a local runtime with ``cpus`` CPUs (every core when None) starts. What this call started is
+    stopped at the end. The workers' BLAS/OpenMP pools get one thread (``THREAD_VARS``, unless set).
+    Without Ray installed: the uniform error saying how to install it (:func:`import_ray`).
+    """
+    ray = import_ray()
+    started = local = False
     if not ray.is_initialized():
         address = address or os.environ.get("RAY_ADDRESS") or None
         opts = {"runtime_env": {"env_vars": {k: os.environ.get(k, "1") for k in THREAD_VARS}}, "log_to_driver": False}
-        if address:  # an existing cluster: at most ``cap`` tasks at once (all its CPUs when None)
+        if address:  # an existing cluster
             ray.init(address=address, logging_level=logging.WARNING, **opts)
-        else:  # a local runtime with ``cap`` CPUs: Ray's scheduler keeps that many running; its own notes
-            # (start-up, the token it generates for itself) concern nobody once it is stopped
-            ray.init(num_cpus=cap or resolve_jobs(None), include_dashboard=False, logging_level=logging.ERROR, **opts)
-            cap = None
+        else:  # a local runtime with ``cpus`` CPUs; its own notes (start-up, the token it generates for
+            # itself) concern nobody once it is stopped
+            ray.init(num_cpus=cpus or resolve_jobs(None), include_dashboard=False, logging_level=logging.ERROR, **opts)
+            local = True
         started = True
-    if cap is None:  # keep every CPU of the runtime busy, with a few tasks queued behind each
-        cap = 4 * max(1, int(ray.cluster_resources().get("CPU", 1)))
     try:
-        remote = ray.remote(num_cpus=1)(_ray_call)
-        ref = ray.put(shared)
-        waiting = list(todo.items())[::-1]
-        running: dict[Any, int] = {}
-        while waiting or running:
-            while waiting and (cap is None or len(running) < cap):
-                i, task = waiting.pop()
-                running[remote.remote(fn, [ref], task, __version__)] = i
-            done, _ = ray.wait(list(running), num_returns=1)
-            for obj in done:
-                i = running.pop(obj)
-                try:
-                    out = ray.get(obj)
-                except ray.exceptions.RayTaskError as e:  # the task's own exception, not Ray's wrapper
-                    for other in running:
-                        ray.cancel(other)
-                    raise (e.cause if isinstance(getattr(e, "cause", None), BaseException) else e) from None
-                finished(i, out)
+        yield ray, local
     finally:
         if started:
             ray.shutdown()
+
+
+def _run_ray(fn, todo: dict[int, Any], shared, cap, address, finished) -> None:
+    from .. import __version__
+
+    with ray_session(cap, address) as (ray, local):
+        if local:  # Ray's scheduler keeps the runtime's ``cap`` CPUs busy
+            cap = None
+        _run_ray_tasks(ray, fn, todo, shared, cap, finished, __version__)
+
+
+def _run_ray_tasks(ray, fn, todo: dict[int, Any], shared, cap, finished, version: str) -> None:
+    """Submit ``todo`` as Ray tasks, at most ``cap`` at once (None: 4 per CPU of the cluster)."""
+    if cap is None:  # keep every CPU of the runtime busy, with a few tasks queued behind each
+        cap = 4 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+    remote = ray.remote(num_cpus=1)(_ray_call)
+    ref = ray.put(shared)
+    waiting = list(todo.items())[::-1]
+    running: dict[Any, int] = {}
+    while waiting or running:
+        while waiting and (cap is None or len(running) < cap):
+            i, task = waiting.pop()
+            running[remote.remote(fn, [ref], task, version)] = i
+        done, _ = ray.wait(list(running), num_returns=1)
+        for obj in done:
+            i = running.pop(obj)
+            try:
+                out = ray.get(obj)
+            except ray.exceptions.RayTaskError as e:  # the task's own exception, not Ray's wrapper
+                for other in running:
+                    ray.cancel(other)
+                raise (e.cause if isinstance(getattr(e, "cause", None), BaseException) else e) from None
+            finished(i, out)
 
 
 # ------------------------------------------------------------------------------- shipped vectors

@@ -128,6 +128,13 @@ class EmbeddingCache:
                 advance(len(rows))
         return written
 
+    def require_writable(self) -> None:
+        """Create the file if absent and check it can be used; else a :class:`~evalsift.errors.DataError`
+        naming it and the fix (for commands whose whole job is to fill the cache)."""
+        if not self._usable(create=True):
+            raise DataError(f"the embedding cache {self.path} cannot be used ({self.disabled_reason}); set "
+                            "EVALSIFT_CACHE to a writable folder (or delete the file to rebuild it)", field="cache")
+
     def clear(self, key: str | None = None) -> int:
         """Delete the vectors of one encoder ``key`` (or all); returns rows deleted."""
         if not self._usable(create=False):
