@@ -4,7 +4,7 @@
 ``minilm`` encoder (sentence-transformers) -- cosine >= 0.9999 per text on real data, see
 ``docs/scale.md`` -- from an ONNX export of the same checkpoint run by ONNX Runtime in float32:
 1.45 to 1.7x sentence-transformers' texts/s on the 2-core machine of the measurements (WMT23 and
-SummEval texts; ``benchmarks/embed_throughput.py``). The gain comes from
+SummEval texts; ``benchmarks/embed/embed_throughput.py``). The gain comes from
 
 - ONNX Runtime's fused BERT kernels (one ``Attention`` op per layer, residual + layer norm,
   bias + GELU), which run closer to the speed of a plain float32 matrix product than torch does;

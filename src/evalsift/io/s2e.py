@@ -31,7 +31,7 @@ from ``_record`` (``pool.inputs[i] is pool.metadata["_record"][i]["src"]``), nev
 go straight into float arrays. Short per-item field values (``domain``, ``doc``: up to 64
 characters) and field names are kept once per distinct text. So a pool read from JSONL costs the
 texts themselves plus about 0.3 KB per item (the ``_record`` dict, the item id, the tuples' slots)
-and 8 bytes per (item, system, metric) score; ``benchmarks/load_memory.py`` measures it.
+and 8 bytes per (item, system, metric) score; ``benchmarks/io/load_memory.py`` measures it.
 """
 
 from __future__ import annotations

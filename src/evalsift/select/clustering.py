@@ -259,7 +259,7 @@ EXACT_WARD_MAX = 10_000
 """Largest number of rows :func:`ward_tree` clusters with exact Ward (scipy).
 
 scipy's Ward keeps the condensed distance matrix, n(n-1)/2 doubles, and its time grows as n^2:
-measured here (``benchmarks/diffuse_scale.py``), 10,000 rows take about 6 s and 1.3 GB, 20,000
+measured here (``benchmarks/select/diffuse_scale.py``), 10,000 rows take about 6 s and 1.3 GB, 20,000
 rows 23 s and 3.2 GB, 40,000 rows 187 s and 12.4 GB. Above 10,000 the two-level tree is many times
 faster and smaller, and its picks agree with exact Ward's about as often as two exact fits on
 overlapping samples do (``docs/scale.md``)."""

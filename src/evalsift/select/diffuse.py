@@ -242,7 +242,7 @@ class DiffUseStrata(RandomSelector):
     variate (:mod:`evalsift.stats.sequential`). Its guarantee is the random order's: the
     predictions can only change how fast it decides, never how often it is wrong. What the
     clusters buy is the share of the verdicts' variance they explain
-    (``benchmarks/strata_information.py``; measured in ``docs/confidence.md``).
+    (``benchmarks/select/strata_information.py``; measured in ``docs/confidence.md``).
 
     Why not one random representative per cluster, as the paper's structure suggests: a stratified
     draw makes the null hypothesis composite (one mean per stratum), and a sequential test must
