@@ -283,7 +283,7 @@ for start in range(0, 600, 50):  # overlapping ranges: writer w covers [100 w, 1
 def test_unknown_encoder_suggests_the_closest():
     with pytest.raises(UnknownNameError, match="Did you mean 'minilm'") as info:
         get_encoder("minlm")
-    assert "Available: minilm, minilm-onnx, st, tfidf" in str(info.value)
+    assert "Available: minilm, minilm-int8, minilm-onnx, st, tfidf" in str(info.value)
 
 
 def test_st_needs_a_model_and_minilm_takes_none():

@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                                     "$EVALSIFT_DATA")
     fill.add_argument("--include-refs", action="store_true", help="keep human references as systems (mt-metrics-eval)")
     fill.add_argument("--encoder", default="minilm",
-                      help="text encoder: minilm (offline all-MiniLM-L6-v2), minilm-onnx, or st:<model or path> "
+                      help="text encoder: minilm (offline all-MiniLM-L6-v2), minilm-onnx, minilm-int8, or st:<model or path> "
                            "(tfidf is never cached: its vectors depend on the whole corpus)")
     _add_backend(fill)
     add_quiet(fill)

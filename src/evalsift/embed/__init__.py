@@ -11,7 +11,8 @@ DiffUse and the diversity selectors need one vector per system output. Two modul
   from an ``.npz`` / ``.parquet`` file keyed by text hash, text or item + system, and
   :func:`save_embeddings`, which writes such a file;
 - :mod:`evalsift.embed.onnx`: :class:`OnnxMiniLMEncoder` (``minilm-onnx``), the default model's
-  vectors computed by ONNX Runtime, faster on CPU.
+  vectors computed by ONNX Runtime, faster on CPU, and :class:`OnnxInt8MiniLMEncoder` (``minilm-int8``),
+  the model quantised to int8: faster still, close (not equal) vectors.
 
 >>> enc = get_encoder("tfidf")
 >>> embed_texts(["a cat", "a dog", "a cat"], enc, progress=False).shape[0]
@@ -23,12 +24,12 @@ from .cache import (CACHE_FILENAME, CacheWarning, EmbeddingCache, clear_memo, de
                     text_hash)
 from .encoders import (DEFAULT_ENCODER, MINILM_MODEL, Encoder, EncoderLike, MiniLMEncoder, SentenceTransformerEncoder,
                        TfidfEncoder, encoders, get_encoder)
-from .onnx import OnnxMiniLMEncoder
+from .onnx import OnnxInt8MiniLMEncoder, OnnxMiniLMEncoder
 from .precomputed import PrecomputedEncoder, save_embeddings
 
 __all__ = [
     "CACHE_FILENAME", "DEFAULT_ENCODER", "MINILM_MODEL", "CacheWarning", "EmbeddingCache", "Encoder", "EncoderLike",
-    "MiniLMEncoder", "OnnxMiniLMEncoder", "PrecomputedEncoder", "SentenceTransformerEncoder", "TfidfEncoder",
+    "MiniLMEncoder", "OnnxInt8MiniLMEncoder", "OnnxMiniLMEncoder", "PrecomputedEncoder", "SentenceTransformerEncoder", "TfidfEncoder",
     "clear_memo", "default_cache_dir", "embed_texts", "encoders", "get_encoder", "save_embeddings", "text_hash",
     "unit_rows",
 ]

