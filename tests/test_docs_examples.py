@@ -47,6 +47,13 @@ NOT_RUN = {
     ("README.md", "evalsift bench pairwise --data wmt23/en-de --oracle-metric mqm --jobs 2"):
         "the same sweep as above on two workers",
     ("docs/scale.md", "evalsift bench pairwise"): "a benchmark sweep of minutes",
+    ("docs/scale.md", "evalsift embed cache --data wmt23/en-de --backend ray"):
+        "6,538 texts through MiniLM on a Ray runtime (minutes); tests/test_embed_ray.py fills a cache on a local Ray "
+        "runtime and compares it with the local run's vectors",
+    ("docs/scale.md", "evalsift embed cache --data big.jsonl --backend ray --ray-address"):
+        "an existing Ray cluster with GPUs at ray://head:10001",
+    ("docs/scale.md", "evalsift embed export --data big.jsonl --backend ray"):
+        "the reader's big file embedded on Ray (minutes); tests/test_embed_ray.py runs embed export --backend ray",
     ("docs/scale.md", "evalsift select diffuse --data wmt23/en-de --a GPT4-5shot --b ONLINE-B --budget 20 --encoder "
                       "minilm-onnx"):
         "1,089 texts through the ONNX encoder, 1.5-3.5 minutes; its export and vectors are checked on real texts in "
