@@ -40,26 +40,13 @@ if importlib.util.find_spec("evalsift") is None:  # run from a checkout without 
 
 from evalsift.embed import EmbeddingCache, get_encoder, text_hash  # noqa: E402
 from evalsift.embed.ray_embed import fill_cache  # noqa: E402
-
-
-def data_root() -> Path:
-    """``$EVALSIFT_DATA`` or the ``shared/data`` folder next to the repository."""
-    env = os.environ.get("EVALSIFT_DATA")
-    return Path(env) if env else REPO.parent / "shared" / "data"
-
-
-def wmt23_ende_outputs(root: Path) -> list[str]:
-    """Distinct non-empty lines of every WMT23 en-de system output file, in file then line order."""
-    folder = root / "wmt23" / "mt-metrics-eval-v2" / "wmt23" / "system-outputs" / "en-de"
-    lines: dict[str, None] = {}
-    for path in sorted(folder.glob("*.txt")):
-        lines.update(dict.fromkeys(t for t in path.read_text(encoding="utf-8").splitlines() if t.strip()))
-    return list(lines)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling: the same WMT23 texts
+from embed_throughput import data_root, wmt23_ende_outputs  # noqa: E402
 
 
 def texts_for(n: int, seed: int = 0) -> tuple[list[str], str]:
     """``n`` texts and where they come from."""
-    texts = wmt23_ende_outputs(data_root())
+    texts = [t for t in wmt23_ende_outputs(data_root()) if t.strip()]
     if len(texts) >= n:
         return random.Random(seed).sample(texts, n), f"WMT23 en-de system outputs (sample of {n} of {len(texts)})"
     rng = random.Random(seed)
