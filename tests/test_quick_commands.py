@@ -64,6 +64,7 @@ CHAINS: dict[str, list[list[str]]] = {
         ["profile", *DEMO, "--metric", "human", "--dims", "length", "--samples", "20", "--out", "{t}/prof",
          "->", "prof/report.html"],
         ["embed", "export", *DEMO, *TFIDF, "--out", "{t}/v.npz", "->", "v.npz"],
+        ["embed", "cache", "--data", "{t}/tiny.jsonl", "--encoder", "minilm", "--quiet"],  # _tiny_pool: 4 texts
         ["embed", "import", "{t}/minilm.npz", "--encoder", "minilm"],  # vectors "computed elsewhere": _vectors
     ],
     "bench": [
@@ -108,6 +109,13 @@ def _vectors(path: Path) -> None:
     np.savez(path, text_hash=np.array([hashlib.sha256(t.encode()).hexdigest() for t in texts]), vectors=v)
 
 
+def _tiny_pool(path: Path) -> None:
+    """Two systems' outputs on two items (subset2evaluate JSONL): four short texts for ``embed cache`` to embed."""
+    rows = [{"i": i, "src": f"source {i}", "tgt": {"A": f"a text {i}", "B": f"another text number {i}"},
+             "scores": {"A": {"human": 1.0}, "B": {"human": 0.0}}} for i in range(2)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
 def _serve(argv: list[str], folder: Path) -> None:
     """``evalsift serve``: started as a user starts it, answers a page, stops on Ctrl-C with status 0."""
     with socket.socket() as s:
@@ -145,6 +153,8 @@ def test_every_command_runs(chain, tmp_path, capsys):
             continue
         if argv[:2] == ["embed", "import"]:
             _vectors(Path(argv[2]))
+        if argv[:2] == ["embed", "cache"]:
+            _tiny_pool(Path(argv[3]))
         t0 = time.monotonic()
         code = main(argv)
         err = capsys.readouterr().err
