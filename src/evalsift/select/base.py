@@ -159,9 +159,13 @@ class Selector:
     # -- parameters -----------------------------------------------------------------------------
     @classmethod
     def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [p.name for p in sig.parameters.values()
-                if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+        names = cls.__dict__.get("_param_names_")
+        if names is None:  # once per class: inspect.signature costs more than a whole select of some selectors
+            sig = inspect.signature(cls.__init__)
+            names = [p.name for p in sig.parameters.values()
+                     if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+            setattr(cls, "_param_names_", names)
+        return list(names)
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor parameters and their current values.

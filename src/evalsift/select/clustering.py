@@ -66,13 +66,23 @@ class ClusterTree:
         return self.order[s : s + self.size[node]]
 
     def clusters_at(self, k: int) -> list[int]:
-        """The nodes forming the ``k``-cluster cut (undo the last k - 1 merges)."""
-        k = max(1, min(int(k), self.n))
-        active = {2 * self.n - 2}
-        for j in range(self.n - 2, self.n - 1 - k, -1):
-            active.discard(self.n + j)
-            active.update(int(c) for c in self.children[j])
-        return sorted(active)
+        """The nodes forming the ``k``-cluster cut (undo the last k - 1 merges), ascending."""
+        return self._cut(k).tolist()
+
+    def clusters_by_size(self, k: int) -> np.ndarray:
+        """The ``k``-cluster cut's nodes, largest cluster first (equal sizes: the higher node first)."""
+        nodes = self._cut(k)
+        return nodes[np.lexsort((-nodes, -self.size[nodes]))]
+
+    def _cut(self, k: int) -> np.ndarray:
+        """The nodes of the ``k``-cluster cut, ascending: the children of the last k - 1 merges (j >=
+        n - k) that are not themselves among those merges, O(k) whatever the tree's size."""
+        n = self.n
+        k = max(1, min(int(k), n))
+        if k == 1:
+            return np.array([2 * n - 2], dtype=int)
+        nodes = self.children[n - k:].reshape(-1)
+        return np.sort(nodes[nodes < 2 * n - k])  # node n + j was undone iff j >= n - k
 
     def split_at(self, k: int) -> tuple[int, tuple[int, int]]:
         """Going from ``k`` to ``k + 1`` clusters splits this node into these two children."""
@@ -87,11 +97,14 @@ class ClusterTree:
         return out
 
 
-def pick_representative(X: np.ndarray, members: np.ndarray, rule: str, rng: np.random.Generator | None = None) -> int:
+def pick_representative(X: np.ndarray, members: np.ndarray, rule: str, rng: np.random.Generator | None = None,
+                        unit: np.ndarray | None = None) -> int:
     """The member of a cluster that stands for it, by ``rule`` (see :data:`REPRESENTATIVES`).
 
     ``cosine`` and ``euclidean`` take the member nearest to the cluster mean; ``norm`` the member
     with the largest norm; ``random`` a uniform draw. Ties go to the lowest position in ``members``.
+    ``unit``: ``unit_rows(X)``, when the caller picks for many clusters of the same ``X`` (the same
+    values, computed once).
     """
     if len(members) == 1:
         return int(members[0])
@@ -104,7 +117,8 @@ def pick_representative(X: np.ndarray, members: np.ndarray, rule: str, rng: np.r
         return int(members[np.argmax(np.einsum("ij,ij->i", Xm, Xm))])
     centre = Xm.mean(axis=0)
     if rule == "cosine" and np.linalg.norm(centre) > 0:
-        return int(members[np.argmax(unit_rows(Xm) @ (centre / np.linalg.norm(centre)))])
+        U = unit_rows(Xm) if unit is None else unit[members]
+        return int(members[np.argmax(U @ (centre / np.linalg.norm(centre)))])
     # euclidean, or cosine with a zero centre (every direction equally far): nearest by distance
     return int(members[np.argmin(np.einsum("ij,ij->i", Xm - centre, Xm - centre))])
 

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 from scipy.cluster.hierarchy import linkage
 
-from ..vectors import cosine_distances
+from ..vectors import cosine_distances, unit_rows
 from ..errors import DataError, ParameterError
 from ..pool import Pool
 from ..stats.sequential import StrataPredictor
@@ -200,8 +200,11 @@ class DiffUse(Selector):
     def representative_of(self, node: int) -> int:
         """Representative item of a tree node (cached: each node is resolved once per fit)."""
         if node not in self.reps_:
-            rng = np.random.default_rng([self.seed, node])
-            self.reps_[node] = pick_representative(self.vectors_, self.tree_.members(node), self.representative, rng)
+            rng = np.random.default_rng([self.seed, node]) if self.representative == "random" else None
+            if self.representative == "cosine" and "unit_" not in self.__dict__ and self.vectors_.shape[0] <= self.exact_max:
+                self.unit_ = unit_rows(self.vectors_)  # once per fit (large pools: per cluster, no second copy)
+            self.reps_[node] = pick_representative(self.vectors_, self.tree_.members(node), self.representative, rng,
+                                                   unit=self.__dict__.get("unit_"))
         return self.reps_[node]
 
     def _flat(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -219,8 +222,9 @@ class DiffUse(Selector):
         if self.tree_ is None:
             _, picks, sizes = self._flat(budget)
             return picks, None, sizes
-        nodes = sorted(self.tree_.clusters_at(budget), key=lambda v: (-self.tree_.size[v], -v))
-        items = np.array([self.representative_of(v) for v in nodes], dtype=int)
+        nodes = self.tree_.clusters_by_size(budget)
+        reps = self.reps_
+        items = np.array([reps[v] if v in reps else self.representative_of(v) for v in nodes.tolist()], dtype=int)
         return items, None, self.tree_.size[nodes]
 
     def clusters(self, budget: int) -> np.ndarray:

@@ -70,8 +70,8 @@ class KMeansSelector(Selector):
         self.reps_: dict[int, int] = {}
 
     def _select(self, budget: int):
-        nodes = sorted(self.tree_.clusters_at(budget), key=lambda v: (-self.tree_.size[v], -v))
-        for v in nodes:
+        nodes = self.tree_.clusters_by_size(budget)
+        for v in nodes.tolist():
             if v not in self.reps_:
                 self.reps_[v] = pick_representative(self.vectors_, self.tree_.members(v), "euclidean")
         return np.array([self.reps_[v] for v in nodes], dtype=int), None, self.tree_.size[nodes]
