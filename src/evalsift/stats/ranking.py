@@ -79,6 +79,17 @@ def kendall_tau_b_rows(X, y) -> np.ndarray:
     k, n = X.shape
     i, j = np.triu_indices(n, 1)
     out = np.full(k, np.nan)
+    one_y = Y.strides[0] == 0  # one y for every row (broadcast): its pair signs are taken once
+    if one_y and not np.isnan(X).any() and not np.isnan(Y[0]).any():
+        sy = np.sign(Y[0, i] - Y[0, j])
+        tied_y = float((sy * sy).sum())
+        for rows in _row_chunks(k, i.size):
+            sx = np.sign(X[rows][:, i] - X[rows][:, j])
+            num = sx @ sy  # integers: the same sums in any order
+            den = np.sqrt((sx * sx).sum(axis=1) * tied_y)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[rows] = np.where(den > 0, num / den, np.nan)
+        return out
     for rows in _row_chunks(k, i.size):
         sx = np.sign(X[rows][:, i] - X[rows][:, j])  # NaN where either end is NaN
         sy = np.sign(Y[rows][:, i] - Y[rows][:, j])
