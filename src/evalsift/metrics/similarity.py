@@ -10,8 +10,9 @@ The quantity behind the "diversity" selectors (Zouhar et al. 2025, §3.3, Eq. 6)
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections import Counter
+from collections import Counter, OrderedDict
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -118,14 +119,45 @@ def item_diversity(pool: Pool, kind: str = "unigram", *, encoder: Any = None,
     for i in range(pool.n_items):
         present = [t for t in (pool.outputs[s][i] for s in pool.systems) if isinstance(t, str)]
         if len(present) >= 2:
-            todo.append((i, present))
+            key = _memo_key(kind, present)
+            kept = _SIMILARITY_MEMO.get(key)
+            if kept is None:
+                todo.append((i, present, key))
+            else:
+                out[i] = kept
     with progress_bar(pool.n_items, f"output similarity ({kind})", quiet) as advance:
         advance(pool.n_items - len(todo))
         for part in _chunks(len(todo)):
             chunk = _Chunk([todo[k][1] for k in part])
-            out[[todo[k][0] for k in part]] = chunk.mean_over_pairs(_PAIR_SCORES[kind](chunk))
+            values = chunk.mean_over_pairs(_PAIR_SCORES[kind](chunk))
+            out[[todo[k][0] for k in part]] = values
+            for k, v in zip(part, values.tolist()):
+                _remember(todo[k][2], v)
             advance(len(part))
     return out
+
+
+# An item's similarity depends on its outputs alone, so a pool's subsets (the seeds of ``bench subset``
+# draw items from one pool) need not score an item again: the values are kept per process, keyed by a
+# 128-bit digest of the kind and the item's outputs in system order (no text is kept), the last
+# _SIMILARITY_MEMO_ITEMS of them.
+_SIMILARITY_MEMO: "OrderedDict[bytes, float]" = OrderedDict()
+_SIMILARITY_MEMO_ITEMS = 1 << 16
+
+
+def _memo_key(kind: str, texts: Sequence[str]) -> bytes:
+    h = hashlib.blake2b(kind.encode(), digest_size=16)
+    for t in texts:
+        b = t.encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.digest()
+
+
+def _remember(key: bytes, value: float) -> None:
+    _SIMILARITY_MEMO[key] = value
+    if len(_SIMILARITY_MEMO) > _SIMILARITY_MEMO_ITEMS:
+        _SIMILARITY_MEMO.popitem(last=False)
 
 
 def _embedding_diversity(pool: Pool, encoder: Any, quiet: bool | None) -> np.ndarray:
