@@ -159,8 +159,9 @@ def bootstrap_means(scores, *, level: float = 0.95, resamples: int = 2000, metho
         var = X.var(axis=0, ddof=1)
         se = np.sqrt(var / n)
         t = studentized_t(boot_means - means, boot_vars, var, n)
-        low = means - np.quantile(t, 1 - q, axis=0) * se
-        high = means - np.quantile(t, q, axis=0) * se
+        t_lo, t_hi = np.quantile(t, [q, 1 - q], axis=0)  # both from one partition
+        low = means - t_hi * se
+        high = means - t_lo * se
     else:
         from scipy.stats import bootstrap
 
@@ -175,8 +176,9 @@ def bootstrap_means(scores, *, level: float = 0.95, resamples: int = 2000, metho
     high = np.where(flat, means, high)
     signed = boot_means if higher_is_better else -boot_means
     ranks = 1 + (signed[:, None, :] > signed[:, :, None]).sum(axis=2)  # (resamples, S)
-    rank_low = np.floor(np.quantile(ranks, q, axis=0)).astype(int)
-    rank_high = np.ceil(np.quantile(ranks, 1 - q, axis=0)).astype(int)
+    r_lo, r_hi = np.quantile(ranks, [q, 1 - q], axis=0)
+    rank_low = np.floor(r_lo).astype(int)
+    rank_high = np.ceil(r_hi).astype(int)
     return MeanIntervals(means=means, low=low, high=high, rank_low=rank_low, rank_high=rank_high, level=level,
                          method=method, resamples=int(resamples), n_items=n)
 
@@ -267,6 +269,6 @@ def bootstrap_agreement(scores, *, kind: str = "kendall", level: float = 0.95, r
     corr = (kendall_tau_b_rows if kind == "kendall" else spearman_rows)(centre + boot_resid, means)
     corr = np.where(np.isnan(corr), 0.0, corr)  # all means equal: no ranking (0, as prefix_correlation)
     q = (1 - level) / 2
-    return AgreementInterval(observed_on_items=k, expected=float(corr.mean()),
-                             low=float(np.quantile(corr, q)), high=float(np.quantile(corr, 1 - q)), kind=kind,
+    lo, hi = np.quantile(corr, [q, 1 - q])
+    return AgreementInterval(observed_on_items=k, expected=float(corr.mean()), low=float(lo), high=float(hi), kind=kind,
                              level=level, resamples=int(resamples), population=population)
