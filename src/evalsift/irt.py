@@ -44,7 +44,6 @@ True
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +51,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
+from .device import one_blas_thread
 from .errors import DataError, ParameterError, check_choice
 
 MODELS = ("1pl", "2pl", "3pl", "3plu", "4pl")
@@ -170,7 +170,7 @@ class IRTResult:
 
         grid = np.linspace(-8.0, 8.0, 321) * max(sd, 1.0)  # the posterior may be multimodal (3/4PL)
         start = grid[int(np.argmin(neg_log_post(grid)[0]))]
-        with _one_blas_thread():
+        with one_blas_thread():
             res = minimize(lambda t: tuple(v[0] for v in neg_log_post(t)), np.array([start]), jac=True,
                            method="L-BFGS-B")
         return float(res.x[0])
@@ -302,7 +302,7 @@ def fit_irt(
         return f, h * g
 
     x0[:S] -= x0[:S].mean()
-    with _one_blas_thread():
+    with one_blas_thread():
         res = minimize(scaled, x0 / h, jac=True, method="L-BFGS-B",
                        options={"maxiter": int(max_iter), "ftol": float(tol), "gtol": 1e-6, "maxcor": 20})
     x = unpack(res.x)
@@ -553,17 +553,6 @@ def _initial(data: _Data, lay: _Layout, priors: dict, seed: int) -> np.ndarray:
     if "eta" in lay.blocks:
         eta = np.full(lay.J, np.log(al_s / (al_m if "gamma" in lay.blocks else al_c + al_m)))
     return lay.join(theta, b, log_a, gamma, eta)
-
-
-def _one_blas_thread():
-    """Run BLAS single-threaded: L-BFGS-B's many tiny BLAS calls (and our matrix-vector products)
-    gain nothing from threads, and on a busy machine OpenBLAS's thread hand-offs made a 16 x 100 fit
-    10 times slower (0.45 s against 0.044 s). No-op without threadpoolctl (a scikit-learn dependency)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - scikit-learn brings it
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

@@ -62,6 +62,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..device import one_blas_thread
 from ..errors import ParameterError, check_choice
 from ..restrict import RankingRestriction, restrict_ranking
 from ..pool import Pool
@@ -278,7 +279,14 @@ def subset_bench(pool: Pool, human_metric: str | None, methods: Sequence[str], *
 
 def _seed_task(shared: dict[str, Any], seed: int) -> dict[str, Any]:
     """One seed of the protocol: its subsample, every method fitted and scored on it, the targets of
-    random selection. Its randomness is the seed alone (subsample, selectors, targets, bootstrap)."""
+    random selection. Its randomness is the seed alone (subsample, selectors, targets, bootstrap).
+    BLAS runs single-threaded, as in a worker process: a seed's matrices are small (the bootstrap's
+    resample means were 6x slower with two threads on a busy machine)."""
+    with one_blas_thread():
+        return _one_seed(shared, seed)
+
+
+def _one_seed(shared: dict[str, Any], seed: int) -> dict[str, Any]:
     full, human_metric, kind, alpha, props, chain = (shared[k] for k in ("full", "human_metric", "correlation", "alpha",
                                                                          "props", "chain"))
     paper = shared.get("protocol") == "paper"
