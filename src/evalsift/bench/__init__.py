@@ -6,7 +6,16 @@
   first part of an ordering rank many systems? Correlation and cluster-count curves, needed to match.
 """
 
-from .pairwise import pairwise_bench
-from .subset import subset_bench
+from importlib import import_module
+from typing import Any
 
 __all__ = ["pairwise_bench", "subset_bench"]
+_HOMES = {"pairwise_bench": ".pairwise", "subset_bench": ".subset"}
+
+
+def __getattr__(name: str) -> Any:
+    """Each protocol's module is imported when first asked for: a command that runs one protocol does
+    not pay for the others' imports (the pairwise protocol's embedders and oracles, about 0.5 s)."""
+    if name in _HOMES:
+        return getattr(import_module(_HOMES[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

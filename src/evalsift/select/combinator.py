@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from scipy.stats import rankdata
 
 from ..errors import ParameterError
 from ..pool import Pool
@@ -33,6 +32,8 @@ def normalize_utilities(u: np.ndarray, how: str) -> np.ndarray:
     lowest = np.nanmin(u) if np.isfinite(u).any() else 0.0
     u = np.where(np.isnan(u), lowest, u)
     if how == "rank":
+        from scipy.stats import rankdata  # here, not at import: scipy.stats takes about 0.6 s to import
+
         return rankdata(u) / len(u)
     if how == "zscore":
         sd = u.std()
