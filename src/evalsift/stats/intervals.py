@@ -96,17 +96,20 @@ def _resample_weights(n: int, resamples: int, seed: int, chunk: int):
     return _draw_weights(n, resamples, seed, chunk)
 
 
-def _resampled_moments(X: np.ndarray, resamples: int, seed: int, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
-    """Means and unbiased variances of every column over ``resamples`` paired resamples of the rows
-    (multinomial weights, a chunk of resamples at a time so memory stays at chunk x items)."""
+def _resampled_moments(X: np.ndarray, resamples: int, seed: int, chunk: int = 256,
+                       variances: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """Means and unbiased variances (None with ``variances=False``) of every column over ``resamples``
+    paired resamples of the rows (multinomial weights, a chunk of resamples at a time so memory stays at
+    chunk x items)."""
     n = X.shape[0]
-    means, variances = [], []
-    X2 = X * X
+    means, var = [], []
+    X2 = X * X if variances else None
     for W in _resample_weights(n, resamples, seed, chunk):
         m = W @ X / n
         means.append(m)
-        variances.append(np.maximum(W @ X2 / n - m * m, 0.0) * n / (n - 1))
-    return np.concatenate(means), np.concatenate(variances)
+        if variances:
+            var.append(np.maximum(W @ X2 / n - m * m, 0.0) * n / (n - 1))
+    return np.concatenate(means), (np.concatenate(var) if variances else None)
 
 
 def bootstrap_means(scores, *, level: float = 0.95, resamples: int = 2000, method: str = "studentized",
@@ -264,7 +267,7 @@ def bootstrap_agreement(scores, *, kind: str = "kendall", level: float = 0.95, r
         noise = fpc * float(np.mean(resid.var(axis=1, ddof=1))) / k
         c = float(np.sqrt(max(0.0, 1.0 - noise / spread))) if spread > 0 else 0.0
     centre = means.mean() + c * (means - means.mean())  # the population means the resamples stand around
-    boot_resid, _ = _resampled_moments(resid, int(resamples), seed)
+    boot_resid, _ = _resampled_moments(resid, int(resamples), seed, variances=False)
     boot_resid *= np.sqrt(fpc)
     corr = (kendall_tau_b_rows if kind == "kendall" else spearman_rows)(centre + boot_resid, means)
     corr = np.where(np.isnan(corr), 0.0, corr)  # all means equal: no ranking (0, as prefix_correlation)
