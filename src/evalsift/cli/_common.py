@@ -729,3 +729,20 @@ def collect_notes(notes: list[str]) -> Iterator[list[str]]:
                 note(text)
             raise
         _collecting.remove(keep)
+
+
+AGGREGATE_HELP = ("how several annotators' verdicts on the same item and pair become one: majority (plurality, a "
+                  "split is a tie), dawid-skene (Dawid & Skene's confusion-matrix model) or mace (Hovy et al.'s "
+                  "MACE); the rule and each annotator's competence are printed. Competence models need the "
+                  "annotator/judge field naming the same person across items, and the 'quality' extra "
+                  "(crowd-kit). Default: every verdict counted as before")
+
+
+def add_aggregate(p: argparse.ArgumentParser) -> None:
+    """``--aggregate majority|dawid-skene|mace`` (and ``--aggregate-seed``): the rules of
+    :func:`evalsift.oracle.aggregate.aggregate_judgments`."""
+    from ..stats.crowd import RULES
+
+    p.add_argument("--aggregate", choices=RULES, metavar="|".join(RULES), help=AGGREGATE_HELP)
+    p.add_argument("--aggregate-seed", type=int, default=0, metavar="S",
+                   help="seed of MACE's random restarts (with --aggregate mace); the same seed gives the same result")

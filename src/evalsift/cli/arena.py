@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..oracle.aggregate import add_aggregate
 from ..verdicts import add_verdicts_from
-from ._common import add_by, add_games, add_quiet, open_unit, out_dir, positive_int, print_json, seed_int
+from ._common import add_aggregate, add_by, add_games, add_quiet, open_unit, out_dir, positive_int, print_json, seed_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,8 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import ParameterError
-from ..oracle.aggregate import add_aggregate
-from ._common import (ORACLE_HELP, add_data, add_encoder, device_line, add_judge_opts, add_loop_opts, add_oracle_opts, add_proxy_opts,
+from ._common import (ORACLE_HELP, add_aggregate, add_data, add_encoder, device_line, add_judge_opts, add_loop_opts, add_oracle_opts, add_proxy_opts,
                       add_quiet, add_sampling_opts, cap_budget, load_data_and_oracle, note, positive_int, print_json,
                       proxy_judges, proxy_spec, proxy_specs, resolve_encoder, resolve_risk_rule, seed_int)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..oracle.aggregate import add_aggregate
 
 from ._common import (
+    add_aggregate,
     add_data,
     add_judge_opts,
     add_quiet,

@@ -8,10 +8,9 @@ import sys
 import numpy as np
 
 from ..errors import DataError, ParameterError
-from ..oracle.aggregate import add_aggregate
 from ..verdicts import add_repeats, add_verdicts_from, describe_source, verdicts_line
-from ._common import (add_by, add_data, add_quiet, load_data, note, open_unit, picked_positions, positive_int,
-                      print_json, system_list)
+from ._common import (add_aggregate, add_by, add_data, add_quiet, load_data, note, open_unit, picked_positions,
+                      positive_int, print_json, system_list)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -29,7 +29,6 @@ for ``dawid-skene`` and ``mace``.
 
 from __future__ import annotations
 
-import argparse
 from typing import Any, Iterable
 
 from ..errors import DataError
@@ -39,20 +38,6 @@ from .votes import orient
 
 #: the annotator name the pairwise readers give a judgment whose file names nobody
 UNNAMED = "file"
-
-AGGREGATE_HELP = ("how several annotators' verdicts on the same item and pair become one: majority (plurality, a "
-                  "split is a tie), dawid-skene (Dawid & Skene's confusion-matrix model) or mace (Hovy et al.'s "
-                  "MACE); the rule and each annotator's competence are printed. Competence models need the "
-                  "annotator/judge field naming the same person across items, and the 'quality' extra "
-                  "(crowd-kit). Default: every verdict counted as before")
-
-
-def add_aggregate(p: argparse.ArgumentParser) -> None:
-    """``--aggregate majority|dawid-skene|mace`` (and ``--aggregate-seed``)."""
-    p.add_argument("--aggregate", choices=RULES, metavar="|".join(RULES), help=AGGREGATE_HELP)
-    p.add_argument("--aggregate-seed", type=int, default=0, metavar="S",
-                   help="seed of MACE's random restarts (with --aggregate mace); the same seed gives the same result")
-
 
 def _flip(v: str | None) -> str | None:
     return {"a": "b", "b": "a"}.get(v, v) if v is not None else None

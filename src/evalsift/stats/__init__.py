@@ -19,21 +19,55 @@ Everything public is importable from ``evalsift.stats`` directly.
 (0.0529, 1.0)
 """
 
-from .agreement import (AGREEMENT_KINDS, ALPHA_LEVELS, AlphaResult, FleissResult, JudgmentMatrix, KappaResult,
-                        agreement_from_judgments, cohen_kappa, fleiss_kappa, judgment_matrix, krippendorff_alpha)
-from .intervals import (BOOTSTRAP_METHODS, AgreementInterval, MeanIntervals, bootstrap_agreement, bootstrap_means,
-                        standard_error, studentized_t)
-from .ppi import PPIEstimate, cross_ppi_mean, ppi_mean, regression_means
-from .ranking import (CLUSTER_CHAINS, CORRELATION_KINDS, MATCH_RULES, NeededToMatch, SystemClusters, cluster_count,
-                      kendall_tau_b, kendall_tau_b_rows, needed_to_match, paired_t_p_values, prefix_cluster_counts,
-                      prefix_correlation, prefix_means, prefix_sizes, soft_pairwise_accuracy, spearman, spearman_rows,
-                      system_clusters)
-from .risk import RISK_RULES, RiskAssessment, count_verdicts, hypergeometric_risk, majority, pairwise_risk
-from .active import SAMPLINGS, active_probabilities
-from .sequential import (GUARANTEES, STOP_RULES, AnytimeAssessment, AnytimeTest, Predictor, ResidualPredictor,
-                         StrataPredictor, anytime_risk, win_rate_interval, win_rate_sequence, BudgetAssessment,
-                         budget_assessment)
-from .wilcoxon import EXACT_MAX_N, WILCOXON_METHODS, WILCOXON_TEST, WILCOXON_TESTS, signed_rank_p_values
+from importlib import import_module
+from typing import Any
+
+_HOMES = {  # each public name and the submodule it lives in: imported when first asked for
+    "AGREEMENT_KINDS": "agreement", "ALPHA_LEVELS": "agreement", "AlphaResult": "agreement",
+    "FleissResult": "agreement", "JudgmentMatrix": "agreement", "KappaResult": "agreement",
+    "agreement_from_judgments": "agreement", "cohen_kappa": "agreement", "fleiss_kappa": "agreement",
+    "judgment_matrix": "agreement", "krippendorff_alpha": "agreement",
+    "BOOTSTRAP_METHODS": "intervals", "AgreementInterval": "intervals", "MeanIntervals": "intervals",
+    "bootstrap_agreement": "intervals", "bootstrap_means": "intervals", "standard_error": "intervals",
+    "studentized_t": "intervals",
+    "PPIEstimate": "ppi", "cross_ppi_mean": "ppi", "ppi_mean": "ppi", "regression_means": "ppi",
+    "CLUSTER_CHAINS": "ranking", "CORRELATION_KINDS": "ranking", "MATCH_RULES": "ranking",
+    "NeededToMatch": "ranking", "SystemClusters": "ranking", "cluster_count": "ranking", "kendall_tau_b": "ranking",
+    "kendall_tau_b_rows": "ranking", "needed_to_match": "ranking", "paired_t_p_values": "ranking",
+    "prefix_cluster_counts": "ranking", "prefix_correlation": "ranking", "prefix_means": "ranking",
+    "prefix_sizes": "ranking", "soft_pairwise_accuracy": "ranking", "spearman": "ranking",
+    "spearman_rows": "ranking", "system_clusters": "ranking",
+    "RISK_RULES": "risk", "RiskAssessment": "risk", "count_verdicts": "risk", "hypergeometric_risk": "risk",
+    "majority": "risk", "pairwise_risk": "risk",
+    "SAMPLINGS": "active", "active_probabilities": "active",
+    "GUARANTEES": "sequential", "STOP_RULES": "sequential", "AnytimeAssessment": "sequential",
+    "AnytimeTest": "sequential", "Predictor": "sequential", "ResidualPredictor": "sequential",
+    "StrataPredictor": "sequential", "anytime_risk": "sequential", "win_rate_interval": "sequential",
+    "win_rate_sequence": "sequential", "BudgetAssessment": "sequential", "budget_assessment": "sequential",
+    "EXACT_MAX_N": "wilcoxon", "WILCOXON_METHODS": "wilcoxon", "WILCOXON_TEST": "wilcoxon",
+    "WILCOXON_TESTS": "wilcoxon", "signed_rank_p_values": "wilcoxon",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, from its submodule, imported on first use: a command that needs one job's statistics
+    does not import the others' (scipy.special alone takes about 0.4 s)."""
+    home = _HOMES.get(name)
+    if home is None:
+        try:  # a submodule (``evalsift.stats.wilcoxon``) named as an attribute
+            return import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise  # the submodule exists and needs something missing
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))
+
 
 __all__ = [
     "AGREEMENT_KINDS", "ALPHA_LEVELS", "AlphaResult", "FleissResult", "JudgmentMatrix", "KappaResult",
