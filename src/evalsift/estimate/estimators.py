@@ -156,6 +156,7 @@ class KnownSystems:
         self._tb = None
         self._val: tuple[np.ndarray, Any] | None = None
         self._betting: dict[tuple, tuple[float, float]] = {}
+        self._abilities: dict[tuple, np.ndarray] = {}
         self._skew: float | None = None
 
     @property
@@ -216,6 +217,20 @@ class KnownSystems:
             a, b = win_rate_interval(u, pool, alpha)
             self._betting[key] = (lo + (hi - lo) * a, lo + (hi - lo) * b)
         return self._betting[key]
+
+    def tinybench_ability(self, u: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """:func:`evalsift.estimate.tinybench.fit_ability` of the [0, 1] scores ``u`` on ``items`` under
+        :attr:`tinybench`'s 2PL (remembered: ``pirt`` and ``gpirt`` on the same judged items ask for the
+        same one; a copy is returned)."""
+        from .tinybench import fit_ability
+
+        cache = self.__dict__.setdefault("_abilities", {})  # (an object unpickled from before it existed)
+        key = (np.asarray(items).tobytes(), np.asarray(u, dtype=float).tobytes())
+        if key not in cache:
+            if len(cache) > 64:
+                cache.clear()
+            cache[key] = fit_ability(u, self.tinybench.irt, items)
+        return cache[key].copy()
 
     def unit(self, y) -> np.ndarray:
         """Scores mapped to the 2PL's [0, 1] scale (clipped)."""
@@ -633,12 +648,10 @@ def _gpirt(known: KnownSystems, y, anchors: Anchors, common: dict) -> Estimate:
 def _tinybenchmarks(known: KnownSystems, y, anchors: Anchors, method: str, common: dict) -> Estimate:
     """tinyBenchmarks' p-IRT or gp-IRT on the known systems' pipeline (:attr:`KnownSystems.tinybench`):
     the ability is fitted to the judged scores on [0, 1] (clipped), the sum takes them as they are."""
-    from .tinybench import fit_ability
-
     tb = known.tinybench
     scale = known.hi - known.lo
     items = np.asarray(anchors.items, dtype=int)
-    theta = fit_ability(known.unit(y), tb.irt, items)
+    theta = known.tinybench_ability(known.unit(y), items)
     unseen = np.ones(anchors.pool_size, dtype=bool)
     unseen[items] = False
     judged = (np.asarray(y, dtype=float) - known.lo) / scale

@@ -240,7 +240,7 @@ def _workspace(Y, x, layout: _Layout) -> dict[str, Any]:
             "z": layout.sites(zn, zu), "dz": layout.sites(dzn, dzu)}
 
 
-LOG_CHUNK = 256  # factors in [1, 2] per product: at most 2^256, far below the largest double (about 2^1024)
+LOG_CHUNK = 64  # factors in [1, 2] per product: at most 2^64, far below the largest double (about 2^1024)
 
 
 def sum_log(v) -> float:
