@@ -408,15 +408,21 @@ def _fit_multidim_2pl(Ybin, dims, epochs, lr, lr_decay, seed) -> MultiIRT:
 def ability_objective(theta, y, irt: MultiIRT, items, eps: float = EPS) -> tuple[float, np.ndarray]:
     """``estimate_ability_parameters``' negative log-likelihood of the scores ``y`` on ``items`` at the
     ability ``theta`` (a D-vector), with its exact gradient: ``-sum y log(P + eps) + (1 - y) log(1 - P + eps)``."""
-    th = np.asarray(theta, dtype=float)
-    a, b = irt.disc[items], irt.diff[items]
-    u = a * th[None, :] - b[:, None]  # items x D
+    y = np.asarray(y, dtype=float)
+    return _ability_nll(theta, y, 1 - y, irt.disc[items], irt.diff[items][:, None], eps)
+
+
+def _ability_nll(theta, y, y1, a, b, eps: float = EPS) -> tuple[float, np.ndarray]:
+    """:func:`ability_objective` on the judged items' parameters ``a`` (items x D) and ``b`` (items x
+    1), with ``y1 = 1 - y``: what the optimiser calls, its inputs indexed once per fit."""
+    u = a * np.asarray(theta, dtype=float)[None, :] - b  # items x D
     inside = np.abs(u) < CLIP
-    z = np.clip(u, -CLIP, CLIP).sum(axis=1)
+    z = np.minimum(np.maximum(u, -CLIP), CLIP).sum(axis=1)  # np.clip, without its wrapper's cost
     P = 1.0 / (1.0 + np.exp(-z))
-    f = -float(np.sum(y * np.log(P + eps) + (1 - y) * np.log(1 - P + eps)))
-    dP = P * (1 - P)
-    dz = -(y * dP / (P + eps) - (1 - y) * dP / (1 - P + eps))
+    Q = 1 - P
+    f = -float(np.sum(y * np.log(P + eps) + y1 * np.log(Q + eps)))
+    dP = P * Q
+    dz = -(y * dP / (P + eps) - y1 * dP / (Q + eps))
     return f, (dz[:, None] * a * inside).sum(axis=0)
 
 
@@ -426,7 +432,8 @@ def fit_ability(y, irt: MultiIRT, items, theta0=None) -> np.ndarray:
     y = np.asarray(y, dtype=float)
     items = np.asarray(items)
     x0 = np.zeros(irt.dims) if theta0 is None else np.asarray(theta0, dtype=float).reshape(-1)
-    return minimize(ability_objective, x0, args=(y, irt, items), jac=True, method="BFGS").x
+    return minimize(_ability_nll, x0, args=(y, 1 - y, irt.disc[items], irt.diff[items][:, None]), jac=True,
+                    method="BFGS").x
 
 
 # ------------------------------------------------------------------------------ steps 5, 6
