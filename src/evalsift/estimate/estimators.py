@@ -536,10 +536,11 @@ def ridge_fit(X, y, alphas=ALPHAS) -> RidgeFit:
     Uy = U.T @ yc
     n = len(y)
     best = None
+    U2, s2 = U * U, s * s  # the same for every penalty
     for a in alphas:
-        shrink = s * s / (s * s + a)
+        shrink = s2 / (s2 + a)
         fitted = U @ (shrink * Uy)
-        h = (U * U) @ shrink + 1.0 / n
+        h = U2 @ shrink + 1.0 / n
         loo = (yc - fitted) / np.maximum(1 - h, 1e-9)
         err = float(np.mean(loo ** 2))
         if best is None or err < best[0] - 1e-15:
