@@ -49,17 +49,19 @@ _HOMES = {  # each public name and the submodule it lives in: imported when firs
 }
 
 
+#: the package's own submodules: the only modules ``__getattr__`` imports (never a name from elsewhere)
+_SUBMODULES = frozenset(_HOMES.values()) | {"crowd", "ranks"}
+
+
 def __getattr__(name: str) -> Any:
     """A public name, from its submodule, imported on first use: a command that needs one job's statistics
-    does not import the others' (scipy.special alone takes about 0.4 s)."""
+    does not import the others' (scipy.special alone takes about 0.4 s). A submodule named as an attribute
+    (``evalsift.stats.wilcoxon``) is imported too; nothing outside :data:`_SUBMODULES` ever is."""
     home = _HOMES.get(name)
     if home is None:
-        try:  # a submodule (``evalsift.stats.wilcoxon``) named as an attribute
+        if name in _SUBMODULES:
             return import_module(f".{name}", __name__)
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise  # the submodule exists and needs something missing
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(import_module(f".{home}", __name__), name)
     globals()[name] = value
     return value
