@@ -62,6 +62,7 @@ def test_fit_and_select(name):
     assert s1.items.tolist() == s2.items.tolist()  # select is a pure function of the fitted state
     assert s1.method == name and s1.seed == 1
     assert list(s1.item_ids) == [pool.item_ids[i] for i in s1.items]
+    assert all(sel.picks(b).tolist() == sel.select(b).items.tolist() for b in (1, 7, 10, pool.n_items + 5))
     assert {s: pool.outputs[s] for s in pool.systems} == before  # the pool is untouched
     assert sorted(sel.select(pool.n_items + 5).items.tolist()) == list(range(pool.n_items))  # over budget: all
     again = build(name, full).fit(pool).select(10)
@@ -69,6 +70,8 @@ def test_fit_and_select(name):
     for bad in (0, -1, 2.5, True, "3"):
         with pytest.raises(ParameterError, match="budget"):
             sel.select(bad)
+        with pytest.raises(ParameterError, match="budget"):
+            sel.picks(bad)
     if sel.pairwise:
         with pytest.raises(ParameterError, match="compares two systems"):
             build(name, full).fit(full)

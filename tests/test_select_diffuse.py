@@ -291,6 +291,39 @@ def test_ward_tree_is_exact_below_the_threshold():
     np.testing.assert_array_equal(ward_tree(X, exact_max=120).Z, linkage(X, "ward"))
 
 
+def test_distance_bank_gives_scipys_linkage_on_overlapping_subsamples(monkeypatch):
+    from evalsift.select import clustering
+
+    rng = np.random.default_rng(7)
+    monkeypatch.setattr(clustering, "_BANK", clustering._DistanceBank())
+    monkeypatch.setattr(clustering, "DISTANCE_BANK_ROWS", 300)  # small, so some fits overflow and restart it
+    for dim, n in ((384, 260), (5, 120), (384, 90), (7, 280)):
+        F = rng.normal(size=(n, dim)) * rng.choice([1e-3, 1.0, 1e3])
+        F[rng.integers(n, size=n // 5)] = 0.0  # identical rows (two equal outputs give a zero difference)
+        F[3] = F[4]
+        for _ in range(6):  # seeded 80 % subsamples of one pair, as the DiffUse benchmark draws them
+            idx = np.sort(rng.choice(n, size=int(0.8 * n), replace=False))
+            assert np.array_equal(clustering.exact_ward_linkage(F[idx]), linkage(F[idx], "ward"))
+        assert clustering._BANK.count <= 300 and clustering._BANK.dim == dim
+    bad = rng.normal(size=(10, 3))
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError, match="finite"):  # not kept in the bank; scipy's own error
+        clustering.exact_ward_linkage(bad)
+
+
+@pytest.mark.parametrize("rule", ["cosine", "euclidean", "norm"])
+def test_pick_in_tree_is_pick_representative(rule):
+    from evalsift.select.clustering import pick_in_tree, unit_rows
+
+    X = np.random.default_rng(3).normal(size=(150, 6))
+    X[10:20] = 0.0  # a cluster with a zero centre: the cosine rule falls back to distance
+    X[40] = X[41]
+    t = ward_tree(X)
+    Xo = X[t.order]
+    for v in range(2 * 150 - 1):
+        assert pick_in_tree(t, Xo, v, rule, unit_rows(Xo)) == pick_representative(X, t.members(v), rule, unit=unit_rows(X))
+
+
 def test_two_level_tree_is_a_valid_hierarchy_that_splits_one_cluster_at_a_time():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(1500, 6)).astype(np.float32)

@@ -288,16 +288,18 @@ def _pairwise_task(shared: dict[str, Any], task: tuple[tuple[str, str], int]) ->
     ana = DiffUseAnalyses(**shared["analyses"], encoder=encoder) if shared["analyses"] is not None else None
     out: dict[str, Any] = {"hits": {}, "select_time": {}, "iterative": {}, "iterative_time": 0.0}
     fitted = {}
+    won_a, won_b = truth == "a", truth == "b"
     for method in shared["methods"]:
         t0 = time.perf_counter()
         sel = fitted[method] = build_selector(method, seed, {"encoder": encoder}).fit(sub)
         rows = out["hits"][method] = []
         for budget in shared["budgets"]:
             if budget <= sub.n_items:
-                picked = sel.select(budget)
-                sa, sb, _ = count_verdicts(truth[picked.items])
+                picked = sel.select(budget) if ana is not None else None
+                items = picked.items if picked is not None else sel.picks(budget)
+                sa, sb = int(np.count_nonzero(won_a[items])), int(np.count_nonzero(won_b[items]))
                 rows.append((budget, float(majority(sa, sb) == true_winner)))
-                if ana is not None:
+                if picked is not None:
                     ana.add_selection(method, picked, case)
         out["select_time"][method] = time.perf_counter() - t0
         if iterative and (iterative.get("risk_rule", "paper") != "anytime" or sel.random_order):

@@ -261,13 +261,29 @@ class Selector:
         if not self.is_fitted:
             raise NotFittedError(f"{self._label()}: call fit(pool) before select(budget)")
 
-    def select(self, budget: int) -> Selection:
-        """The ``budget`` items to judge, most useful first. A budget above the pool size takes all."""
+    def _budget(self, budget: int) -> int:
+        """``budget`` checked (a positive whole number) and capped at the pool's size."""
         self._check_fitted()
         if isinstance(budget, bool) or not isinstance(budget, (int, np.integer, float)) or int(budget) != budget \
                 or budget < 1:
             raise ParameterError(f"{self._label()}: budget must be a positive integer, got {budget!r}", field="budget")
-        budget = int(min(budget, self.pool_.n_items))
+        return int(min(budget, self.pool_.n_items))
+
+    def picks(self, budget: int) -> np.ndarray:
+        """``select(budget).items`` alone, without building the :class:`Selection` (for a harness that
+        asks one fit for many budgets and needs only the positions).
+
+        >>> from evalsift.io import make_demo_pool
+        >>> from evalsift.select import RandomSelector
+        >>> s = RandomSelector(seed=1).fit(make_demo_pool(n_items=20))
+        >>> s.picks(5).tolist() == s.select(5).items.tolist()
+        True
+        """
+        return np.asarray(self._select(self._budget(budget))[0], dtype=int)
+
+    def select(self, budget: int) -> Selection:
+        """The ``budget`` items to judge, most useful first. A budget above the pool size takes all."""
+        budget = self._budget(budget)
         out = self._select(budget)
         items, util = out[0], out[1]
         sizes = out[2] if len(out) > 2 else None

@@ -4,7 +4,8 @@ and k-means picks.
 - :class:`ClusterTree`: a binary hierarchy (from a scipy linkage) cut at any k without re-clustering;
   going from k to k + 1 clusters splits one cluster.
 - :func:`pick_representative`: the member that stands for a cluster (nearest to the centre by
-  cosine or Euclidean distance, largest norm, or random).
+  cosine or Euclidean distance, largest norm, or random); :func:`pick_in_tree` the same for a tree's
+  node, reading its members in place.
 - :func:`bisecting_kmeans_tree`: k-means applied divisively, as a :class:`ClusterTree` (one fit for
   every number of clusters).
 - :func:`flat_kmeans_labels`: flat k-means for one number of clusters (scikit-learn, greedy k-means++
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
 
 import numpy as np
 from scipy.cluster.hierarchy import linkage
@@ -112,15 +114,45 @@ def pick_representative(X: np.ndarray, members: np.ndarray, rule: str, rng: np.r
         return int(members[(rng or np.random.default_rng(0)).integers(len(members))])
     if len(members) > _CHUNK:
         return _pick_in_chunks(X, members, rule)
-    Xm = X[members]
+    return int(members[_pick_in_block(X[members], rule, None if unit is None else unit, members)])
+
+
+def pick_in_tree(tree: "ClusterTree", ordered: np.ndarray, node: int, rule: str,
+                 ordered_unit: np.ndarray | None = None) -> int:
+    """:func:`pick_representative` for a node of ``tree``, given the rows in the tree's leaf order
+    (``ordered = X[tree.order]``, ``ordered_unit = unit_rows(ordered)`` for ``cosine``): a node's
+    members are then one slice, read in place. Same pick; not for ``random``.
+
+    >>> X = np.array([[0.0, 1.0], [5.0, 5.0], [0.1, 1.0], [5.0, 5.2]])
+    >>> t = ClusterTree(linkage(X, "ward"), 4)
+    >>> Xo = X[t.order]
+    >>> [pick_in_tree(t, Xo, v, "euclidean") == pick_representative(X, t.members(v), "euclidean")
+    ...  for v in t.clusters_at(2)]
+    [True, True]
+    """
+    s, z = int(tree.start[node]), int(tree.size[node])
+    if z == 1:
+        return int(tree.order[s])
+    block = slice(s, s + z)
+    return int(tree.order[s + _pick_in_block(ordered[block], rule,
+                                             None if ordered_unit is None else ordered_unit[block])])
+
+
+def _pick_in_block(Xm: np.ndarray, rule: str, unit: np.ndarray | None, members: np.ndarray | None = None) -> int:
+    """Position, in the rows ``Xm``, of the representative by ``rule`` ('cosine', 'euclidean',
+    'norm'; ties to the first). ``unit``: the rows' unit vectors -- of ``Xm`` itself, or of the
+    whole matrix when ``members`` says which of its rows ``Xm`` holds."""
     if rule == "norm":
-        return int(members[np.argmax(np.einsum("ij,ij->i", Xm, Xm))])
-    centre = Xm.mean(axis=0)
-    if rule == "cosine" and np.linalg.norm(centre) > 0:
-        U = unit_rows(Xm) if unit is None else unit[members]
-        return int(members[np.argmax(U @ (centre / np.linalg.norm(centre)))])
+        return int(np.einsum("ij,ij->i", Xm, Xm).argmax())
+    centre = np.add.reduce(Xm, axis=0) / Xm.shape[0]  # Xm.mean(axis=0), the same values, less overhead
+    if rule == "cosine":
+        norm = math.sqrt(centre.dot(centre))  # np.linalg.norm's own formula for a vector
+        if norm > 0:
+            U = unit_rows(Xm) if unit is None else unit if members is None else unit[members]
+            return int((U @ (centre / norm)).argmax())
     # euclidean, or cosine with a zero centre (every direction equally far): nearest by distance
-    return int(members[np.argmin(np.einsum("ij,ij->i", Xm - centre, Xm - centre))])
+    d = Xm - centre
+    return int(np.einsum("ij,ij->i", d, d).argmin())
 
 
 _CHUNK = 65_536  # members per block when a cluster is too large to copy at once
@@ -322,10 +354,99 @@ def ward_tree(X: np.ndarray, seed: int = 0, *, exact_max: int = EXACT_WARD_MAX,
     if n <= 1:
         return ClusterTree(np.zeros((0, 4)), max(n, 1))
     if n <= exact_max:
-        return ClusterTree(linkage(np.asarray(X, dtype=np.float64), "ward"), n)
+        return ClusterTree(exact_ward_linkage(X), n)
     log = _MergeLog(n)
     log.two_level(X, np.arange(n), seed, int(exact_max), int(micro_size))
     return ClusterTree(log.linkage(), n)
+
+
+def exact_ward_linkage(X: np.ndarray) -> np.ndarray:
+    """scipy's exact Ward linkage of the rows of ``X`` (``linkage(X, "ward")``, the same matrix).
+
+    Up to :data:`DISTANCE_BANK_ROWS` rows, the Euclidean distances come from a per-process bank of
+    the rows seen by the last fits (:class:`_DistanceBank`): fits on overlapping row sets -- a
+    benchmark's seeded subsamples of one pair -- compute each distance once. The distances are
+    scipy's own (``pdist``, and ``cdist`` for new rows against known ones, which give the same bits
+    for the same two rows; ``tests/test_select_diffuse.py`` checks the linkage is identical).
+
+    >>> X = np.random.default_rng(0).normal(size=(30, 4))
+    >>> bool(np.array_equal(exact_ward_linkage(X[:20]), linkage(X[:20], "ward")))
+    True
+    >>> bool(np.array_equal(exact_ward_linkage(X[10:]), linkage(X[10:], "ward")))
+    True
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = _BANK.condensed(X) if 2 <= X.shape[0] <= DISTANCE_BANK_ROWS and X.ndim == 2 else None
+    return linkage(X, "ward") if y is None else linkage(y, "ward")
+
+
+DISTANCE_BANK_ROWS = 2_048
+"""Most rows the per-process distance bank of :func:`exact_ward_linkage` keeps (a square matrix of
+them: 32 MiB at most; it grows only as far as the fits need)."""
+
+
+class _DistanceBank:
+    """Euclidean distances among the distinct rows of recent exact Ward fits, keyed by each row's bytes.
+
+    A fit whose rows are mostly known takes its distances from the bank and computes only those of
+    its new rows (``cdist`` against the known rows, ``pdist`` among themselves); a fit that shares
+    less than half its rows with the bank, or would overflow it, starts it afresh. Finite rows only
+    (``linkage`` refuses the others with its own message).
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._clear(0)
+
+    def _clear(self, dim: int) -> None:
+        self.dim, self.slot, self.count = dim, {}, 0
+        self.rows = np.empty((0, dim))
+        self.D = np.empty((0, 0))
+
+    def condensed(self, X: np.ndarray) -> np.ndarray | None:
+        """The condensed distance vector of the rows of ``X`` (``pdist(X)``'s values), or None when
+        ``X`` has a value that is not finite."""
+        from scipy.spatial.distance import cdist, pdist, squareform
+
+        if not np.isfinite(X).all():
+            return None
+        keys = [r.tobytes() for r in X]
+        with self.lock:
+            known = self.slot if self.dim == X.shape[1] else {}
+            fresh = list(dict.fromkeys(k for k in keys if k not in known))
+            if self.dim != X.shape[1] or fresh and (len(fresh) * 2 > len(keys)
+                                                    or self.count + len(fresh) > DISTANCE_BANK_ROWS):
+                self._clear(X.shape[1])
+                fresh = list(dict.fromkeys(keys))
+            if fresh:
+                first = {k: i for i, k in reversed(list(enumerate(keys)))}
+                new = X[[first[k] for k in fresh]]
+                self._grow(self.count + len(fresh))
+                old, m = self.count, len(fresh)
+                self.D[old:old + m, old:old + m] = squareform(pdist(new)) if m > 1 else 0.0
+                if old:
+                    cross = cdist(new, self.rows[:old])
+                    self.D[old:old + m, :old] = cross
+                    self.D[:old, old:old + m] = cross.T
+                self.rows[old:old + m] = new
+                self.slot.update((k, old + j) for j, k in enumerate(fresh))
+                self.count = old + m
+            pos = np.fromiter((self.slot[k] for k in keys), dtype=np.intp, count=len(keys))
+            return squareform(self.D[np.ix_(pos, pos)], checks=False)
+
+    def _grow(self, need: int) -> None:
+        """Room for ``need`` rows (doubling, up to DISTANCE_BANK_ROWS), the known part copied over."""
+        cap = self.D.shape[0]
+        if need <= cap:
+            return
+        cap = min(DISTANCE_BANK_ROWS, max(need, 2 * cap, 64))
+        D, rows = np.zeros((cap, cap)), np.empty((cap, self.dim))
+        c = self.count
+        D[:c, :c], rows[:c] = self.D[:c, :c], self.rows[:c]
+        self.D, self.rows = D, rows
+
+
+_BANK = _DistanceBank()
 
 
 def weighted_ward_linkage(C: np.ndarray, weights: np.ndarray) -> np.ndarray:

@@ -55,7 +55,7 @@ from ..pool import Pool
 from ..stats.sequential import StrataPredictor
 from .base import Selector, input_texts, selector
 from .clustering import (EXACT_WARD_MAX, MICRO_SIZE, ClusterTree, bisecting_kmeans_tree, flat_kmeans_labels,
-                         pick_representative, ward_tree)
+                         pick_in_tree, pick_representative, ward_tree)
 from .random import RandomSelector
 from .utility import UtilitySelector
 
@@ -200,11 +200,15 @@ class DiffUse(Selector):
     def representative_of(self, node: int) -> int:
         """Representative item of a tree node (cached: each node is resolved once per fit)."""
         if node not in self.reps_:
-            rng = np.random.default_rng([self.seed, node]) if self.representative == "random" else None
-            if self.representative == "cosine" and "unit_" not in self.__dict__ and self.vectors_.shape[0] <= self.exact_max:
-                self.unit_ = unit_rows(self.vectors_)  # once per fit (large pools: per cluster, no second copy)
-            self.reps_[node] = pick_representative(self.vectors_, self.tree_.members(node), self.representative, rng,
-                                                   unit=self.__dict__.get("unit_"))
+            rule = self.representative
+            if rule != "random" and self.vectors_.shape[0] <= self.exact_max:
+                if "ordered_" not in self.__dict__:  # once per fit: the rows in leaf order, each node a slice
+                    Xo = self.vectors_[self.tree_.order]
+                    self.ordered_ = (Xo, unit_rows(Xo) if rule == "cosine" else None)
+                self.reps_[node] = pick_in_tree(self.tree_, self.ordered_[0], node, rule, self.ordered_[1])
+            else:  # random, or a large pool (no second copy of its vectors)
+                rng = np.random.default_rng([self.seed, node]) if rule == "random" else None
+                self.reps_[node] = pick_representative(self.vectors_, self.tree_.members(node), rule, rng)
         return self.reps_[node]
 
     def _flat(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
